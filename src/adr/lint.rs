@@ -1,0 +1,167 @@
+//! `adr lint`: every way the decision records can disagree with themselves.
+//!
+//! Checked: file names start with a number and match the frontmatter's; frontmatter parses;
+//! status is a canonical word; dates are `YYYY-MM-DD`; no two files share a number; no number
+//! was reused after its first record was deleted (from git history); `supersedes` and
+//! `superseded-by` agree both ways and point at records that exist; a superseded record says
+//! by what.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::NaiveDate;
+use serde::Serialize;
+
+use super::{Adr, AdrNumber, Error, Status, DIR};
+use crate::repo::Repo;
+
+/// One problem, with where it is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Problem {
+    /// Repository-relative path.
+    pub path: String,
+    /// 1-based line, when the problem is on one.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// Lints every record; an empty list means all is well.
+pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
+    let mut problems = Vec::new();
+    let mut adrs: Vec<Adr> = Vec::new();
+    for rel in super::record_files(repo)? {
+        let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
+        let file_number = super::number_of_file_name(&name);
+        if file_number.is_none() {
+            problems.push(problem(&rel, None, "file name must be NNNN-slug.md".into()));
+        }
+        let adr = match super::load(repo, &rel) {
+            Ok(adr) => adr,
+            Err(Error::Malformed { line, message, .. }) => {
+                problems.push(problem(&rel, Some(line), message));
+                continue;
+            }
+            Err(err) => return Err(err),
+        };
+        let text = std::fs::read_to_string(repo.path(&rel)).unwrap_or_default();
+        let split = super::frontmatter::split(&text);
+        let line = |key: &str| split.as_ref().and_then(|s| super::frontmatter::line_of(s, key));
+        if let Some(n) = file_number
+            && n != adr.number
+        {
+            problems.push(problem(
+                &rel,
+                line("number"),
+                format!("frontmatter number {} does not match the file name's {n}", adr.number),
+            ));
+        }
+        if adr.status().is_none() {
+            problems.push(problem(
+                &rel,
+                line("status"),
+                format!(
+                    "status `{}` is not one of proposed, accepted, shipped, superseded, deprecated, rejected",
+                    adr.status
+                ),
+            ));
+        }
+        if NaiveDate::parse_from_str(&adr.date, "%Y-%m-%d").is_err() {
+            problems.push(problem(&rel, line("date"), format!("date `{}` is not YYYY-MM-DD", adr.date)));
+        }
+        adrs.push(adr);
+    }
+
+    let mut by_number: BTreeMap<AdrNumber, Vec<&Adr>> = BTreeMap::new();
+    for adr in &adrs {
+        by_number.entry(adr.number).or_default().push(adr);
+    }
+    for (n, group) in &by_number {
+        if group.len() > 1 {
+            let paths: Vec<&str> = group.iter().map(|a| a.path.as_str()).collect();
+            for adr in &group[1..] {
+                problems.push(problem(
+                    &adr.path,
+                    None,
+                    format!("number {n} is used by {} files: {}", group.len(), paths.join(", ")),
+                ));
+            }
+        }
+    }
+
+    let history = super::history(repo)?;
+    let current: BTreeSet<String> =
+        adrs.iter().map(|a| a.path.rsplit('/').next().unwrap_or(&a.path).to_string()).collect();
+    for adr in &adrs {
+        let name = adr.path.rsplit('/').next().unwrap_or(&adr.path);
+        if let Some(n) = super::number_of_file_name(name) {
+            let earlier: Vec<&String> = history
+                .names
+                .keys()
+                .filter(|old| super::number_of_file_name(old) == Some(n) && !current.contains(*old))
+                .collect();
+            if !earlier.is_empty() && !history.names.contains_key(name) {
+                problems.push(problem(
+                    &adr.path,
+                    None,
+                    format!(
+                        "number {n} was already used by {DIR}/{} (deleted): numbers are never reused; \
+                         renumber with the next free number",
+                        earlier[0]
+                    ),
+                ));
+            }
+        }
+    }
+
+    for adr in &adrs {
+        for &other in &adr.supersedes {
+            match by_number.get(&other).and_then(|g| g.first()) {
+                None => problems.push(problem(&adr.path, None, format!("supersedes {other}, which does not exist"))),
+                Some(o) if !o.superseded_by.contains(&adr.number) => problems.push(problem(
+                    &o.path,
+                    None,
+                    format!(
+                        "ADR {} supersedes {other}, but {other} does not list {} in superseded-by",
+                        adr.number, adr.number
+                    ),
+                )),
+                Some(_) => {}
+            }
+        }
+        for &other in &adr.superseded_by {
+            match by_number.get(&other).and_then(|g| g.first()) {
+                None => problems.push(problem(
+                    &adr.path,
+                    None,
+                    format!("superseded-by {other}, which does not exist"),
+                )),
+                Some(o) if !o.supersedes.contains(&adr.number) => problems.push(problem(
+                    &o.path,
+                    None,
+                    format!(
+                        "ADR {} is superseded by {other}, but {other} does not list {} in supersedes",
+                        adr.number, adr.number
+                    ),
+                )),
+                Some(_) => {}
+            }
+        }
+        let superseded = adr.status() == Some(Status::Superseded);
+        if superseded && adr.superseded_by.is_empty() {
+            problems.push(problem(&adr.path, None, "status is superseded but superseded-by is empty".into()));
+        }
+        if !superseded && !adr.superseded_by.is_empty() && adr.status().is_some() {
+            problems.push(problem(
+                &adr.path,
+                None,
+                format!("superseded-by is set but status is {}, not superseded", adr.status),
+            ));
+        }
+    }
+    problems.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
+    problems.dedup();
+    Ok(problems)
+}
+
+fn problem(path: &str, line: Option<usize>, message: String) -> Problem {
+    Problem { path: path.to_string(), line, message }
+}

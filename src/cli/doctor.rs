@@ -1,0 +1,46 @@
+//! `cairn doctor`.
+
+use serde_json::json;
+
+use super::Ctx;
+use crate::error::Result;
+use crate::output::{Report, Status};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Report only; repair nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
+    let repo = ctx.repo()?;
+    let repair = !args.dry_run;
+    let _lock = if repair { Some(repo.lock()?) } else { None };
+    let (findings, changed) = crate::doctor::check(&repo, repair)?;
+    let commit = if changed.is_empty() {
+        None
+    } else {
+        let trailers: Vec<(&str, String)> = changed.iter().map(|p| ("Cairn-Repaired", p.clone())).collect();
+        ctx.commit(&repo, &changed, &super::message("doctor: repair torn lines", &trailers))?
+    };
+    let unresolved = findings.iter().filter(|f| !f.repaired).count();
+    let mut human = String::new();
+    for f in &findings {
+        let at = match f.line {
+            Some(line) => format!("{}:{line}", f.path),
+            None => f.path.clone(),
+        };
+        let state = if f.repaired { "repaired" } else { "problem" };
+        human.push_str(&format!("{state}: {at}: {}\n", f.problem));
+        if let Some(saved) = &f.saved_to {
+            human.push_str(&format!("  the cut bytes are in {}\n", saved.display()));
+        }
+    }
+    if findings.is_empty() {
+        human.push_str(&format!("{}: all well\n", repo.root().display()));
+    }
+    let data = json!({ "root": repo.root(), "findings": findings, "unresolved": unresolved, "commit": commit });
+    let status = if unresolved > 0 { Status::NothingOrFailed } else { Status::Ok };
+    Ok(Report::new("doctor", data, human).status(status))
+}

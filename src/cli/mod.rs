@@ -1,0 +1,173 @@
+//! The command line: clap types, one file per command noun, and the context they share.
+//!
+//! Nothing here decides anything: each command turns its arguments into plain domain calls,
+//! takes the repository lock when it writes, commits what it wrote through [`crate::git`],
+//! and hands a [`Report`] to [`crate::output`].
+
+mod adr;
+mod doctor;
+mod init;
+mod memory;
+mod slog;
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use clap::{Parser, Subcommand};
+
+use crate::error::{Error, Kind, Result};
+use crate::git;
+use crate::output::{self, Report};
+use crate::repo::Repo;
+
+/// cairn: a git-backed memory for AI coding agents and the people who run them.
+#[derive(Debug, Parser)]
+#[command(name = "cairn", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// Write exactly one JSON object to stdout (the format is in output.rs)
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// The knowledge repository [default: the nearest ancestor holding cairn.toml]
+    #[arg(long, global = true, env = "CAIRN_REPO", value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+
+    /// Pin the current time (RFC 3339 or YYYY-MM-DD), for reproducible runs
+    #[arg(long, global = true, env = "CAIRN_NOW", value_name = "TIME")]
+    pub now: Option<String>,
+
+    /// Leave changes in the working tree instead of committing them
+    #[arg(long, global = true)]
+    pub no_commit: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Make a knowledge repository, or adopt an existing git repository
+    Init(init::Args),
+    /// Append to the operational log, or query it
+    Slog(slog::Args),
+    /// Architecture decision records
+    #[command(subcommand)]
+    Adr(adr::Command),
+    /// The curated MEMORY.md
+    #[command(subcommand)]
+    Memory(memory::Command),
+    /// Check the files for torn lines and other damage, and repair what is safe
+    Doctor(doctor::Args),
+}
+
+/// What every command gets besides its own arguments.
+pub struct Ctx {
+    pub json: bool,
+    pub repo_arg: Option<PathBuf>,
+    pub now: DateTime<Utc>,
+    pub no_commit: bool,
+    pub cwd: PathBuf,
+    /// stdin and stderr are terminals: a prompt or an editor may be shown.
+    pub interactive: bool,
+}
+
+impl Ctx {
+    pub fn repo(&self) -> Result<Repo> {
+        Repo::discover(self.repo_arg.as_deref(), &self.cwd)
+    }
+
+    /// Commits `paths` unless committing is off; returns the commit id if one was made.
+    pub fn commit(
+        &self,
+        repo: &Repo,
+        paths: &[String],
+        message: &str,
+    ) -> Result<Option<git::Committed>> {
+        if self.no_commit || !repo.config.git.commit || paths.is_empty() {
+            return Ok(None);
+        }
+        let identity = git::Identity {
+            fallback_name: &repo.config.git.fallback_name,
+            fallback_email: &repo.config.git.fallback_email,
+        };
+        git::commit(repo.root(), paths, message, &identity)
+    }
+}
+
+/// A commit message: a subject, then `Key: value` trailers.
+pub fn message(subject: &str, trailers: &[(&str, String)]) -> String {
+    let mut m = subject.to_string();
+    if !trailers.is_empty() {
+        m.push_str("\n\n");
+        for (k, v) in trailers {
+            m.push_str(&format!("{k}: {v}\n"));
+        }
+    }
+    m
+}
+
+/// Short commit id for people.
+pub fn short(commit: &Option<git::Committed>) -> String {
+    match commit {
+        Some(c) => format!("commit {}", &c.id[..c.id.len().min(8)]),
+        None => "not committed".to_string(),
+    }
+}
+
+/// Runs cairn with `args` (the first is the program name) and returns the exit code.
+pub fn run<I>(args: I) -> i32
+where
+    I: IntoIterator<Item = OsString>,
+{
+    let args: Vec<OsString> = args.into_iter().collect();
+    let wants_json = args.iter().any(|a| a == "--json");
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            use clap::error::ErrorKind;
+            if matches!(err.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+                let _ = err.print();
+                return if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { 2 } else { 0 };
+            }
+            if wants_json {
+                let e = Error::new(Kind::BadInput, err.kind().to_string())
+                    .with_fix("run `cairn --help` for usage");
+                let _ = output::emit_error(&e, true);
+                let _ = err.print();
+                return 2;
+            }
+            let _ = err.print();
+            return 2;
+        }
+    };
+    let json = cli.json;
+    match dispatch(cli) {
+        Ok(report) => output::emit(&report, json),
+        Err(err) => output::emit_error(&err, json),
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<Report> {
+    let cwd = std::env::current_dir().map_err(|e| Error::io("current directory", &e))?;
+    let now = match &cli.now {
+        Some(t) => crate::time::parse(t, Utc::now()).map_err(Error::bad_input)?,
+        None => Utc::now(),
+    };
+    let ctx = Ctx {
+        json: cli.json,
+        repo_arg: cli.repo,
+        now,
+        no_commit: cli.no_commit,
+        cwd,
+        interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+    };
+    match cli.command {
+        Command::Init(args) => init::run(&ctx, args),
+        Command::Slog(args) => slog::run(&ctx, args),
+        Command::Adr(cmd) => adr::run(&ctx, cmd),
+        Command::Memory(cmd) => memory::run(&ctx, cmd),
+        Command::Doctor(args) => doctor::run(&ctx, args),
+    }
+}

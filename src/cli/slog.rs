@@ -1,0 +1,144 @@
+//! `cairn slog ACTION TOOL DETAIL` and `cairn slog query`.
+
+use serde_json::json;
+
+use super::Ctx;
+use crate::error::{Error, Result};
+use crate::output::{Next, Report, Status};
+use crate::slog::{self, NewEntry, Query};
+
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct Args {
+    #[command(subcommand)]
+    pub query: Option<Sub>,
+
+    /// What was done: a verb (deploy, fix, configure, …)
+    #[arg(required = true)]
+    pub action: Option<String>,
+    /// What it was done to: a noun (caddy, redis, …)
+    #[arg(required = true)]
+    pub tool: Option<String>,
+    /// What happened, in one line
+    #[arg(required = true)]
+    pub detail: Option<String>,
+    /// Why it was done
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// The agent session this happened in
+    #[arg(long, env = "CAIRN_SESSION")]
+    pub session: Option<String>,
+    /// Who did it (an agent's or a person's name)
+    #[arg(long, env = "CAIRN_ACTOR")]
+    pub actor: Option<String>,
+    /// Tags, comma-separated or repeated
+    #[arg(long = "tags", alias = "tag", value_name = "TAGS")]
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Sub {
+    /// Query the log, newest first
+    Query(QueryArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct QueryArgs {
+    /// Words that must all appear (any case)
+    pub words: Vec<String>,
+    /// Only this action
+    #[arg(long)]
+    pub action: Option<String>,
+    /// Only this tool
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// Only entries at or after this time (RFC 3339, YYYY-MM-DD, or 30m / 12h / 7d / 2w ago)
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Only entries at or before this time
+    #[arg(long)]
+    pub until: Option<String>,
+    /// At most this many entries (0 for all)
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
+    if let Some(Sub::Query(q)) = args.query {
+        return query(ctx, q);
+    }
+    let repo = ctx.repo()?;
+    let new = NewEntry {
+        action: args.action.unwrap_or_default(),
+        tool: args.tool.unwrap_or_default(),
+        detail: args.detail.unwrap_or_default(),
+        reason: args.reason,
+        session: args.session,
+        actor: args.actor,
+        tags: args.tags,
+    };
+    let committing = !ctx.no_commit && repo.config.git.commit;
+    // Appends are atomic on their own (the day file's lock); the repository lock is needed
+    // only to make this entry's commit hold exactly this entry.
+    let _lock = if committing { Some(repo.lock()?) } else { None };
+    let appended = slog::append(&repo, new, ctx.now)?;
+    let e = &appended.entry;
+    let subject = format!("slog: {} {}", e.action, e.tool);
+    let msg = super::message(&subject, &[("Cairn-Slog", e.id.clone())]);
+    let commit = ctx.commit(&repo, std::slice::from_ref(&appended.rel_path), &msg)?;
+    let mut warnings = Vec::new();
+    if let Some(saved) = &appended.recovered {
+        warnings.push(format!(
+            "{} ended in a torn line (a write cut short); it was cut and saved to {}",
+            appended.rel_path,
+            saved.display()
+        ));
+    }
+    let human = format!("logged {} {} {} ({}, {})", e.id, e.action, e.tool, appended.rel_path, super::short(&commit));
+    let data = json!({ "entry": e, "path": appended.rel_path, "commit": commit });
+    Ok(Report::new("slog", data, human).warnings(warnings))
+}
+
+fn query(ctx: &Ctx, args: QueryArgs) -> Result<Report> {
+    let repo = ctx.repo()?;
+    let time = |t: &Option<String>| {
+        t.as_deref().map(|t| crate::time::parse(t, ctx.now)).transpose().map_err(Error::bad_input)
+    };
+    let q = Query {
+        action: args.action,
+        tool: args.tool,
+        since: time(&args.since)?,
+        until: time(&args.until)?,
+        words: args.words,
+        limit: args.limit,
+    };
+    let found = slog::query(&repo, &q)?;
+    let warnings: Vec<String> = found.torn.iter().map(|t| t.warning()).collect();
+    let mut human = String::new();
+    for e in &found.entries {
+        human.push_str(&format!("{}  {:<10} {:<14} {}", e.ts, e.action, e.tool, e.detail));
+        if let Some(r) = &e.reason {
+            human.push_str(&format!("  (because {r})"));
+        }
+        human.push('\n');
+    }
+    if found.entries.len() < found.matched {
+        human.push_str(&format!("… {} more; raise --limit to see them\n", found.matched - found.entries.len()));
+    }
+    let status = if found.entries.is_empty() { Status::NothingOrFailed } else { Status::Ok };
+    let mut report = Report::new(
+        "slog_query",
+        json!({
+            "entries": found.entries,
+            "matched": found.matched,
+            "warnings": warnings,
+        }),
+        human,
+    )
+    .warnings(warnings)
+    .status(status);
+    if !found.torn.is_empty() {
+        report = report.next(Next::new("cairn doctor", "repair the torn line"));
+    }
+    Ok(report)
+}

@@ -1,0 +1,273 @@
+//! `cairn.toml`: the repository's configuration.
+//!
+//! Every key has a default, so an empty file works; `cairn init` writes [`DEFAULT_TOML`], which
+//! spells every default out (a unit test keeps the two in step). Unknown keys are an error that
+//! names the file and line: a typo silently ignored is a setting silently lost.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Kind, Result};
+
+/// The file name, at the repository root.
+pub const FILE_NAME: &str = "cairn.toml";
+
+/// The configuration as `cairn init` writes it: every key with its default value.
+pub const DEFAULT_TOML: &str = r#"# cairn configuration. Every key below is set to its default; an empty file works the same.
+
+[recall]
+# Default profile when none is asked for: lean | balanced | deep | auto.
+profile = "auto"
+# Time decay, per day, by record kind: score × exp(-rate × days).
+decay = { observation = 0.01, slog = 0.01, adr = 0.0, memory = 0.0, card = 0.01, episode = 0.01, note = 0.01 }
+# Multiplier for superseded ADRs and stale observations.
+stale_factor = 0.5
+
+[profiles.lean]
+limit = 3
+rewrite = false
+
+[profiles.balanced]
+limit = 7
+rewrite = true
+
+[profiles.deep]
+limit = 15
+rewrite = true
+
+[llm]
+# Provider for observing, rewriting and reflecting: "" (none) | openai | anthropic | ollama.
+provider = ""
+base_url = ""
+model = ""
+# Name of the environment variable that holds the API key (never the key itself).
+api_key_env = ""
+timeout_secs = 30
+rewrite_timeout_ms = 2000
+
+[embed]
+# builtin | ollama | openai | voyage
+provider = "builtin"
+base_url = ""
+model = ""
+api_key_env = ""
+timeout_secs = 30
+
+[gate]
+# Observations shorter than this are discarded.
+min_chars = 12
+# Cosine similarity above which a new observation merges into an existing one.
+dedup_threshold = 0.85
+
+[git]
+# Commit every change cairn makes (one commit per command). false leaves changes in the tree.
+commit = true
+# Identity used when git has none configured (user.name / user.email).
+fallback_name = "cairn"
+fallback_email = "cairn@localhost"
+
+[redact]
+# Extra regular expressions whose matches are redacted before anything is written.
+patterns = []
+"#;
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub recall: Recall,
+    pub profiles: BTreeMap<String, Profile>,
+    pub llm: Llm,
+    pub embed: Embed,
+    pub gate: Gate,
+    pub git: Git,
+    pub redact: Redact,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let profile = |limit, rewrite| Profile { limit, rewrite };
+        Config {
+            recall: Recall::default(),
+            profiles: BTreeMap::from([
+                ("lean".to_string(), profile(3, false)),
+                ("balanced".to_string(), profile(7, true)),
+                ("deep".to_string(), profile(15, true)),
+            ]),
+            llm: Llm::default(),
+            embed: Embed::default(),
+            gate: Gate::default(),
+            git: Git::default(),
+            redact: Redact::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Recall {
+    pub profile: String,
+    pub decay: BTreeMap<String, f64>,
+    pub stale_factor: f64,
+}
+
+impl Default for Recall {
+    fn default() -> Self {
+        let decay = [
+            ("observation", 0.01),
+            ("slog", 0.01),
+            ("adr", 0.0),
+            ("memory", 0.0),
+            ("card", 0.01),
+            ("episode", 0.01),
+            ("note", 0.01),
+        ];
+        Recall {
+            profile: "auto".to_string(),
+            decay: decay.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            stale_factor: 0.5,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub limit: usize,
+    #[serde(default)]
+    pub rewrite: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Llm {
+    pub provider: String,
+    pub base_url: String,
+    pub model: String,
+    pub api_key_env: String,
+    pub timeout_secs: u64,
+    pub rewrite_timeout_ms: u64,
+}
+
+impl Default for Llm {
+    fn default() -> Self {
+        Llm {
+            provider: String::new(),
+            base_url: String::new(),
+            model: String::new(),
+            api_key_env: String::new(),
+            timeout_secs: 30,
+            rewrite_timeout_ms: 2000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Embed {
+    pub provider: String,
+    pub base_url: String,
+    pub model: String,
+    pub api_key_env: String,
+    pub timeout_secs: u64,
+}
+
+impl Default for Embed {
+    fn default() -> Self {
+        Embed {
+            provider: "builtin".to_string(),
+            base_url: String::new(),
+            model: String::new(),
+            api_key_env: String::new(),
+            timeout_secs: 30,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Gate {
+    pub min_chars: usize,
+    pub dedup_threshold: f64,
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Gate { min_chars: 12, dedup_threshold: 0.85 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Git {
+    pub commit: bool,
+    pub fallback_name: String,
+    pub fallback_email: String,
+}
+
+impl Default for Git {
+    fn default() -> Self {
+        Git {
+            commit: true,
+            fallback_name: "cairn".to_string(),
+            fallback_email: "cairn@localhost".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Redact {
+    pub patterns: Vec<String>,
+}
+
+impl Config {
+    /// Reads `cairn.toml` at `path`; a missing file is the default configuration.
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(err) => return Err(Error::io(path.display(), &err)),
+        };
+        Config::parse(&text).map_err(|message| {
+            Error::new(Kind::Config, format!("{}: {message}", path.display()))
+                .with_fix(format!("correct {} (see `cairn init` for every key)", FILE_NAME))
+        })
+    }
+
+    /// Parses the text of a configuration file; the error names the line.
+    pub fn parse(text: &str) -> std::result::Result<Config, String> {
+        toml::from_str(text).map_err(|err: toml::de::Error| {
+            let line = err
+                .span()
+                .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+            let message = err.message().to_string();
+            match line {
+                Some(line) => format!("line {line}: {message}"),
+                None => message,
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_toml_spells_out_the_defaults() {
+        assert_eq!(Config::parse(DEFAULT_TOML).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn empty_file_is_the_default() {
+        assert_eq!(Config::parse("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn unknown_key_names_its_line() {
+        let err = Config::parse("[git]\ncommit = true\ncomit = false\n").unwrap_err();
+        assert!(err.starts_with("line 3:"), "{err}");
+    }
+}

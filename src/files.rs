@@ -1,0 +1,157 @@
+//! Writes that never leave a half-written file.
+//!
+//! Two shapes of write exist in cairn, and every file write goes through one of them:
+//!
+//! - [`write_atomic`]: a whole file, written to a temporary file beside it, flushed to disk and
+//!   renamed over the old one. A reader sees the old file or the new one, never a mix.
+//! - [`append_line`]: one line added to a JSON Lines file, under an exclusive advisory lock on
+//!   that file (`flock`, std's `File::lock`) and with one `write` of the whole line, so lines
+//!   from concurrent writers never interleave. A torn tail left by a crash is moved aside to
+//!   `.cairn/recovered/` first, so the new line never glues onto it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Replaces (or creates) `path` with `bytes`, atomically.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".cairn-tmp-")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(dir.display(), &e))?;
+    tmp.write_all(bytes).map_err(|e| Error::io(path.display(), &e))?;
+    tmp.as_file().sync_data().map_err(|e| Error::io(path.display(), &e))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        // Keep the mode a person gave the file (an executable hook stays executable).
+        let _ = tmp.as_file().set_permissions(meta.permissions());
+    }
+    tmp.persist(path).map_err(|e| Error::io(path.display(), &e.error))?;
+    Ok(())
+}
+
+/// What [`append_line`] did besides appending.
+#[derive(Debug, Default)]
+pub struct Appended {
+    /// Where a torn tail found at the end of the file was saved, if there was one.
+    pub recovered: Option<PathBuf>,
+}
+
+/// Appends `line` (which must end in `\n` and contain no other newline) to `path`.
+///
+/// `recovered_dir` is where a torn tail (bytes after the last newline, left by a crash) is
+/// saved before it is cut from the file.
+pub fn append_line(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<Appended> {
+    debug_assert!(line.ends_with(b"\n") && !line[..line.len() - 1].contains(&b'\n'));
+    let io = |e: std::io::Error| Error::io(path.display(), &e);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
+    }
+    let file = OpenOptions::new().create(true).append(true).read(true).open(path).map_err(io)?;
+    file.lock().map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let mut appended = Appended::default();
+    if len > 0 {
+        let mut last = [0u8; 1];
+        file.read_exact_at(&mut last, len - 1).map_err(io)?;
+        if last[0] != b'\n' {
+            appended.recovered = Some(cut_torn_tail(path, &file, len, recovered_dir)?);
+        }
+    }
+    let written = (&file).write(line).map_err(io)?;
+    if written != line.len() {
+        // A short write on a regular file means the disk is full: take the partial line back.
+        let _ = file.set_len(file.metadata().map_err(io)?.len() - written as u64);
+        return Err(Error::io(path.display(), &std::io::Error::other("short write (disk full?)")));
+    }
+    file.unlock().map_err(io)?;
+    Ok(appended)
+}
+
+/// Saves the bytes after the last newline of `file` to `recovered_dir` and truncates them.
+/// The caller holds the file's lock.
+pub fn cut_torn_tail(path: &Path, file: &File, len: u64, recovered_dir: &Path) -> Result<PathBuf> {
+    let io = |e: std::io::Error| Error::io(path.display(), &e);
+    let start = last_line_start(file, len).map_err(io)?;
+    let mut tail = vec![0u8; (len - start) as usize];
+    file.read_exact_at(&mut tail, start).map_err(io)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let saved = recovered_dir.join(format!("{name}.{start}.torn"));
+    write_atomic(&saved, &tail)?;
+    file.set_len(start).map_err(io)?;
+    Ok(saved)
+}
+
+/// The offset just after the last `\n` in the first `len` bytes of `file` (0 if none).
+fn last_line_start(file: &File, len: u64) -> std::io::Result<u64> {
+    let mut end = len;
+    let mut buf = vec![0u8; 8192];
+    while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(end - start) as usize];
+        file.read_exact_at(chunk, start)?;
+        if let Some(pos) = chunk.iter().rposition(|&b| b == b'\n') {
+            return Ok(start + pos as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
+/// Reads a whole file, or `None` when it does not exist.
+pub fn read_optional(path: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(Error::io(path.display(), &err)),
+    }
+}
+
+/// Reads the tail of a file from `offset` (used by readers that fold in only what was appended).
+pub fn read_from(path: &Path, offset: u64) -> Result<Vec<u8>> {
+    let io = |e: std::io::Error| Error::io(path.display(), &e);
+    let mut file = File::open(path).map_err(io)?;
+    file.seek(SeekFrom::Start(offset)).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(io)?;
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn append_cuts_a_torn_tail_and_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        std::fs::write(&path, b"{\"a\":1}\n{\"b\":").unwrap();
+        let out = append_line(&path, b"{\"c\":3}\n", &dir.path().join("rec")).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"a\":1}\n{\"c\":3}\n");
+        assert_eq!(std::fs::read(out.recovered.unwrap()).unwrap(), b"{\"b\":");
+    }
+
+    #[test]
+    fn append_to_clean_file_recovers_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        append_line(&path, b"1\n", dir.path()).unwrap();
+        let out = append_line(&path, b"2\n", dir.path()).unwrap();
+        assert!(out.recovered.is_none());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "1\n2\n");
+    }
+
+    #[test]
+    fn write_atomic_replaces_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b.md");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
+        assert_eq!(std::fs::read_dir(dir.path().join("a")).unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,36 @@
+//! cairn: a git-backed memory for AI coding agents and the people who run them.
+//!
+//! The crate map (ARCHITECTURE.md draws the data flow):
+//!
+//! - [`cli`]: clap types and one file per command noun; turns arguments into domain calls.
+//! - [`output`]: the only code that prints; the JSON wire format is documented there.
+//! - [`error`]: the error a command ends in, with its kind, fix and exit code.
+//! - [`config`]: `cairn.toml`, every key with a default.
+//! - [`repo`]: finding the knowledge repository, its layout and its writer lock.
+//! - [`git`]: the only importer of gix; commits of exactly the paths a command wrote.
+//! - [`files`]: atomic whole-file writes and locked one-line appends.
+//! - [`slog`]: the append-only operational log.
+//! - [`adr`]: numbered decision records, their frontmatter, lint and import.
+//! - [`memory`]: MEMORY.md, parsed with comrak and edited in place.
+//! - [`init`]: making or adopting a knowledge repository.
+//! - [`doctor`]: health checks and repairs of the files.
+//! - [`time`]: parsing the times and spans users type.
+
+#![deny(unsafe_code)]
+
+pub mod adr;
+pub mod cli;
+pub mod config;
+pub mod doctor;
+pub mod error;
+pub mod files;
+pub mod git;
+pub mod init;
+pub mod jsonl;
+pub mod memory;
+pub mod output;
+pub mod repo;
+pub mod slog;
+pub mod time;
+
+pub use cli::run;

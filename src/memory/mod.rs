@@ -1,0 +1,408 @@
+//! MEMORY.md: the curated memory injected into every session.
+//!
+//! Format: `# Memory`, then `## Section` headings (one per category of taxonomy v1, below),
+//! then entries `- (YYYY-MM-DD) text`. The file is parsed with comrak for its structure and
+//! source positions only; it is never re-rendered. An edit splices new lines into the original
+//! text, so every byte a person wrote by hand stays as it was.
+
+use chrono::NaiveDate;
+use comrak::nodes::NodeValue;
+use serde::Serialize;
+
+/// The file, at the repository root.
+pub const FILE: &str = "MEMORY.md";
+
+/// What `cairn init` writes.
+pub const TEMPLATE: &str = "# Memory\n\n\
+<!-- Curated memory, injected into every agent session. One entry a line:\n\
+     `- (YYYY-MM-DD) text`, under `## Section` headings named for the categories\n\
+     (Preferences, Rules and conventions, System architecture, Operations, Memory system,\n\
+     Projects, People and relationships). Edit by hand freely; cairn keeps your bytes. -->\n";
+
+/// Past this many entries, lint says it is time to prune.
+pub const MAX_ENTRIES: usize = 200;
+
+/// Taxonomy v1: category id and its section heading.
+pub const CATEGORIES: &[(&str, &str)] = &[
+    ("preferences", "Preferences"),
+    ("rules-conventions", "Rules and conventions"),
+    ("system-architecture", "System architecture"),
+    ("operations", "Operations"),
+    ("memory-system", "Memory system"),
+    ("projects", "Projects"),
+    ("people-relationships", "People and relationships"),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("the entry is empty")]
+    Empty,
+    #[error("an entry is one line; write several entries for several facts")]
+    NotOneLine,
+    #[error("the section name is empty")]
+    EmptySection,
+}
+
+impl From<Error> for crate::error::Error {
+    fn from(err: Error) -> Self {
+        crate::error::Error::bad_input(err.to_string())
+    }
+}
+
+/// One `- (date) text` line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Entry {
+    pub date: Option<String>,
+    pub text: String,
+    /// 1-based line in the file.
+    pub line: usize,
+}
+
+/// One `## Section`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Section {
+    pub title: String,
+    /// The taxonomy category the heading names, if any.
+    pub category: Option<&'static str>,
+    pub line: usize,
+    pub entries: Vec<Entry>,
+    /// The last line of the section's last list, where a new entry goes.
+    #[serde(skip)]
+    list_end: Option<usize>,
+    #[serde(skip)]
+    marker: Option<String>,
+}
+
+/// The parsed file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Memory {
+    pub sections: Vec<Section>,
+    /// Entries before the first section.
+    pub loose: Vec<Entry>,
+}
+
+impl Memory {
+    pub fn entry_count(&self) -> usize {
+        self.loose.len() + self.sections.iter().map(|s| s.entries.len()).sum::<usize>()
+    }
+}
+
+/// The key a section name is matched by: lower-case words without "and", joined by `-`
+/// ("Rules and conventions", "rules & conventions" and "rules-conventions" are one section).
+fn section_key(name: &str) -> String {
+    name.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && *w != "and")
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// The category a section name stands for.
+pub fn category_of(name: &str) -> Option<&'static str> {
+    let key = section_key(name);
+    CATEGORIES
+        .iter()
+        .find(|(id, heading)| *id == key || section_key(heading) == key)
+        .map(|(id, _)| *id)
+}
+
+/// Parses MEMORY.md.
+pub fn parse(text: &str) -> Memory {
+    let arena = comrak::Arena::new();
+    let options = comrak::Options::default();
+    let root = comrak::parse_document(&arena, text, &options);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut memory = Memory { sections: Vec::new(), loose: Vec::new() };
+    for node in root.children() {
+        let ast = node.data.borrow();
+        match &ast.value {
+            NodeValue::Heading(h) if h.level == 2 => {
+                let title = node.collect_text().trim().to_string();
+                memory.sections.push(Section {
+                    category: category_of(&title),
+                    title,
+                    line: ast.sourcepos.start.line,
+                    entries: Vec::new(),
+                    list_end: None,
+                    marker: None,
+                });
+            }
+            NodeValue::List(_) => {
+                let mut entries = Vec::new();
+                let mut marker = None;
+                for item in node.children() {
+                    let pos = item.data.borrow().sourcepos;
+                    let (m, entry) = read_item(&lines, pos.start.line, pos.end.line);
+                    marker.get_or_insert(m);
+                    entries.push(entry);
+                }
+                match memory.sections.last_mut() {
+                    Some(section) => {
+                        section.entries.extend(entries);
+                        section.list_end = Some(ast.sourcepos.end.line);
+                        section.marker = marker;
+                    }
+                    None => memory.loose.extend(entries),
+                }
+            }
+            _ => {}
+        }
+    }
+    memory
+}
+
+/// Reads a list item from its source lines: its marker, date and text.
+fn read_item(lines: &[&str], start: usize, end: usize) -> (String, Entry) {
+    let first = lines.get(start - 1).copied().unwrap_or("").trim_start();
+    let marker_len = first
+        .find(|c: char| c.is_whitespace())
+        .unwrap_or(first.len());
+    let marker = first[..marker_len].to_string();
+    let mut text = first[marker_len..].trim().to_string();
+    for l in lines.iter().take(end).skip(start) {
+        let l = l.trim();
+        if !l.is_empty() {
+            text.push(' ');
+            text.push_str(l);
+        }
+    }
+    let (date, text) = split_date(&text);
+    (marker, Entry { date, text, line: start })
+}
+
+/// `(2026-11-30) text` → (Some("2026-11-30"), "text").
+fn split_date(text: &str) -> (Option<String>, String) {
+    if let Some(rest) = text.strip_prefix('(')
+        && let Some((date, after)) = rest.split_once(')')
+        && date.len() == 10
+        && date.chars().all(|c| c.is_ascii_digit() || c == '-')
+    {
+        return (Some(date.to_string()), after.trim().to_string());
+    }
+    (None, text.to_string())
+}
+
+/// What `add` did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Added {
+    pub section: String,
+    pub section_created: bool,
+    /// The same text was already in the section: nothing was written.
+    pub duplicate: bool,
+    pub line: usize,
+    pub entry: String,
+}
+
+/// Adds a dated entry to `section` (made if missing) and returns the new text of the file.
+pub fn add(text: &str, section: &str, entry: &str, date: NaiveDate) -> Result<(String, Added), Error> {
+    let entry = entry.trim();
+    if entry.is_empty() {
+        return Err(Error::Empty);
+    }
+    if entry.chars().any(char::is_control) {
+        return Err(Error::NotOneLine);
+    }
+    let section = section.trim();
+    if section.is_empty() {
+        return Err(Error::EmptySection);
+    }
+    let memory = parse(text);
+    let key = section_key(section);
+    let found = memory.sections.iter().find(|s| {
+        section_key(&s.title) == key || (s.category.is_some() && s.category == category_of(section))
+    });
+    let line_text = |marker: &str| format!("{marker} ({}) {entry}", date.format("%Y-%m-%d"));
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+
+    if let Some(s) = found {
+        if s.entries.iter().any(|e| e.text == entry) {
+            let line = s.entries.iter().find(|e| e.text == entry).map_or(s.line, |e| e.line);
+            let added = Added {
+                section: s.title.clone(),
+                section_created: false,
+                duplicate: true,
+                line,
+                entry: entry.to_string(),
+            };
+            return Ok((text.to_string(), added));
+        }
+        let marker = s.marker.clone().unwrap_or_else(|| "-".to_string());
+        let (after_line, new_lines) = match s.list_end {
+            Some(end) => (end, format!("{}\n", line_text(&marker))),
+            None => (s.line, format!("\n{}\n", line_text(&marker))),
+        };
+        let mut out = String::with_capacity(text.len() + new_lines.len() + 1);
+        for l in &lines[..after_line.min(lines.len())] {
+            out.push_str(l);
+        }
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&new_lines);
+        for l in &lines[after_line.min(lines.len())..] {
+            out.push_str(l);
+        }
+        let line = after_line + new_lines.matches('\n').count();
+        let added = Added {
+            section: s.title.clone(),
+            section_created: false,
+            duplicate: false,
+            line,
+            entry: entry.to_string(),
+        };
+        return Ok((out, added));
+    }
+
+    let title = category_of(section)
+        .and_then(|id| CATEGORIES.iter().find(|(c, _)| *c == id))
+        .map_or_else(|| section.to_string(), |(_, heading)| heading.to_string());
+    let mut out = text.to_string();
+    if out.is_empty() {
+        out.push_str("# Memory\n");
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!("\n## {title}\n\n{}\n", line_text("-")));
+    let line = out.lines().count();
+    let added = Added { section: title, section_created: true, duplicate: false, line, entry: entry.to_string() };
+    Ok((out, added))
+}
+
+/// One lint finding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Problem {
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// Undated or misdated entries, entries outside sections, unknown sections, too many entries.
+pub fn lint(memory: &Memory) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let check_entry = |e: &Entry, problems: &mut Vec<Problem>| match &e.date {
+        None => problems.push(Problem {
+            line: Some(e.line),
+            message: "undated entry: write it as `- (YYYY-MM-DD) text`".into(),
+        }),
+        Some(d) if NaiveDate::parse_from_str(d, "%Y-%m-%d").is_err() => problems.push(Problem {
+            line: Some(e.line),
+            message: format!("entry date `{d}` is not a real YYYY-MM-DD date"),
+        }),
+        Some(_) => {}
+    };
+    for e in &memory.loose {
+        problems.push(Problem {
+            line: Some(e.line),
+            message: "entry outside any `## Section`".into(),
+        });
+        check_entry(e, &mut problems);
+    }
+    let known: Vec<&str> = CATEGORIES.iter().map(|(_, h)| *h).collect();
+    for s in &memory.sections {
+        if s.category.is_none() {
+            problems.push(Problem {
+                line: Some(s.line),
+                message: format!("unknown section `{}`: use one of {}", s.title, known.join(", ")),
+            });
+        }
+        for e in &s.entries {
+            check_entry(e, &mut problems);
+        }
+    }
+    let count = memory.entry_count();
+    if count > MAX_ENTRIES {
+        problems.push(Problem {
+            line: None,
+            message: format!("{count} entries (more than {MAX_ENTRIES}): time to prune"),
+        });
+    }
+    problems.sort_by_key(|p| p.line);
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day() -> NaiveDate {
+        NaiveDate::from_ymd_opt(2026, 11, 30).unwrap()
+    }
+
+    const HAND: &str = "# Memory\n\nSome words a person wrote.\n\n## Operations\n\n* (2026-01-02) Restart caddy with `systemctl reload`\n*   (2026-01-03)   odd   spacing kept\n\n<!-- a comment -->\n\n## Preferences\n- (2026-02-01) tabs\n";
+
+    #[test]
+    fn parses_sections_and_entries() {
+        let m = parse(HAND);
+        assert_eq!(m.sections.len(), 2);
+        assert_eq!(m.sections[0].category, Some("operations"));
+        assert_eq!(m.sections[0].entries[1].text, "odd   spacing kept");
+        assert_eq!(m.sections[0].entries[1].line, 8);
+        assert_eq!(m.sections[1].entries[0].date.as_deref(), Some("2026-02-01"));
+    }
+
+    #[test]
+    fn add_keeps_every_other_byte() {
+        let (out, added) = add(HAND, "operations", "Use NFS v4 only", day()).unwrap();
+        assert!(!added.section_created);
+        assert_eq!(added.line, 9);
+        let want = HAND.replace(
+            "odd   spacing kept\n",
+            "odd   spacing kept\n* (2026-11-30) Use NFS v4 only\n",
+        );
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn add_to_last_section_without_trailing_newline() {
+        let text = HAND.trim_end();
+        let (out, _) = add(text, "Preferences", "spaces in YAML", day()).unwrap();
+        assert_eq!(out, format!("{text}\n- (2026-11-30) spaces in YAML\n"));
+    }
+
+    #[test]
+    fn add_creates_a_missing_section_with_its_heading() {
+        let (out, added) = add(HAND, "rules & conventions", "never force-push main", day()).unwrap();
+        assert!(added.section_created);
+        assert_eq!(added.section, "Rules and conventions");
+        assert!(out.starts_with(HAND));
+        assert!(out.ends_with("\n## Rules and conventions\n\n- (2026-11-30) never force-push main\n"));
+        assert_eq!(parse(&out).sections[2].entries.len(), 1);
+    }
+
+    #[test]
+    fn add_same_text_twice_is_a_no_op() {
+        let (out, added) = add(HAND, "Preferences", "tabs", day()).unwrap();
+        assert!(added.duplicate);
+        assert_eq!(out, HAND);
+    }
+
+    #[test]
+    fn add_under_a_heading_without_a_list() {
+        let text = "# Memory\n\n## Projects\n\n## Operations\n- (2026-01-01) x\n";
+        let (out, _) = add(text, "Projects", "cairn is written in Rust", day()).unwrap();
+        assert_eq!(
+            out,
+            "# Memory\n\n## Projects\n\n- (2026-11-30) cairn is written in Rust\n\n## Operations\n- (2026-01-01) x\n"
+        );
+    }
+
+    #[test]
+    fn lint_finds_what_is_wrong() {
+        let text = "# Memory\n\n- (2026-01-01) loose\n\n## Misc\n\n- no date\n- (2026-13-01) bad month\n";
+        let problems = lint(&parse(text));
+        let lines: Vec<Option<usize>> = problems.iter().map(|p| p.line).collect();
+        assert_eq!(lines, [Some(3), Some(5), Some(7), Some(8)]);
+        assert!(lint(&parse(HAND)).is_empty());
+    }
+
+    #[test]
+    fn lint_counts_entries() {
+        let mut text = String::from("# Memory\n\n## Operations\n\n");
+        for i in 0..=MAX_ENTRIES {
+            text.push_str(&format!("- (2026-01-01) fact {i}\n"));
+        }
+        let problems = lint(&parse(&text));
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].message.contains("time to prune"));
+    }
+}

@@ -1,0 +1,189 @@
+//! The only code that prints. stdout carries data, stderr carries words for people.
+//!
+//! # Wire format (`--json`)
+//!
+//! Every command run with `--json` writes exactly one JSON object, on one line, to stdout:
+//!
+//! ```json
+//! {"v":1,"type":"slog","data":{…},"next":[{"command":"cairn slog query","why":"…"}]}
+//! ```
+//!
+//! - `v` is the version of this envelope; it changes only when a field changes meaning.
+//! - `type` names the command (`init`, `slog`, `slog_query`, `adr_new`, `memory_add`, …).
+//! - `data` is the command's result; its fields are snake_case, times RFC 3339 UTC.
+//! - `next` lists follow-up commands worth running, possibly empty.
+//!
+//! An error is the same envelope with `type` `error`:
+//!
+//! ```json
+//! {"v":1,"type":"error","data":{"kind":"bad_input","message":"…","fix":"…"}}
+//! ```
+//!
+//! `kind` is one of `not_a_repository`, `bad_input`, `not_found`, `io`, `git`, `config`,
+//! `interrupted`; `fix` is `null` when there is nothing to suggest.
+//!
+//! Warnings (a torn line skipped, a section unknown to the taxonomy) always go to stderr, as
+//! `warning: …` lines, with or without `--json`; with `--json` they are also in
+//! `data.warnings` where a command reports them.
+//!
+//! # Exit codes
+//!
+//! 0 ok; 1 ran fine but found nothing, or a check failed; 2 error or bad input;
+//! 130 interrupted. A closed stdout (`cairn … | head`) exits 0 silently.
+
+use std::io::Write;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::Error;
+
+/// How a command that ran to the end went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// It did its job.
+    Ok,
+    /// It ran fine but found nothing, or a check it made failed (exit 1).
+    NothingOrFailed,
+}
+
+/// A follow-up command suggested to the caller.
+#[derive(Debug, Clone, Serialize)]
+pub struct Next {
+    pub command: String,
+    pub why: String,
+}
+
+impl Next {
+    pub fn new(command: impl Into<String>, why: impl Into<String>) -> Self {
+        Next { command: command.into(), why: why.into() }
+    }
+}
+
+/// What a command produced: its data for machines, its text for people.
+#[derive(Debug)]
+pub struct Report {
+    pub kind: &'static str,
+    pub data: Value,
+    pub human: String,
+    pub next: Vec<Next>,
+    pub warnings: Vec<String>,
+    pub status: Status,
+}
+
+impl Report {
+    pub fn new(kind: &'static str, data: impl Serialize, human: impl Into<String>) -> Self {
+        Report {
+            kind,
+            data: serde_json::to_value(data).expect("command data is plain serde data"),
+            human: human.into(),
+            next: Vec::new(),
+            warnings: Vec::new(),
+            status: Status::Ok,
+        }
+    }
+
+    pub fn next(mut self, next: Next) -> Self {
+        self.next.push(next);
+        self
+    }
+
+    pub fn warnings(mut self, warnings: Vec<String>) -> Self {
+        self.warnings.extend(warnings);
+        self
+    }
+
+    pub fn status(mut self, status: Status) -> Self {
+        self.status = status;
+        self
+    }
+}
+
+#[derive(Serialize)]
+struct Envelope<'a> {
+    v: u32,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    data: &'a Value,
+    next: &'a [Next],
+}
+
+#[derive(Serialize)]
+struct ErrorData<'a> {
+    kind: &'a str,
+    message: &'a str,
+    fix: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct ErrorEnvelope<'a> {
+    v: u32,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    data: ErrorData<'a>,
+}
+
+/// Prints a finished command and returns its exit code.
+pub fn emit(report: &Report, json: bool) -> i32 {
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let text = if json {
+        let envelope =
+            Envelope { v: 1, kind: report.kind, data: &report.data, next: &report.next };
+        let mut line = serde_json::to_string(&envelope).expect("envelope serializes");
+        line.push('\n');
+        line
+    } else {
+        let mut text = report.human.clone();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text
+    };
+    if let Err(err) = write_stdout(text.as_bytes()) {
+        if err.kind() == std::io::ErrorKind::BrokenPipe {
+            return 0;
+        }
+        eprintln!("error: cannot write to stdout: {err}");
+        return 2;
+    }
+    match report.status {
+        Status::Ok => 0,
+        Status::NothingOrFailed => 1,
+    }
+}
+
+/// Prints an error: the JSON envelope on stdout with `--json`, always a line on stderr.
+pub fn emit_error(err: &Error, json: bool) -> i32 {
+    if json {
+        let envelope = ErrorEnvelope {
+            v: 1,
+            kind: "error",
+            data: ErrorData {
+                kind: err.kind.as_str(),
+                message: &err.message,
+                fix: err.fix.as_deref(),
+            },
+        };
+        let mut line = serde_json::to_string(&envelope).expect("error envelope serializes");
+        line.push('\n');
+        let _ = write_stdout(line.as_bytes());
+    }
+    eprintln!("error: {}", err.message);
+    if let Some(fix) = &err.fix {
+        eprintln!("  to fix: {fix}");
+    }
+    err.exit_code()
+}
+
+/// A line for people, on stderr (progress, notices).
+pub fn notice(message: &str) {
+    eprintln!("{message}");
+}
+
+fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()
+}

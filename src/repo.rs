@@ -1,0 +1,137 @@
+//! The knowledge repository: where it is, what it holds, and its lock.
+//!
+//! A knowledge repository is a directory holding `cairn.toml` (section 1 of DESIGN.md). It is
+//! found like git finds its own: `--repo DIR`, else `CAIRN_REPO` (both arrive here as
+//! `explicit`), else the nearest ancestor of the working directory holding `cairn.toml`.
+//!
+//! Writers serialize on the repository lock, an advisory lock on `cairn.lock` in the git
+//! directory (not in `.cairn/`, which may be deleted at any moment; ADR 3). Readers never take
+//! it.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use crate::config::{self, Config};
+use crate::error::{Error, Kind, Result};
+
+/// Folders of the layout, relative to the root.
+pub const DIRS: &[&str] = &[
+    "decisions",
+    "slog",
+    "vault/observations",
+    "vault/sessions",
+    "vault/proposals",
+    "vault/notes",
+    "hooks",
+];
+
+/// The derived-state folder (git-ignored, always safe to delete).
+pub const DERIVED_DIR: &str = ".cairn";
+
+#[derive(Debug, Clone)]
+pub struct Repo {
+    root: PathBuf,
+    pub config: Config,
+}
+
+impl Repo {
+    /// Finds the repository from an explicit path or by walking up from `cwd`.
+    pub fn discover(explicit: Option<&Path>, cwd: &Path) -> Result<Repo> {
+        if let Some(dir) = explicit {
+            let dir = absolute(dir, cwd);
+            if !dir.join(config::FILE_NAME).is_file() {
+                return Err(Error::new(
+                    Kind::NotARepository,
+                    format!("{} is not a cairn repository (no {})", dir.display(), config::FILE_NAME),
+                )
+                .with_fix(format!("run `cairn init {}` to make one", dir.display())));
+            }
+            return Repo::open(dir);
+        }
+        let mut dir = Some(cwd);
+        while let Some(d) = dir {
+            if d.join(config::FILE_NAME).is_file() {
+                return Repo::open(d.to_path_buf());
+            }
+            dir = d.parent();
+        }
+        Err(Error::new(
+            Kind::NotARepository,
+            format!(
+                "not inside a cairn repository (no {} in {} or any parent)",
+                config::FILE_NAME,
+                cwd.display()
+            ),
+        )
+        .with_fix("run `cairn init` here, or pass `--repo DIR` (or set CAIRN_REPO)"))
+    }
+
+    /// Opens the repository rooted at `root`, reading its configuration.
+    pub fn open(root: PathBuf) -> Result<Repo> {
+        let config = Config::load(&root.join(config::FILE_NAME))?;
+        Ok(Repo { root, config })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The absolute path of a repository-relative path (`slog/2026-11-30.jsonl`).
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// Where torn tails cut from JSONL files are kept.
+    pub fn recovered_dir(&self) -> PathBuf {
+        self.root.join(DERIVED_DIR).join("recovered")
+    }
+
+    /// Where derived state lives.
+    pub fn derived_dir(&self) -> PathBuf {
+        self.root.join(DERIVED_DIR)
+    }
+
+    /// Takes the repository's writer lock, waiting for other writers.
+    pub fn lock(&self) -> Result<RepoLock> {
+        let path = lock_path(&self.root);
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io(path.display(), &e))?;
+        file.lock().map_err(|e| Error::io(path.display(), &e))?;
+        Ok(RepoLock { _file: file })
+    }
+}
+
+/// Held while a command writes; released on drop.
+pub struct RepoLock {
+    _file: File,
+}
+
+/// The lock file: in the git directory when there is one (it outlives `.cairn/`), else in
+/// `.cairn/`.
+fn lock_path(root: &Path) -> PathBuf {
+    for dir in root.ancestors() {
+        let dot_git = dir.join(".git");
+        if dot_git.is_dir() {
+            return dot_git.join("cairn.lock");
+        }
+        if let Ok(text) = std::fs::read_to_string(&dot_git)
+            && let Some(git_dir) = text.strip_prefix("gitdir:")
+        {
+            let git_dir = absolute(Path::new(git_dir.trim()), dir);
+            if git_dir.is_dir() {
+                return git_dir.join("cairn.lock");
+            }
+        }
+    }
+    let derived = root.join(DERIVED_DIR);
+    let _ = std::fs::create_dir_all(&derived);
+    derived.join("lock")
+}
+
+fn absolute(path: &Path, base: &Path) -> PathBuf {
+    if path.is_absolute() { path.to_path_buf() } else { base.join(path) }
+}
