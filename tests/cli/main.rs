@@ -1,0 +1,11 @@
+//! End-to-end tests: every test runs the real `cairn` binary in a fresh temporary repository,
+//! with an environment scrubbed of HOME, GIT_* and CAIRN_*.
+
+mod support;
+
+mod adr;
+mod git;
+mod init;
+mod memory;
+mod output;
+mod slog;

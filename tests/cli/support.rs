@@ -1,0 +1,175 @@
+//! A small builder for running the binary, after just's `tests/test.rs`.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_cairn");
+
+/// A temporary directory with a HOME of its own, where repositories are made.
+pub struct Env {
+    pub dir: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        Env { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// A fresh knowledge repository at `<tmp>/repo`, made by `cairn init`.
+    pub fn repo() -> (Env, PathBuf) {
+        let env = Env::new();
+        let repo = env.path().join("repo");
+        env.cairn(&["init", repo.to_str().unwrap()]).code(0);
+        (env, repo)
+    }
+
+    /// Runs cairn with the working directory at the temp root.
+    pub fn cairn(&self, args: &[&str]) -> Run {
+        self.cairn_in(self.path(), args)
+    }
+
+    pub fn cairn_in(&self, cwd: &Path, args: &[&str]) -> Run {
+        let mut cmd = self.command(BIN, cwd);
+        cmd.args(args);
+        Run::from(cmd.output().expect("run cairn"))
+    }
+
+    /// A command with the scrubbed environment.
+    pub fn command(&self, program: &str, cwd: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(cwd).stdin(Stdio::null());
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy().into_owned();
+            if key.starts_with("GIT_") || key.starts_with("CAIRN_") || key == "HOME" || key == "EMAIL" {
+                cmd.env_remove(&key);
+            }
+        }
+        cmd.env("HOME", self.home())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", self.home().join(".gitconfig"))
+            .env("EDITOR", "false")
+            .env("VISUAL", "false");
+        cmd
+    }
+
+    /// Runs git in `cwd` and returns its stdout; panics if git fails.
+    pub fn git(&self, cwd: &Path, args: &[&str]) -> String {
+        let out = self
+            .command("git", cwd)
+            .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
+            .args(args)
+            .output()
+            .expect("run git");
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+/// The outcome of one run.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(out: Output) -> Run {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
+        }
+    }
+}
+
+impl Run {
+    #[track_caller]
+    pub fn code(self, want: i32) -> Run {
+        assert_eq!(
+            self.code, want,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// stdout as the JSON envelope; checks it is exactly one object with the v1 fields.
+    #[track_caller]
+    pub fn json(&self) -> Value {
+        let lines: Vec<&str> = self.stdout.lines().collect();
+        assert_eq!(lines.len(), 1, "want one JSON line, got:\n{}", self.stdout);
+        let v: Value = serde_json::from_str(lines[0]).expect("stdout is JSON");
+        assert_eq!(v["v"], 1, "{v}");
+        assert!(v["type"].is_string(), "{v}");
+        assert!(v["data"].is_object(), "{v}");
+        v
+    }
+
+    /// The `data` of the JSON envelope.
+    #[track_caller]
+    pub fn data(&self) -> Value {
+        self.json()["data"].clone()
+    }
+
+    #[track_caller]
+    pub fn stdout_has(self, needle: &str) -> Run {
+        assert!(self.stdout.contains(needle), "stdout lacks {needle:?}:\n{}", self.stdout);
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_has(self, needle: &str) -> Run {
+        assert!(self.stderr.contains(needle), "stderr lacks {needle:?}:\n{}", self.stderr);
+        self
+    }
+}
+
+/// Reads a file under `root`.
+pub fn read(root: &Path, rel: &str) -> String {
+    std::fs::read_to_string(root.join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+}
+
+/// Every JSON line of every file in `dir` (non-recursive), parsed.
+pub fn jsonl_lines(dir: &Path) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    for f in files {
+        for line in std::fs::read_to_string(&f).unwrap().lines() {
+            out.push(serde_json::from_str(line).unwrap_or_else(|e| panic!("{}: {e}: {line}", f.display())));
+        }
+    }
+    out
+}
+
+/// `git status --porcelain` of `root`.
+pub fn git_status(env: &Env, root: &Path) -> String {
+    env.git(root, &["status", "--porcelain"])
+}
+
+/// The fixtures folder.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
