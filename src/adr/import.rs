@@ -153,7 +153,16 @@ pub fn import(repo: &Repo, dir: &Path, today: NaiveDate) -> Result<(Report, Writ
         }
     };
 
-    let mut written = Written::default();
+    struct Plan {
+        number: AdrNumber,
+        status: Status,
+        date: NaiveDate,
+        supersedes: Vec<AdrNumber>,
+        superseded_by: Vec<AdrNumber>,
+        extra: Vec<(String, String)>,
+        notes: Vec<String>,
+    }
+    let mut plans = Vec::with_capacity(sources.len());
     for (source, &number) in sources.iter().zip(&assigned) {
         let mut notes = Vec::new();
         let original = source.number.expect("numbered");
@@ -191,27 +200,75 @@ pub fn import(repo: &Repo, dir: &Path, today: NaiveDate) -> Result<(Report, Writ
         for (k, v) in &source.extras {
             extra.push((k.clone(), frontmatter::scalar(v)));
         }
+        plans.push(Plan { number, status, date, supersedes, superseded_by, extra, notes });
+    }
+
+    // A relation written on one side only (MADR sets often mark just the old record) is
+    // recorded on both, as `adr supersede` would.
+    let index: BTreeMap<AdrNumber, usize> = plans.iter().enumerate().map(|(i, p)| (p.number, i)).collect();
+    let mut pairs: Vec<(AdrNumber, AdrNumber)> = Vec::new(); // (old, new)
+    for p in &plans {
+        pairs.extend(p.supersedes.iter().map(|&old| (old, p.number)));
+        pairs.extend(p.superseded_by.iter().map(|&new| (p.number, new)));
+    }
+    for (old, new) in pairs {
+        if old == new {
+            continue;
+        }
+        if let Some(&i) = index.get(&new)
+            && !plans[i].supersedes.contains(&old)
+        {
+            plans[i].supersedes.push(old);
+        }
+        if let Some(&i) = index.get(&old)
+            && !plans[i].superseded_by.contains(&new)
+        {
+            let plan = &mut plans[i];
+            plan.superseded_by.push(new);
+            if plan.status != Status::Superseded {
+                plan.notes.push(format!("superseded by {new}; status {} set to superseded", plan.status));
+                plan.status = Status::Superseded;
+            }
+        }
+    }
+
+    // Check every record before writing any: an import that fails leaves nothing half-written.
+    let mut texts = Vec::with_capacity(plans.len());
+    for (source, plan) in sources.iter().zip(&plans) {
+        let number = plan.number;
         let mut yaml = format!(
-            "number: {number}\ntitle: {}\nstatus: {status}\ndate: {}\ndeciders: {}\ntags: {}\n\
+            "number: {number}\ntitle: {}\nstatus: {}\ndate: {}\ndeciders: {}\ntags: {}\n\
              supersedes: {}\nsuperseded-by: {}\n",
             frontmatter::scalar(&source.title),
-            date.format("%Y-%m-%d"),
+            plan.status,
+            plan.date.format("%Y-%m-%d"),
             frontmatter::string_list(&source.deciders),
             frontmatter::string_list(&source.tags),
-            frontmatter::number_list(&supersedes),
-            frontmatter::number_list(&superseded_by),
+            frontmatter::number_list(&plan.supersedes),
+            frontmatter::number_list(&plan.superseded_by),
         );
-        for (k, v) in extra {
+        for (k, v) in &plan.extra {
             yaml.push_str(&format!("{k}: {v}\n"));
         }
         let body = source.body.trim_start_matches('\n');
         let text = format!("---\n{yaml}---\n# {number}. {}\n\n{body}", source.title);
         let rel = format!("{DIR}/{number:04}-{}.md", super::slug(&source.title));
-        // Check before writing: what we write must read back.
+        // What we write must read back.
         super::parse(&repo.path(&rel), &rel, &text)?;
+        texts.push((rel, text));
+    }
+
+    let mut written = Written::default();
+    for ((source, plan), (rel, text)) in sources.iter().zip(plans).zip(texts) {
         files::write_atomic(&repo.path(&rel), text.as_bytes())?;
         written.paths.push(rel.clone());
-        report.imported.push(Imported { from: source.file_name.clone(), number, path: rel, status, notes });
+        report.imported.push(Imported {
+            from: source.file_name.clone(),
+            number: plan.number,
+            path: rel,
+            status: plan.status,
+            notes: plan.notes,
+        });
     }
     Ok((report, written))
 }
@@ -322,6 +379,8 @@ fn split_list(s: &str) -> Vec<String> {
 fn read_source(file_name: &str, text: &str) -> Source {
     let mut s = Source { file_name: file_name.to_string(), ..Source::default() };
     let file_number = super::number_of_file_name(file_name);
+    // Files saved by some Windows editors open with a byte order mark before the `---`.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let body = match frontmatter::split(text) {
         Some(split) => {
             read_frontmatter_keys(split.yaml, &mut s);
@@ -331,12 +390,11 @@ fn read_source(file_name: &str, text: &str) -> Source {
     };
 
     let mut out = String::with_capacity(body.len());
-    let mut lines = body.lines().peekable();
     let mut heading_seen = false;
     let mut in_status = false;
     let mut status_links: Vec<String> = Vec::new();
     let mut before_sections = true;
-    while let Some(line) = lines.next() {
+    for line in body.lines() {
         let trimmed = line.trim();
         if !heading_seen && line.starts_with("# ") {
             heading_seen = true;
@@ -460,10 +518,8 @@ fn apply_key(s: &mut Source, key: &str, value: &str) {
         "deciders" => s.deciders.extend(split_list(unbraced)),
         "tags" => s.tags.extend(split_list(unbraced)),
         "number" => s.number = unbraced.parse().ok(),
-        "consulted" | "informed" => {
-            if !unbraced.is_empty() {
-                s.extras.push((key.to_string(), unbraced.to_string()));
-            }
+        "consulted" | "informed" if !unbraced.is_empty() => {
+            s.extras.push((key.to_string(), unbraced.to_string()));
         }
         _ => {}
     }

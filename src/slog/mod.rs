@@ -235,6 +235,18 @@ fn matches(entry: &Entry, ts: DateTime<Utc>, q: &Query, words: &[String]) -> boo
     words.iter().all(|w| hay.contains(w.as_str()))
 }
 
+impl From<Error> for crate::error::Error {
+    fn from(err: Error) -> Self {
+        use crate::error::{Error as E, Kind};
+        match err {
+            Error::Other(e) => e,
+            Error::Malformed(m) => E::new(Kind::BadInput, m.to_string())
+                .with_fix("fix or remove that line by hand; `cairn doctor` lists every such line"),
+            e => E::new(Kind::BadInput, e.to_string()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,17 +290,5 @@ mod tests {
         assert!(one_line("detail", "   ", 10).is_err());
         assert!(one_line("detail", "abcdefghijk", 10).is_err());
         assert_eq!(one_line("detail", " ok ", 10).unwrap(), "ok");
-    }
-}
-
-impl From<Error> for crate::error::Error {
-    fn from(err: Error) -> Self {
-        use crate::error::{Error as E, Kind};
-        match err {
-            Error::Other(e) => e,
-            Error::Malformed(m) => E::new(Kind::BadInput, m.to_string())
-                .with_fix("fix or remove that line by hand; `cairn doctor` lists every such line"),
-            e => E::new(Kind::BadInput, e.to_string()),
-        }
     }
 }
