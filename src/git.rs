@@ -203,7 +203,15 @@ pub struct FolderHistory {
     /// The commit the scan started from (HEAD then), if any.
     pub head: Option<String>,
     /// File name → the oldest commit seen holding it.
-    pub names: BTreeMap<String, String>,
+    pub names: BTreeMap<String, FirstSeen>,
+}
+
+/// The oldest commit known to hold a file name.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FirstSeen {
+    pub commit: String,
+    /// Its commit time, in seconds since the epoch.
+    pub time: i64,
 }
 
 /// Scans history from HEAD for the file names ever held by `folder` (relative to the knowledge
@@ -256,10 +264,16 @@ pub fn folder_history(root: &Path, folder: &str, known: Option<FolderHistory>) -
         let sub = entry.object().map_err(|e| git_err("cannot read a tree", e))?;
         let Ok(sub) = sub.try_into_tree() else { continue };
         let decoded = sub.decode().map_err(|e| git_err("cannot read a tree", e))?;
-        let commit_id = info.id.to_string();
+        let seen = FirstSeen {
+            commit: info.id.to_string(),
+            time: commit.time().map(|t| t.seconds).unwrap_or(0),
+        };
         for e in &decoded.entries {
-            // Walking newest to oldest, the last writer is the oldest holder.
-            out.names.insert(e.filename.to_string(), commit_id.clone());
+            let name = e.filename.to_string();
+            let older = out.names.get(&name).is_none_or(|known| seen.time <= known.time);
+            if older {
+                out.names.insert(name, seen.clone());
+            }
         }
     }
     out.head = Some(head.to_string());

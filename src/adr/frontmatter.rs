@@ -51,8 +51,17 @@ pub fn parse(split: &Split<'_>) -> Result<yaml_serde::Mapping, YamlError> {
         Ok(_) => Err(YamlError { line: split.first_line, message: "frontmatter is not a mapping".into() }),
         Err(err) => Err(YamlError {
             line: split.first_line + err.location().map_or(0, |l| l.line().saturating_sub(1)),
-            message: format!("malformed frontmatter: {err}"),
+            message: format!("malformed frontmatter: {}", without_location(&err.to_string())),
         }),
+    }
+}
+
+/// A YAML error message without the parser's own "at line L column C", which counts from the
+/// frontmatter's start and would contradict the file line cairn reports.
+fn without_location(message: &str) -> String {
+    match message.find(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
     }
 }
 

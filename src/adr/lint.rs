@@ -90,25 +90,26 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
     let history = super::history(repo)?;
     let current: BTreeSet<String> =
         adrs.iter().map(|a| a.path.rsplit('/').next().unwrap_or(&a.path).to_string()).collect();
+    // A number is reused when a record of that number was deleted and a different file took
+    // the number after it: history knows when each name first appeared.
     for adr in &adrs {
         let name = adr.path.rsplit('/').next().unwrap_or(&adr.path);
-        if let Some(n) = super::number_of_file_name(name) {
-            let earlier: Vec<&String> = history
-                .names
-                .keys()
-                .filter(|old| super::number_of_file_name(old) == Some(n) && !current.contains(*old))
-                .collect();
-            if !earlier.is_empty() && !history.names.contains_key(name) {
-                problems.push(problem(
-                    &adr.path,
-                    None,
-                    format!(
-                        "number {n} was already used by {DIR}/{} (deleted): numbers are never reused; \
-                         renumber with the next free number",
-                        earlier[0]
-                    ),
-                ));
-            }
+        let Some(n) = super::number_of_file_name(name) else { continue };
+        let mine = history.names.get(name).map_or(i64::MAX, |s| s.time);
+        let earlier = history.names.iter().find(|(old, seen)| {
+            super::number_of_file_name(old) == Some(n) && !current.contains(*old) && seen.time <= mine
+        });
+        if let Some((old, seen)) = earlier {
+            problems.push(problem(
+                &adr.path,
+                None,
+                format!(
+                    "number {n} was first used by {DIR}/{old} (commit {}, since deleted): numbers are \
+                     never reused; give this record the next free number (or, if it is that record \
+                     renamed, ignore this)",
+                    &seen.commit[..seen.commit.len().min(8)]
+                ),
+            ));
         }
     }
 

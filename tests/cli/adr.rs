@@ -753,7 +753,7 @@ fn adr_lint_flags_reused_number() {
         &env,
         &repo,
         "decisions/0003-other.md",
-        "number 3 was already used by decisions/0003-three.md (deleted)",
+        "number 3 was first used by decisions/0003-three.md",
     );
 }
 
@@ -1202,4 +1202,23 @@ fn adr_import_renumbers_a_number_already_in_the_repository() {
     );
     lint_clean(&env, &repo);
     assert_eq!(git_status(&env, &repo), "");
+}
+
+/// Regression: the history scan kept only names, so a reused number went unseen once the
+/// reusing file was committed.
+#[test]
+fn adr_lint_flags_reused_number_after_it_is_committed() {
+    let (env, repo) = Env::repo();
+    env.cairn_in(&repo, &["adr", "new", "First idea"]).code(0);
+    env.cairn_in(&repo, &["adr", "new", "Second idea"]).code(0);
+    env.git(&repo, &["rm", "-q", "decisions/0002-second-idea.md"]);
+    env.git(&repo, &["commit", "-qm", "drop 2"]);
+    let text = read(&repo, "decisions/0001-first-idea.md")
+        .replace("number: 1", "number: 2")
+        .replace("title: First idea", "title: Other idea");
+    std::fs::write(repo.join("decisions/0002-other-idea.md"), text).unwrap();
+    env.git(&repo, &["add", "decisions/0002-other-idea.md"]);
+    env.git(&repo, &["commit", "-qm", "reuse 2 by hand"]);
+    let out = env.cairn_in(&repo, &["adr", "lint"]).code(1);
+    assert!(out.stdout.contains("decisions/0002-other-idea.md: number 2 was first used by decisions/0002-second-idea.md"), "{}", out.stdout);
 }
