@@ -47,6 +47,12 @@ pub struct Appended {
 /// saved before it is cut from the file.
 pub fn append_line(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<Appended> {
     debug_assert!(line.ends_with(b"\n") && !line[..line.len() - 1].contains(&b'\n'));
+    append_lines(path, line, recovered_dir)
+}
+
+/// Appends whole lines (`lines` ends in `\n`) with one `write`, like [`append_line`].
+pub fn append_lines(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<Appended> {
+    debug_assert!(line.ends_with(b"\n"));
     let io = |e: std::io::Error| Error::io(path.display(), &e);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;

@@ -26,6 +26,13 @@ pub fn work_tree_of(dir: &Path) -> Option<PathBuf> {
     repo.workdir().map(Path::to_path_buf)
 }
 
+/// The current branch's short name, if HEAD is on one.
+pub fn current_branch(root: &Path) -> Option<String> {
+    let repo = gix::discover(root).ok()?;
+    let name = repo.head_name().ok()??;
+    Some(name.shorten().to_string())
+}
+
 /// Makes a new git repository at `dir` (its first branch is `main`).
 pub fn init(dir: &Path) -> Result<()> {
     gix::init(dir).map_err(|e| git_err(&format!("cannot make a git repository in {}", dir.display()), e))?;

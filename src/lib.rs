@@ -12,6 +12,11 @@
 //! - [`slog`]: the append-only operational log.
 //! - [`adr`]: numbered decision records, their frontmatter, lint and import.
 //! - [`memory`]: MEMORY.md, parsed with comrak and edited in place.
+//! - [`store`]: observations and their update events, folded on read.
+//! - [`observe`]: the write gate and the keyword categories.
+//! - [`index`]: the only importer of tantivy; every record indexed, kept up to date by checkpoints.
+//! - [`recall`]: decay-weighted recall, plain search, the session briefing.
+//! - [`telemetry`]: one event per pipeline step in `.cairn/telemetry.jsonl`.
 //! - [`init`]: making or adopting a knowledge repository.
 //! - [`doctor`]: health checks and repairs of the files.
 //! - [`time`]: parsing the times and spans users type.
@@ -25,12 +30,17 @@ pub mod doctor;
 pub mod error;
 pub mod files;
 pub mod git;
+pub mod index;
 pub mod init;
 pub mod jsonl;
 pub mod memory;
+pub mod observe;
 pub mod output;
+pub mod recall;
 pub mod repo;
 pub mod slog;
+pub mod store;
+pub mod telemetry;
 pub mod time;
 
 pub use cli::run;

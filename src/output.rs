@@ -187,3 +187,16 @@ fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
     out.write_all(bytes)?;
     out.flush()
 }
+
+/// A progress bar on stderr, shown only to a person at a terminal.
+pub fn progress(len: u64, terminal: bool, what: &str) -> indicatif::ProgressBar {
+    if !terminal {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    let style = indicatif::ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} {eta}")
+        .expect("template is valid");
+    bar.set_style(style);
+    bar.set_message(what.to_string());
+    bar
+}

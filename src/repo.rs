@@ -105,6 +105,16 @@ impl Repo {
     }
 }
 
+/// Makes sure git ignores `.cairn/` even where `.gitignore` lost its line: the folder carries
+/// its own `.gitignore` of `*`.
+pub fn ignore_derived(repo: &Repo) -> Result<()> {
+    let path = repo.derived_dir().join(".gitignore");
+    if !path.exists() {
+        crate::files::write_atomic(&path, b"*\n")?;
+    }
+    Ok(())
+}
+
 /// Held while a command writes; released on drop.
 pub struct RepoLock {
     _file: File,

@@ -6,8 +6,11 @@
 
 mod adr;
 mod doctor;
+mod index;
 mod init;
 mod memory;
+mod recall;
+mod remember;
 mod slog;
 
 use std::ffi::OsString;
@@ -58,6 +61,21 @@ pub enum Command {
     /// The curated MEMORY.md
     #[command(subcommand)]
     Memory(memory::Command),
+    /// Store an observation (through the write gate)
+    Remember(remember::RememberArgs),
+    /// Bring records in from files
+    #[command(subcommand)]
+    Import(remember::ImportCommand),
+    /// Recall what matters for a query, ranked by words and time
+    Recall(recall::RecallArgs),
+    /// Search every record: ranked with no decay, or --exact
+    Search(recall::SearchArgs),
+    /// The session-start briefing: MEMORY.md and what matters for this project
+    Brief(recall::BriefArgs),
+    /// Bring the index up to date, rebuild it, or verify it
+    Index(index::IndexArgs),
+    /// Counts, held items and index freshness
+    Status,
     /// Check the files for torn lines and other damage, and repair what is safe
     Doctor(doctor::Args),
 }
@@ -71,6 +89,8 @@ pub struct Ctx {
     pub cwd: PathBuf,
     /// stdin and stderr are terminals: a prompt or an editor may be shown.
     pub interactive: bool,
+    /// stdout is a terminal: a person reads the output.
+    pub stdout_terminal: bool,
 }
 
 impl Ctx {
@@ -162,12 +182,20 @@ fn dispatch(cli: Cli) -> Result<Report> {
         no_commit: cli.no_commit,
         cwd,
         interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+        stdout_terminal: std::io::stdout().is_terminal(),
     };
     match cli.command {
         Command::Init(args) => init::run(&ctx, args),
         Command::Slog(args) => slog::run(&ctx, args),
         Command::Adr(cmd) => adr::run(&ctx, cmd),
         Command::Memory(cmd) => memory::run(&ctx, cmd),
+        Command::Remember(args) => remember::remember(&ctx, args),
+        Command::Import(cmd) => remember::import(&ctx, cmd),
+        Command::Recall(args) => recall::recall(&ctx, args),
+        Command::Search(args) => recall::search(&ctx, args),
+        Command::Brief(args) => recall::brief(&ctx, args),
+        Command::Index(args) => index::index(&ctx, args),
+        Command::Status => index::status(&ctx),
         Command::Doctor(args) => doctor::run(&ctx, args),
     }
 }

@@ -8,4 +8,5 @@ mod git;
 mod init;
 mod memory;
 mod output;
+mod recall;
 mod slog;

@@ -1,0 +1,132 @@
+//! `cairn index [--rebuild|--verify]` and `cairn status`.
+
+use serde_json::json;
+
+use super::Ctx;
+use crate::error::Result;
+use crate::index::{Index, Kind};
+use crate::output::{Next, Report, Status};
+
+#[derive(Debug, clap::Args)]
+pub struct IndexArgs {
+    /// Throw the index away and build it again from the files
+    #[arg(long, conflicts_with = "verify")]
+    pub rebuild: bool,
+    /// Compare the index with one rebuilt from the files; exit 1 on a difference
+    #[arg(long)]
+    pub verify: bool,
+}
+
+pub fn index(ctx: &Ctx, args: IndexArgs) -> Result<Report> {
+    let repo = ctx.repo()?;
+    let started = std::time::Instant::now();
+    let dir = repo.path(crate::index::DIR);
+    let index = Index::open_at(&repo, &dir, args.rebuild)?;
+    if !args.verify {
+        let r = &index.refresh;
+        let human = format!(
+            "index {}: {} documents over {} files ({} added; {} files appended, {} reindexed, {} removed) in {} ms",
+            if r.rebuilt { "built" } else { "up to date" },
+            index.num_docs(),
+            index.files(),
+            r.added,
+            r.appended,
+            r.reindexed,
+            r.removed,
+            started.elapsed().as_millis()
+        );
+        let data = json!({ "documents": index.num_docs(), "files": index.files(), "refresh": r });
+        return Ok(Report::new("index", data, human).warnings(r.warnings.clone()));
+    }
+    let scratch = repo.derived_dir().join(format!("index-verify-{}", std::process::id()));
+    let fresh = Index::open_at(&repo, &scratch, true);
+    let result = fresh.and_then(|fresh| Ok((index.all_docs()?, fresh.all_docs()?)));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let (have, want) = result?;
+    let have_map: std::collections::BTreeMap<(&str, &str), &crate::index::Doc> =
+        have.iter().map(|d| ((d.file.as_str(), d.id.as_str()), d)).collect();
+    let want_map: std::collections::BTreeMap<(&str, &str), &crate::index::Doc> =
+        want.iter().map(|d| ((d.file.as_str(), d.id.as_str()), d)).collect();
+    let mut differences = Vec::new();
+    for (key, d) in &want_map {
+        match have_map.get(key) {
+            None => differences.push(json!({ "id": key.1, "file": key.0, "problem": "missing from the index" })),
+            Some(h) if h != d => differences.push(json!({ "id": key.1, "file": key.0, "problem": "differs from the files" })),
+            Some(_) => {}
+        }
+    }
+    for key in have_map.keys().filter(|k| !want_map.contains_key(*k)) {
+        differences.push(json!({ "id": key.1, "file": key.0, "problem": "in the index but not in the files" }));
+    }
+    if have.len() != have_map.len() {
+        differences.push(json!({ "problem": format!("{} duplicate documents", have.len() - have_map.len()) }));
+    }
+    let mut human = String::new();
+    for d in &differences {
+        human.push_str(&format!("{}: {}\n", d["id"].as_str().unwrap_or("index"), d["problem"].as_str().unwrap_or("")));
+    }
+    if differences.is_empty() {
+        human.push_str(&format!("index matches the files ({} documents)\n", want.len()));
+    }
+    let status = if differences.is_empty() { Status::Ok } else { Status::NothingOrFailed };
+    let mut report = Report::new("index_verify", json!({ "documents": want.len(), "differences": differences }), human)
+        .status(status);
+    if status != Status::Ok {
+        report = report.next(Next::new("cairn index --rebuild", "rebuild the index from the files"));
+    }
+    Ok(report)
+}
+
+pub fn status(ctx: &Ctx) -> Result<Report> {
+    let repo = ctx.repo()?;
+    let index = Index::open(&repo)?;
+    let mut kinds = serde_json::Map::new();
+    let mut human = format!("repository: {}\n", repo.root().display());
+    let mut line = String::from("records:");
+    for k in Kind::ALL {
+        let n = index.count("kind", k.as_str())?;
+        kinds.insert(k.as_str().into(), json!(n));
+        line.push_str(&format!(" {} {n},", k.as_str()));
+    }
+    human.push_str(line.trim_end_matches(','));
+    human.push('\n');
+    let held = index.count("verdict", "hold")?;
+    let allowed = index.count("verdict", "allow")?;
+    let stale = index.count("status", "stale")?;
+    let superseded_obs = {
+        // ADRs can be superseded too; count observations only.
+        let (folded, _) = crate::store::load_all(&repo)?;
+        folded.iter().filter(|f| f.superseded_by.is_some() && f.state != crate::store::State::Deleted).count()
+    };
+    let deleted = index.count("status", "deleted")?;
+    let discarded: u64 = crate::telemetry::read(&repo)
+        .iter()
+        .filter(|e| e.component == "gate")
+        .filter_map(|e| e.metadata.get("discarded").and_then(|v| v.as_u64()))
+        .sum();
+    human.push_str(&format!(
+        "observations: {allowed} allowed, {held} held (recalled with --include-hold), {stale} stale, {superseded_obs} superseded, {deleted} deleted; {discarded} discarded by the gate\n"
+    ));
+    let r = &index.refresh;
+    let freshness = if r.stale {
+        "another process is updating it".to_string()
+    } else if r.rebuilt {
+        "built just now".to_string()
+    } else if r.added + r.appended + r.reindexed + r.removed == 0 {
+        "up to date".to_string()
+    } else {
+        format!("brought up to date ({} files appended, {} reindexed, {} removed)", r.appended, r.reindexed, r.removed)
+    };
+    human.push_str(&format!(
+        "index: {} documents over {} files, {freshness}\n",
+        index.num_docs(),
+        index.files()
+    ));
+    let data = json!({
+        "root": repo.root(),
+        "kinds": kinds,
+        "observations": { "allowed": allowed, "held": held, "stale": stale, "superseded": superseded_obs, "deleted": deleted, "discarded": discarded },
+        "index": { "documents": index.num_docs(), "files": index.files(), "freshness": freshness, "refresh": r },
+    });
+    Ok(Report::new("status", data, human).warnings(r.warnings.clone()))
+}

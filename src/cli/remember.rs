@@ -1,0 +1,193 @@
+//! `cairn remember TEXT` and `cairn import observations FILE`.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde_json::json;
+
+use super::Ctx;
+use crate::error::{Error, Result};
+use crate::observe::gate::Verdict;
+use crate::output::{self, Next, Report, Status};
+use crate::store::{self, write::Candidate};
+
+#[derive(Debug, clap::Args)]
+pub struct RememberArgs {
+    /// The observation, in a sentence or two
+    pub text: String,
+    /// Its category (preferences, rules-conventions, system-architecture, operations,
+    /// memory-system, projects, people-relationships) [default: chosen by keywords]
+    #[arg(long)]
+    pub category: Option<String>,
+    /// When it was observed [default: now]
+    #[arg(long, value_name = "TIME")]
+    pub at: Option<String>,
+    /// The agent session it came from
+    #[arg(long, env = "CAIRN_SESSION")]
+    pub session: Option<String>,
+    /// Where it came from (kept, and returned by recall)
+    #[arg(long, default_value = "cli")]
+    pub source: String,
+    /// high, medium or low
+    #[arg(long, default_value = "medium")]
+    pub priority: String,
+    /// Store it but recall it only when asked (`--include-hold`)
+    #[arg(long)]
+    pub hold: bool,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ImportCommand {
+    /// JSON Lines of observations (at least `observation`; optional `timestamp`, `session_id`,
+    /// `source`, `category_id`, `write_verdict`, `priority`, `narrative`)
+    Observations {
+        file: PathBuf,
+        /// Skip the write gate and keep every record as given (for backfills and benchmarks)
+        #[arg(long)]
+        raw: bool,
+    },
+}
+
+pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
+    let started = Instant::now();
+    let repo = ctx.repo()?;
+    let at = args
+        .at
+        .as_deref()
+        .map(|t| crate::time::parse(t, ctx.now))
+        .transpose()
+        .map_err(Error::bad_input)?;
+    let candidate = Candidate {
+        observation: args.text,
+        timestamp: at.map(crate::time::format),
+        session_id: args.session,
+        source: Some(args.source),
+        category_id: args.category,
+        write_verdict: Some(if args.hold { "hold" } else { "allow" }.into()),
+        priority: Some(args.priority),
+        ..Candidate::default()
+    };
+    store::write::validate(&candidate, false).map_err(Error::bad_input)?;
+    let _lock = repo.lock()?;
+    let judged = store::write::judge(&candidate, false, "cli", repo.config.gate.min_chars, ctx.now);
+    let duplicate = judged.observation.is_some() && store::contains(&repo, &judged.id)?;
+    let mut commit = None;
+    let mut path = None;
+    if let (Some(obs), false) = (&judged.observation, duplicate) {
+        let line = serde_json::to_string(obs).expect("observation serializes");
+        let (rel, _) = store::append(&repo, &[line], ctx.now)?;
+        let subject = format!("remember: {}", summary(&obs.observation));
+        let msg = super::message(&subject, &[("Cairn-Observation", obs.id.clone())]);
+        commit = ctx.commit(&repo, std::slice::from_ref(&rel), &msg)?;
+        path = Some(rel);
+    }
+    let counts = json!({
+        "allowed": u8::from(judged.verdict == Verdict::Allow && !duplicate),
+        "held": u8::from(judged.verdict == Verdict::Hold && !duplicate),
+        "discarded": u8::from(judged.verdict == Verdict::Discard),
+        "duplicates": u8::from(duplicate),
+    });
+    let mut warnings = Vec::new();
+    warnings.extend(crate::telemetry::emit(&repo, ctx.now, "gate", "remember", true, started, counts.clone()));
+    let stored = judged.observation.is_some() && !duplicate;
+    let human = if judged.verdict == Verdict::Discard {
+        format!("not stored: the write gate discarded it ({})", judged.reason)
+    } else if duplicate {
+        format!("already stored as {}; nothing changed", judged.id)
+    } else {
+        format!("remembered {} ({}, {})", judged.id, judged.verdict.as_str(), super::short(&commit))
+    };
+    let data = json!({
+        "id": judged.id,
+        "stored": stored,
+        "duplicate": duplicate,
+        "verdict": judged.verdict.as_str(),
+        "reason": judged.reason,
+        "observation": judged.observation,
+        "path": path,
+        "commit": commit,
+    });
+    let status = if judged.verdict == Verdict::Discard { Status::NothingOrFailed } else { Status::Ok };
+    Ok(Report::new("remember", data, human).warnings(warnings).status(status))
+}
+
+fn summary(text: &str) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > 60 {
+        format!("{}…", one_line.chars().take(60).collect::<String>())
+    } else {
+        one_line
+    }
+}
+
+pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
+    let ImportCommand::Observations { file, raw } = cmd;
+    let started = Instant::now();
+    let repo = ctx.repo()?;
+    let file = if file.is_absolute() { file } else { ctx.cwd.join(file) };
+    let text = std::fs::read_to_string(&file).map_err(|e| Error::io(file.display(), &e))?;
+    // Read and check every line before writing anything.
+    let mut candidates = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = || format!("{}:{}", file.display(), i + 1);
+        if !line.trim_start().starts_with('{') {
+            return Err(Error::bad_input(format!("{}: not a JSON object", at())));
+        }
+        let c: Candidate = serde_json::from_str(line)
+            .map_err(|e| Error::bad_input(format!("{}: not a valid observation: {e}", at())))?;
+        store::write::validate(&c, raw).map_err(|m| Error::bad_input(format!("{}: {m}", at())))?;
+        candidates.push(c);
+    }
+    let source = format!("import:{}", file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
+    let _lock = repo.lock()?;
+    let mut seen = store::ids(&repo)?;
+    let bar = output::progress(candidates.len() as u64, ctx.interactive, "importing");
+    let (mut allowed, mut held, mut discarded, mut duplicates) = (0u64, 0u64, 0u64, 0u64);
+    let mut lines = Vec::new();
+    for c in &candidates {
+        bar.inc(1);
+        let judged = store::write::judge(c, raw, &source, repo.config.gate.min_chars, ctx.now);
+        let Some(obs) = judged.observation else {
+            discarded += 1;
+            continue;
+        };
+        if !seen.insert(obs.id.clone()) {
+            duplicates += 1;
+            continue;
+        }
+        match obs.write_verdict {
+            Verdict::Allow => allowed += 1,
+            Verdict::Hold => held += 1,
+            Verdict::Discard => discarded += 1,
+        }
+        lines.push(serde_json::to_string(&obs).expect("observation serializes"));
+    }
+    bar.finish_and_clear();
+    let mut commit = None;
+    let mut path = None;
+    if !lines.is_empty() {
+        let (rel, _) = store::append(&repo, &lines, ctx.now)?;
+        let subject = format!("import: {} observations from {}", lines.len(), file.display());
+        commit = ctx.commit(&repo, std::slice::from_ref(&rel), &super::message(&subject, &[]))?;
+        path = Some(rel);
+    }
+    let counts = json!({
+        "read": candidates.len(), "stored": lines.len(), "allowed": allowed, "held": held,
+        "discarded": discarded, "duplicates": duplicates, "raw": raw,
+    });
+    let mut warnings = Vec::new();
+    warnings.extend(crate::telemetry::emit(&repo, ctx.now, "gate", "import", true, started, counts.clone()));
+    let human = format!(
+        "imported {} of {} observations ({allowed} allowed, {held} held, {discarded} discarded, {duplicates} duplicates; {})",
+        lines.len(),
+        candidates.len(),
+        super::short(&commit)
+    );
+    let data = json!({ "counts": counts, "path": path, "commit": commit });
+    Ok(Report::new("import_observations", data, human)
+        .warnings(warnings)
+        .next(Next::new("cairn recall", "see what is recalled now")))
+}

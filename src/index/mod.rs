@@ -1,0 +1,627 @@
+//! The index: one tantivy index in `.cairn/index` over every record, the only importer of
+//! tantivy.
+//!
+//! One document per record (slog entry, ADR, MEMORY.md entry, observation), with the fields
+//! id, kind, text, title, time, category, verdict, status, session, source and file (the
+//! source file it came from). Two fast fields feed ranking: `time` (Unix milliseconds) and
+//! `class` (which decay rate applies; see [`Class`]). Rates themselves come from the
+//! configuration at query time, so changing them needs no rebuild.
+//!
+//! The index is derived and revocable. It is brought up to date at the start of every read
+//! ([`Index::open`]): each source file has a checkpoint (size, mtime, byte offset indexed, and
+//! the hash of the last indexed line) kept in the payload of tantivy's commit, so the
+//! checkpoints and the documents they describe change together, atomically. An unchanged file
+//! costs one `stat`; an appended JSONL file is folded in from its offset; anything else
+//! (edited in the middle, truncated, rewritten) is re-indexed whole; a file gone has its
+//! documents deleted; a schema version mismatch rebuilds everything. Updates take tantivy's
+//! writer lock; a reader that finds it held searches the last committed state instead of
+//! waiting (ADR 9). Readers never see a half-committed index.
+
+pub mod sources;
+pub mod tokenizer;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use chrono::{DateTime, TimeZone, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::{AllQuery, BooleanQuery, Occur, Query, QueryParser, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, STORED, STRING,
+};
+use tantivy::{DocAddress, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::error::{Error, Kind as ErrorKind, Result};
+use crate::repo::Repo;
+
+/// Bumped whenever the schema or what goes into a document changes: a mismatch rebuilds.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Where the index lives, relative to the repository root.
+pub const DIR: &str = ".cairn/index";
+
+/// The kind of record a document is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Slog,
+    Adr,
+    Memory,
+    Observation,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 4] = [Kind::Slog, Kind::Adr, Kind::Memory, Kind::Observation];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Slog => "slog",
+            Kind::Adr => "adr",
+            Kind::Memory => "memory",
+            Kind::Observation => "observation",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == s.trim().to_ascii_lowercase())
+    }
+}
+
+/// Which decay applies to a document; stored as a fast field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Slog = 0,
+    Observation = 1,
+    /// Accepted and shipped ADRs: they do not decay.
+    AdrCurrent = 2,
+    AdrOther = 3,
+    Memory = 4,
+}
+
+impl Class {
+    pub const COUNT: usize = 5;
+
+    fn from_u64(v: u64) -> Class {
+        match v {
+            0 => Class::Slog,
+            1 => Class::Observation,
+            2 => Class::AdrCurrent,
+            3 => Class::AdrOther,
+            _ => Class::Memory,
+        }
+    }
+}
+
+/// One record as the index holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Doc {
+    pub id: String,
+    pub kind: Kind,
+    pub text: String,
+    pub title: String,
+    pub time: DateTime<Utc>,
+    pub category: String,
+    pub verdict: String,
+    /// ADR status, or an observation's state (`active`, `stale`, `deleted`, `superseded`).
+    pub status: String,
+    pub session: String,
+    pub source: String,
+    /// The source file, relative to the repository root.
+    pub file: String,
+}
+
+impl Doc {
+    /// Which decay rate applies.
+    pub fn class(&self) -> Class {
+        match self.kind {
+            Kind::Slog => Class::Slog,
+            Kind::Observation => Class::Observation,
+            Kind::Memory => Class::Memory,
+            Kind::Adr if matches!(self.status.as_str(), "accepted" | "shipped") => Class::AdrCurrent,
+            Kind::Adr => Class::AdrOther,
+        }
+    }
+
+    /// Whether the stale factor applies (superseded or deprecated ADRs, stale or superseded
+    /// observations).
+    pub fn is_stale(&self) -> bool {
+        match self.kind {
+            Kind::Adr => matches!(self.status.as_str(), "superseded" | "deprecated"),
+            Kind::Observation => matches!(self.status.as_str(), "stale" | "superseded"),
+            _ => false,
+        }
+    }
+}
+
+/// The decay applied at query time: `exp(-rate × days) × (stale ? stale_factor : 1)`.
+#[derive(Debug, Clone)]
+pub struct Decay {
+    pub now: DateTime<Utc>,
+    pub rates: [f64; Class::COUNT],
+    pub stale_factor: f64,
+}
+
+impl Decay {
+    /// From the `[recall]` configuration.
+    pub fn from_config(config: &crate::config::Recall, now: DateTime<Utc>) -> Decay {
+        let rate = |k: &str| config.decay.get(k).copied().unwrap_or(0.0);
+        let mut rates = [0.0; Class::COUNT];
+        rates[Class::Slog as usize] = rate("slog");
+        rates[Class::Observation as usize] = rate("observation");
+        rates[Class::AdrCurrent as usize] = 0.0;
+        rates[Class::AdrOther as usize] = rate("adr");
+        rates[Class::Memory as usize] = rate("memory");
+        Decay { now, rates, stale_factor: config.stale_factor }
+    }
+
+    /// The factor for a record of `class` at `time_ms`.
+    pub fn factor(&self, class: Class, time_ms: i64, stale: bool) -> f64 {
+        let days = ((self.now.timestamp_millis() - time_ms) as f64 / 86_400_000.0).max(0.0);
+        let f = (-self.rates[class as usize] * days).exp();
+        if stale { f * self.stale_factor } else { f }
+    }
+}
+
+/// What to leave out of a search.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Only these kinds (all when empty).
+    pub kinds: Vec<Kind>,
+    pub category: Option<String>,
+    pub include_hold: bool,
+}
+
+/// A search result: the document, its score before decay, and the decay factor.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub doc: Doc,
+    pub raw: f64,
+    pub decay: f64,
+    pub score: f64,
+}
+
+struct Fields {
+    id: Field,
+    kind: Field,
+    text: Field,
+    title: Field,
+    time: Field,
+    class: Field,
+    stale: Field,
+    category: Field,
+    verdict: Field,
+    status: Field,
+    session: Field,
+    source: Field,
+    file: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text_opts = TextOptions::default()
+        .set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(tokenizer::NAME)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        )
+        .set_stored();
+    let fields = Fields {
+        id: b.add_text_field("id", STRING | STORED),
+        kind: b.add_text_field("kind", STRING | STORED),
+        text: b.add_text_field("text", text_opts.clone()),
+        title: b.add_text_field("title", text_opts),
+        time: b.add_i64_field("time", FAST | STORED),
+        class: b.add_u64_field("class", FAST),
+        stale: b.add_u64_field("stale", FAST),
+        category: b.add_text_field("category", STRING | STORED),
+        verdict: b.add_text_field("verdict", STRING | STORED),
+        status: b.add_text_field("status", STRING | STORED),
+        session: b.add_text_field("session", STRING | STORED),
+        source: b.add_text_field("source", STRING | STORED),
+        file: b.add_text_field("file", STRING | STORED),
+    };
+    (b.build(), fields)
+}
+
+/// A source file's checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub size: u64,
+    pub mtime_ns: i128,
+    /// Bytes folded in (for JSONL: up to the end of the last whole line).
+    pub offset: u64,
+    /// Where the last indexed line starts.
+    pub last_start: u64,
+    /// Hash of the last indexed line (JSONL) or of the whole file (Markdown).
+    pub hash: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Payload {
+    schema: u32,
+    files: BTreeMap<String, Checkpoint>,
+}
+
+/// How the last refresh went.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Refresh {
+    /// Files folded in from their checkpoint.
+    pub appended: usize,
+    /// Files indexed whole (new, or no longer matching their checkpoint).
+    pub reindexed: usize,
+    /// Files gone, their documents deleted.
+    pub removed: usize,
+    /// Documents added.
+    pub added: usize,
+    /// The index was rebuilt from nothing (missing, or another schema).
+    pub rebuilt: bool,
+    /// Another process held the writer lock: this read saw the last committed state.
+    pub stale: bool,
+    pub warnings: Vec<String>,
+}
+
+/// An open, up-to-date index.
+pub struct Index {
+    index: tantivy::Index,
+    reader: IndexReader,
+    fields: Fields,
+    pub refresh: Refresh,
+    files: usize,
+}
+
+fn index_err(context: &str, err: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::Io, format!("index: {context}: {err}"))
+        .with_fix("delete .cairn/ (it is derived) and run the command again, or run `cairn index --rebuild`")
+}
+
+impl Index {
+    /// Opens the index of `repo`, bringing it up to date with the files first.
+    pub fn open(repo: &Repo) -> Result<Index> {
+        Index::open_at(repo, &repo.path(DIR), false)
+    }
+
+    /// Opens (or builds) the index in `dir`; `rebuild` throws away what is there.
+    pub fn open_at(repo: &Repo, dir: &Path, rebuild: bool) -> Result<Index> {
+        let (schema, fields) = schema();
+        let mut refresh = Refresh::default();
+        let mut index = None;
+        if !rebuild && dir.join("meta.json").is_file() {
+            match tantivy::Index::open_in_dir(dir) {
+                Ok(i) => {
+                    let payload = read_payload(&i);
+                    if payload.as_ref().is_some_and(|p| p.schema == SCHEMA_VERSION) && i.schema() == schema {
+                        index = Some(i);
+                    }
+                }
+                Err(err) => refresh.warnings.push(format!("index unreadable ({err}); rebuilt")),
+            }
+        }
+        let index = match index {
+            Some(i) => i,
+            None => {
+                refresh.rebuilt = true;
+                if dir.exists() {
+                    std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
+                }
+                std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
+                crate::repo::ignore_derived(repo)?;
+                tantivy::Index::create_in_dir(dir, schema).map_err(|e| index_err("cannot create", e))?
+            }
+        };
+        index.tokenizers().register(tokenizer::NAME, tokenizer::analyzer());
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| index_err("cannot open a reader", e))?;
+        let mut me = Index { index, reader, fields, refresh, files: 0 };
+        me.update(repo)?;
+        Ok(me)
+    }
+
+    fn payload(&self) -> Payload {
+        read_payload(&self.index).unwrap_or(Payload { schema: SCHEMA_VERSION, files: BTreeMap::new() })
+    }
+
+    /// Number of source files the index covers.
+    pub fn files(&self) -> usize {
+        self.files
+    }
+
+    /// Folds what changed in the files into the index.
+    fn update(&mut self, repo: &Repo) -> Result<()> {
+        let mut payload = self.payload();
+        let found = sources::list(repo)?;
+        let plan = sources::plan(repo, &payload.files, &found)?;
+        self.files = found.len();
+        if plan.is_empty() {
+            return Ok(());
+        }
+        let mut writer: IndexWriter<TantivyDocument> = match self.index.writer_with_num_threads(1, 64_000_000) {
+            Ok(w) => w,
+            Err(tantivy::TantivyError::LockFailure(..)) => {
+                self.refresh.stale = true;
+                self.refresh.warnings.push(
+                    "another process is updating the index; this read sees its last committed state".into(),
+                );
+                return Ok(());
+            }
+            Err(e) => return Err(index_err("cannot open the writer", e)),
+        };
+        let searcher = self.reader.searcher();
+        let mut batch = sources::Batch::default();
+        for rel in &plan.removed {
+            writer.delete_term(Term::from_field_text(self.fields.file, rel));
+            payload.files.remove(rel);
+            self.refresh.removed += 1;
+        }
+        for (rel, checkpoint) in &plan.touched {
+            payload.files.insert(rel.clone(), checkpoint.clone());
+        }
+        for rel in &plan.whole {
+            writer.delete_term(Term::from_field_text(self.fields.file, rel));
+            self.refresh.reindexed += 1;
+        }
+        let (whole, warnings) = sources::read_whole(repo, &plan.whole)?;
+        self.refresh.warnings.extend(warnings);
+        for (rel, checkpoint, docs) in whole {
+            for doc in docs {
+                batch.add(doc);
+            }
+            payload.files.insert(rel, checkpoint);
+        }
+        for (rel, from) in &plan.tail {
+            let (checkpoint, lines, warnings) = sources::read_tail(repo, rel, &payload.files[rel], *from)?;
+            self.refresh.warnings.extend(warnings);
+            for line in lines {
+                match line {
+                    sources::TailLine::Doc(doc) => {
+                        // An observation id seen before (two machines wrote the same one) is
+                        // stored once.
+                        if doc.kind == Kind::Observation && self.exists(&searcher, &doc.id) {
+                            continue;
+                        }
+                        batch.add(doc);
+                    }
+                    sources::TailLine::Event(event) => {
+                        if !batch.apply(&event) {
+                            if let Some(mut doc) = self.get(&searcher, &event.id)? {
+                                sources::apply_event(&mut doc, &event);
+                                writer.delete_term(Term::from_field_text(self.fields.id, &doc.id));
+                                batch.add(doc);
+                            }
+                        }
+                    }
+                }
+            }
+            payload.files.insert(rel.clone(), checkpoint);
+            self.refresh.appended += 1;
+        }
+        for doc in batch.into_docs() {
+            writer.add_document(self.to_tantivy(&doc)).map_err(|e| index_err("cannot add", e))?;
+            self.refresh.added += 1;
+        }
+        payload.schema = SCHEMA_VERSION;
+        let json = serde_json::to_string(&payload).expect("payload serializes");
+        let mut prepared = writer.prepare_commit().map_err(|e| index_err("cannot commit", e))?;
+        prepared.set_payload(&json);
+        prepared.commit().map_err(|e| index_err("cannot commit", e))?;
+        writer.wait_merging_threads().map_err(|e| index_err("cannot merge", e))?;
+        self.reader.reload().map_err(|e| index_err("cannot reload", e))?;
+        Ok(())
+    }
+
+    fn exists(&self, searcher: &tantivy::Searcher, id: &str) -> bool {
+        let q = TermQuery::new(Term::from_field_text(self.fields.id, id), IndexRecordOption::Basic);
+        searcher.search(&q, &Count).map(|n| n > 0).unwrap_or(false)
+    }
+
+    fn get(&self, searcher: &tantivy::Searcher, id: &str) -> Result<Option<Doc>> {
+        let q = TermQuery::new(Term::from_field_text(self.fields.id, id), IndexRecordOption::Basic);
+        let top = searcher
+            .search(&q, &TopDocs::with_limit(1).order_by_score())
+            .map_err(|e| index_err("search", e))?;
+        match top.first() {
+            Some((_, addr)) => Ok(Some(self.load(searcher, *addr)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn to_tantivy(&self, doc: &Doc) -> TantivyDocument {
+        let f = &self.fields;
+        let mut d = TantivyDocument::default();
+        d.add_text(f.id, &doc.id);
+        d.add_text(f.kind, doc.kind.as_str());
+        d.add_text(f.text, &doc.text);
+        d.add_text(f.title, &doc.title);
+        d.add_i64(f.time, doc.time.timestamp_millis());
+        d.add_u64(f.class, doc.class() as u64);
+        d.add_u64(f.stale, u64::from(doc.is_stale()));
+        d.add_text(f.category, &doc.category);
+        d.add_text(f.verdict, &doc.verdict);
+        d.add_text(f.status, &doc.status);
+        d.add_text(f.session, &doc.session);
+        d.add_text(f.source, &doc.source);
+        d.add_text(f.file, &doc.file);
+        d
+    }
+
+    fn load(&self, searcher: &tantivy::Searcher, addr: DocAddress) -> Result<Doc> {
+        let d: TantivyDocument = searcher.doc(addr).map_err(|e| index_err("cannot read a document", e))?;
+        let f = &self.fields;
+        let text = |field: Field| d.get_first(field).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        let millis = d.get_first(f.time).and_then(|v| v.as_i64()).unwrap_or(0);
+        Ok(Doc {
+            id: text(f.id),
+            kind: Kind::parse(&text(f.kind)).unwrap_or(Kind::Observation),
+            text: text(f.text),
+            title: text(f.title),
+            time: Utc.timestamp_millis_opt(millis).single().unwrap_or_default(),
+            category: text(f.category),
+            verdict: text(f.verdict),
+            status: text(f.status),
+            session: text(f.session),
+            source: text(f.source),
+            file: text(f.file),
+        })
+    }
+
+    /// The query for `words` under `filter` (everything matching the filter when empty).
+    fn query(&self, words: &str, filter: &Filter) -> Box<dyn Query> {
+        let f = &self.fields;
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        if words.trim().is_empty() {
+            clauses.push((Occur::Must, Box::new(AllQuery)));
+        } else {
+            let mut parser = QueryParser::for_index(&self.index, vec![f.text, f.title]);
+            parser.set_field_boost(f.title, 2.0);
+            let (q, _errors) = parser.parse_query_lenient(&sanitize(words));
+            clauses.push((Occur::Must, q));
+        }
+        let term = |field: Field, value: &str| -> Box<dyn Query> {
+            Box::new(TermQuery::new(Term::from_field_text(field, value), IndexRecordOption::Basic))
+        };
+        clauses.push((Occur::MustNot, term(f.status, "deleted")));
+        if !filter.include_hold {
+            clauses.push((Occur::MustNot, term(f.verdict, "hold")));
+        }
+        if !filter.kinds.is_empty() {
+            let kinds: Vec<(Occur, Box<dyn Query>)> =
+                filter.kinds.iter().map(|k| (Occur::Should, term(f.kind, k.as_str()))).collect();
+            clauses.push((Occur::Must, Box::new(BooleanQuery::new(kinds))));
+        }
+        if let Some(c) = &filter.category {
+            clauses.push((Occur::Must, term(f.category, c)));
+        }
+        Box::new(BooleanQuery::new(clauses))
+    }
+
+    /// The best `limit` matches of `words`, by BM25 × decay when `decay` is given, else by
+    /// BM25 alone.
+    pub fn search(&self, words: &str, filter: &Filter, limit: usize, decay: Option<&Decay>) -> Result<Vec<Hit>> {
+        let searcher = self.reader.searcher();
+        let query = self.query(words, filter);
+        let limit = limit.max(1);
+        let scored: Vec<(f64, DocAddress)> = match decay {
+            None => searcher
+                .search(&query, &TopDocs::with_limit(limit).order_by_score())
+                .map_err(|e| index_err("search", e))?
+                .into_iter()
+                .map(|(s, a)| (f64::from(s), a))
+                .collect(),
+            Some(decay) => {
+                let decay = Arc::new(decay.clone());
+                let collector = TopDocs::with_limit(limit).tweak_score(move |segment: &tantivy::SegmentReader| {
+                    let fast = segment.fast_fields();
+                    let time = fast.i64("time").expect("schema has time").first_or_default_col(0);
+                    let class = fast.u64("class").expect("schema has class").first_or_default_col(0);
+                    let stale = fast.u64("stale").expect("schema has stale").first_or_default_col(0);
+                    let decay = decay.clone();
+                    move |doc: tantivy::DocId, score: tantivy::Score| {
+                        let factor = decay.factor(Class::from_u64(class.get_val(doc)), time.get_val(doc), stale.get_val(doc) == 1);
+                        f64::from(score) * factor
+                    }
+                });
+                searcher.search(&query, &collector).map_err(|e| index_err("search", e))?
+            }
+        };
+        let mut hits = Vec::with_capacity(scored.len());
+        for (score, addr) in scored {
+            let doc = self.load(&searcher, addr)?;
+            let factor = decay.map_or(1.0, |d| d.factor(doc.class(), doc.time.timestamp_millis(), doc.is_stale()));
+            let raw = if factor > 0.0 { score / factor } else { 0.0 };
+            hits.push(Hit { doc, raw, decay: factor, score });
+        }
+        Ok(hits)
+    }
+
+    /// How many documents match a field's value (`kind`, `verdict`, `status`).
+    pub fn count(&self, field: &str, value: &str) -> Result<usize> {
+        let f = match field {
+            "kind" => self.fields.kind,
+            "verdict" => self.fields.verdict,
+            "status" => self.fields.status,
+            _ => return Ok(0),
+        };
+        let q = TermQuery::new(Term::from_field_text(f, value), IndexRecordOption::Basic);
+        self.reader.searcher().search(&q, &Count).map_err(|e| index_err("count", e))
+    }
+
+    /// Every document, sorted by id, for comparing two indexes.
+    pub fn all_docs(&self) -> Result<Vec<Doc>> {
+        let searcher = self.reader.searcher();
+        let mut out = Vec::new();
+        for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+            for doc_id in segment.doc_ids_alive() {
+                out.push(self.load(&searcher, DocAddress::new(ord as u32, doc_id))?);
+            }
+        }
+        out.sort_by(|a, b| a.id.cmp(&b.id).then(a.file.cmp(&b.file)));
+        Ok(out)
+    }
+
+    /// Number of live documents.
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// When the index was last committed, from its payload's files (for `status`).
+    pub fn checkpoints(&self) -> BTreeMap<String, Checkpoint> {
+        self.payload().files
+    }
+}
+
+fn read_payload(index: &tantivy::Index) -> Option<Payload> {
+    let metas = index.load_metas().ok()?;
+    serde_json::from_str(metas.payload.as_deref()?).ok()
+}
+
+/// Query text with the query language's operators neutralized: recall takes words, not syntax.
+fn sanitize(words: &str) -> String {
+    words
+        .chars()
+        .map(|c| if c.is_alphanumeric() || c == '_' || c.is_whitespace() { c } else { ' ' })
+        .collect::<String>()
+        .to_lowercase()
+}
+
+/// Hex of a SHA-256, for checkpoints.
+pub fn hash(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Ids of documents per file, for tests and verify output.
+pub fn ids_by_file(docs: &[Doc]) -> HashMap<&str, HashSet<&str>> {
+    let mut out: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for d in docs {
+        out.entry(d.file.as_str()).or_default().insert(d.id.as_str());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decay_by_class_and_staleness() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap();
+        let decay = Decay::from_config(&crate::config::Recall::default(), now);
+        let day = 86_400_000i64;
+        let t = now.timestamp_millis();
+        assert!((decay.factor(Class::Observation, t - 100 * day, false) - (-1.0f64).exp()).abs() < 1e-9);
+        assert_eq!(decay.factor(Class::AdrCurrent, t - 1000 * day, false), 1.0);
+        assert_eq!(decay.factor(Class::Memory, t - 1000 * day, false), 1.0);
+        assert_eq!(decay.factor(Class::AdrCurrent, t, true), 0.5);
+        assert_eq!(decay.factor(Class::Slog, t + day, false), 1.0, "future times do not boost");
+    }
+
+    #[test]
+    fn sanitize_keeps_words_only() {
+        assert_eq!(sanitize("nfs: \"mount\" -root +x AND (y)"), "nfs   mount   root  x and  y ");
+    }
+}

@@ -1,0 +1,521 @@
+//! The source files of the index, what changed in them, and the documents they hold.
+//!
+//! Sources: `slog/*.jsonl`, `vault/observations/*.jsonl` (append-only: folded in from their
+//! checkpoint), `decisions/*.md` and `MEMORY.md` (read whole when they change). Reading for the
+//! index is lenient where the commands are strict: a malformed line or record is skipped with a
+//! warning, because recall must not fail on one bad line (`cairn doctor` and `adr lint` name
+//! it).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+
+use super::{hash, Checkpoint, Doc, Kind};
+use crate::error::{Error, Result};
+use crate::repo::Repo;
+use crate::store::{self, Event, Line, Op};
+use crate::{adr, memory, slog};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    Slog,
+    Observations,
+    Adr,
+    Memory,
+}
+
+impl SourceKind {
+    fn appends(self) -> bool {
+        matches!(self, SourceKind::Slog | SourceKind::Observations)
+    }
+}
+
+/// A source file as found on disk.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub rel: String,
+    pub kind: SourceKind,
+    pub size: u64,
+    pub mtime_ns: i128,
+}
+
+fn kind_of(rel: &str) -> Option<SourceKind> {
+    if rel == memory::FILE {
+        Some(SourceKind::Memory)
+    } else if rel.starts_with("slog/") && rel.ends_with(".jsonl") {
+        Some(SourceKind::Slog)
+    } else if rel.starts_with(store::DIR) && rel.ends_with(".jsonl") {
+        Some(SourceKind::Observations)
+    } else if rel.starts_with("decisions/") {
+        Some(SourceKind::Adr)
+    } else {
+        None
+    }
+}
+
+/// Every source file, with its size and mtime.
+pub fn list(repo: &Repo) -> Result<Vec<Found>> {
+    let mut out = Vec::new();
+    let mut push = |rel: String, meta: &std::fs::Metadata| {
+        if let Some(kind) = kind_of(&rel) {
+            out.push(Found { rel, kind, size: meta.len(), mtime_ns: mtime_ns(meta) });
+        }
+    };
+    for dir in [slog::DIR, store::DIR, adr::DIR] {
+        let path = repo.path(dir);
+        let read = match std::fs::read_dir(&path) {
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(path.display(), &e)),
+        };
+        for entry in read {
+            let entry = entry.map_err(|e| Error::io(path.display(), &e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let ok = if dir == adr::DIR { adr::is_record_file(&name) } else { name.ends_with(".jsonl") };
+            if ok {
+                let meta = entry.metadata().map_err(|e| Error::io(entry.path().display(), &e))?;
+                push(format!("{dir}/{name}"), &meta);
+            }
+        }
+    }
+    if let Ok(meta) = std::fs::metadata(repo.path(memory::FILE)) {
+        push(memory::FILE.to_string(), &meta);
+    }
+    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(out)
+}
+
+fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
+/// What an update has to do.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// Files to index whole (after deleting their documents).
+    pub whole: Vec<String>,
+    /// Files to fold in from an offset.
+    pub tail: Vec<(String, u64)>,
+    /// Files gone.
+    pub removed: Vec<String>,
+    /// Files whose checkpoint changes but whose documents do not (touched, same content).
+    pub touched: Vec<(String, Checkpoint)>,
+}
+
+impl Plan {
+    pub fn is_empty(&self) -> bool {
+        self.whole.is_empty() && self.tail.is_empty() && self.removed.is_empty() && self.touched.is_empty()
+    }
+}
+
+/// Compares the files with their checkpoints.
+pub fn plan(repo: &Repo, checkpoints: &BTreeMap<String, Checkpoint>, found: &[Found]) -> Result<Plan> {
+    let mut plan = Plan::default();
+    for f in found {
+        let Some(cp) = checkpoints.get(&f.rel) else {
+            plan.whole.push(f.rel.clone());
+            continue;
+        };
+        if cp.size == f.size && cp.mtime_ns == f.mtime_ns {
+            continue;
+        }
+        if f.kind.appends() {
+            if f.size > cp.size && tail_matches(&repo.path(&f.rel), cp)? {
+                plan.tail.push((f.rel.clone(), cp.offset));
+            } else {
+                plan.whole.push(f.rel.clone());
+            }
+        } else {
+            let bytes = std::fs::read(repo.path(&f.rel)).map_err(|e| Error::io(&f.rel, &e))?;
+            if hash(&bytes) == cp.hash {
+                let mut same = cp.clone();
+                same.size = f.size;
+                same.mtime_ns = f.mtime_ns;
+                plan.touched.push((f.rel.clone(), same));
+            } else {
+                plan.whole.push(f.rel.clone());
+            }
+        }
+    }
+    let present: std::collections::HashSet<&str> = found.iter().map(|f| f.rel.as_str()).collect();
+    plan.removed = checkpoints.keys().filter(|k| !present.contains(k.as_str())).cloned().collect();
+    // Events in one observations file change observations in others: when any of them must be
+    // read whole, fold them all again.
+    let obs_changed = plan.whole.iter().chain(&plan.removed).any(|r| kind_of(r) == Some(SourceKind::Observations));
+    if obs_changed {
+        plan.tail.retain(|(r, _)| kind_of(r) != Some(SourceKind::Observations));
+        for f in found.iter().filter(|f| f.kind == SourceKind::Observations) {
+            if !plan.whole.contains(&f.rel) {
+                plan.whole.push(f.rel.clone());
+            }
+        }
+    }
+    Ok(plan)
+}
+
+/// Whether the line a checkpoint ends with is still where it was.
+fn tail_matches(path: &Path, cp: &Checkpoint) -> Result<bool> {
+    if cp.offset == 0 {
+        return Ok(true);
+    }
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path.display(), &e))?;
+    let mut buf = vec![0u8; (cp.offset - cp.last_start) as usize];
+    if file.read_exact_at(&mut buf, cp.last_start).is_err() {
+        return Ok(false);
+    }
+    Ok(hash(&buf) == cp.hash)
+}
+
+/// The checkpoint of JSONL bytes read from `start`: offset after the last whole line.
+fn jsonl_checkpoint(meta: &std::fs::Metadata, start: u64, bytes: &[u8], previous: Option<&Checkpoint>) -> Checkpoint {
+    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let (last_start, last_hash) = if complete == 0 {
+        match previous {
+            Some(p) => (p.last_start, p.hash.clone()),
+            None => (start, String::new()),
+        }
+    } else {
+        let body = &bytes[..complete - 1];
+        let ls = body.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        (start + ls as u64, hash(&bytes[ls..complete]))
+    };
+    Checkpoint {
+        size: meta.len(),
+        mtime_ns: mtime_ns(meta),
+        offset: start + complete as u64,
+        last_start,
+        hash: last_hash,
+    }
+}
+
+/// A line folded in from a file's tail.
+#[derive(Debug)]
+pub enum TailLine {
+    Doc(Doc),
+    Event(Event),
+}
+
+/// Documents waiting to be added, by id, so that events can still change them.
+#[derive(Debug, Default)]
+pub struct Batch {
+    docs: Vec<Doc>,
+    at: HashMap<String, usize>,
+}
+
+impl Batch {
+    /// Adds a document; a second observation with an id already in the batch is dropped.
+    pub fn add(&mut self, doc: Doc) {
+        if doc.kind == Kind::Observation {
+            if self.at.contains_key(&doc.id) {
+                return;
+            }
+            self.at.insert(doc.id.clone(), self.docs.len());
+        }
+        self.docs.push(doc);
+    }
+
+    /// Applies an event to a document in the batch; false if it is not here.
+    pub fn apply(&mut self, event: &Event) -> bool {
+        match self.at.get(&event.id) {
+            Some(&i) => {
+                apply_event(&mut self.docs[i], event);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn into_docs(self) -> Vec<Doc> {
+        self.docs
+    }
+}
+
+/// Applies an observation event to its indexed document.
+pub fn apply_event(doc: &mut Doc, event: &Event) {
+    match event.op {
+        Op::Merge => {
+            if let Some(t) = event.timestamp.as_deref().and_then(parse_time) {
+                doc.time = t;
+            }
+        }
+        Op::Supersede => {
+            if doc.status != "deleted" {
+                doc.status = "superseded".into();
+            }
+        }
+        Op::Stale => {
+            if doc.status == "active" {
+                doc.status = "stale".into();
+            }
+        }
+        Op::Delete => doc.status = "deleted".into(),
+        Op::Restore => doc.status = "active".into(),
+    }
+}
+
+fn parse_time(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
+}
+
+fn date_time(date: &str, fallback: DateTime<Utc>) -> DateTime<Utc> {
+    NaiveDate::parse_from_str(date.trim(), "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|d| d.and_utc())
+        .unwrap_or(fallback)
+}
+
+/// The document of a slog entry.
+pub fn slog_doc(e: &slog::Entry, file: &str) -> Doc {
+    let mut text = format!("{} {}: {}", e.action, e.tool, e.detail);
+    if let Some(r) = &e.reason {
+        text.push_str(&format!(" (because {r})"));
+    }
+    if !e.tags.is_empty() {
+        text.push_str(&format!(" [{}]", e.tags.join(", ")));
+    }
+    Doc {
+        id: e.id.clone(),
+        kind: Kind::Slog,
+        text,
+        title: String::new(),
+        time: parse_time(&e.ts).unwrap_or_default(),
+        category: "operations".into(),
+        verdict: String::new(),
+        status: String::new(),
+        session: e.session.clone().unwrap_or_default(),
+        source: e.actor.clone().unwrap_or_else(|| "slog".into()),
+        file: file.to_string(),
+    }
+}
+
+/// The document of a folded observation.
+pub fn observation_doc(f: &store::Folded, file: &str) -> Doc {
+    let o = &f.obs;
+    let mut text = o.observation.clone();
+    if let Some(n) = &o.narrative {
+        text.push_str("\n");
+        text.push_str(n);
+    }
+    let status = match (f.state, &f.superseded_by) {
+        (store::State::Deleted, _) => "deleted",
+        (_, Some(_)) => "superseded",
+        (state, None) => state.as_str(),
+    };
+    Doc {
+        id: o.id.clone(),
+        kind: Kind::Observation,
+        text,
+        title: String::new(),
+        time: parse_time(&o.timestamp).unwrap_or_default(),
+        category: o.category_id.clone(),
+        verdict: o.write_verdict.as_str().into(),
+        status: status.into(),
+        session: o.session_id.clone().unwrap_or_default(),
+        source: o.source.clone(),
+        file: file.to_string(),
+    }
+}
+
+fn file_time(repo: &Repo, rel: &str) -> DateTime<Utc> {
+    std::fs::metadata(repo.path(rel))
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .map(DateTime::<Utc>::from)
+        .unwrap_or_default()
+}
+
+/// Reads files whole: their new checkpoints and documents. Observation files are folded
+/// together (events in one apply to records in another).
+pub fn read_whole(repo: &Repo, rels: &[String]) -> Result<(Vec<(String, Checkpoint, Vec<Doc>)>, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut warnings = Vec::new();
+    let mut obs_files = Vec::new();
+    for rel in rels {
+        let path = repo.path(rel);
+        let meta = std::fs::metadata(&path).map_err(|e| Error::io(path.display(), &e))?;
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(path.display(), &e))?;
+        let kind = kind_of(rel).expect("planned files are sources");
+        let text = String::from_utf8_lossy(&bytes);
+        match kind {
+            SourceKind::Slog => {
+                let cp = jsonl_checkpoint(&meta, 0, &bytes, None);
+                let docs = slog_lines(rel, &text[..cp.offset as usize], 1, &mut warnings);
+                out.push((rel.clone(), cp, docs));
+            }
+            SourceKind::Observations => obs_files.push((rel.clone(), jsonl_checkpoint(&meta, 0, &bytes, None), text.into_owned())),
+            SourceKind::Adr => {
+                let cp = md_checkpoint(&meta, &bytes);
+                let docs = match adr::parse(&path, rel, &text) {
+                    Ok(a) => vec![adr_doc(&a, file_time(repo, rel))],
+                    Err(e) => {
+                        warnings.push(format!("not indexed: {e}"));
+                        Vec::new()
+                    }
+                };
+                out.push((rel.clone(), cp, docs));
+            }
+            SourceKind::Memory => {
+                let cp = md_checkpoint(&meta, &bytes);
+                out.push((rel.clone(), cp, memory_docs(&text, rel, file_time(repo, rel))));
+            }
+        }
+    }
+    if !obs_files.is_empty() {
+        let mut folded: Vec<(store::Folded, usize)> = Vec::new();
+        let mut at: HashMap<String, usize> = HashMap::new();
+        let mut pending = Vec::new();
+        for (n, (rel, cp, text)) in obs_files.iter().enumerate() {
+            for (i, line) in text[..cp.offset as usize].lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                match store::parse_line(Path::new(rel), i + 1, line) {
+                    Ok(Line::Observation(o)) => {
+                        if !at.contains_key(&o.id) {
+                            at.insert(o.id.clone(), folded.len());
+                            folded.push((store::Folded { obs: o, state: store::State::Active, superseded_by: None }, n));
+                        }
+                    }
+                    Ok(Line::Event(e)) => match at.get(&e.id) {
+                        Some(&k) => store::apply(&mut folded[k].0, &e),
+                        None => pending.push(e),
+                    },
+                    Err(e) => warnings.push(format!("not indexed: {e}")),
+                }
+            }
+        }
+        for e in pending {
+            if let Some(&k) = at.get(&e.id) {
+                store::apply(&mut folded[k].0, &e);
+            }
+        }
+        let mut per_file: Vec<Vec<Doc>> = vec![Vec::new(); obs_files.len()];
+        for (f, n) in &folded {
+            per_file[*n].push(observation_doc(f, &obs_files[*n].0));
+        }
+        for ((rel, cp, _), docs) in obs_files.into_iter().zip(per_file) {
+            out.push((rel, cp, docs));
+        }
+    }
+    Ok((out, warnings))
+}
+
+fn md_checkpoint(meta: &std::fs::Metadata, bytes: &[u8]) -> Checkpoint {
+    Checkpoint {
+        size: meta.len(),
+        mtime_ns: mtime_ns(meta),
+        offset: bytes.len() as u64,
+        last_start: 0,
+        hash: hash(bytes),
+    }
+}
+
+fn slog_lines(rel: &str, text: &str, first_line: usize, warnings: &mut Vec<String>) -> Vec<Doc> {
+    let mut docs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match crate::jsonl::parse_line::<slog::Entry>(Path::new(rel), first_line + i, line) {
+            Ok(e) => docs.push(slog_doc(&e, rel)),
+            Err(e) => warnings.push(format!("not indexed: {e}")),
+        }
+    }
+    docs
+}
+
+/// The document of an ADR.
+pub fn adr_doc(a: &adr::Adr, fallback: DateTime<Utc>) -> Doc {
+    let mut text = format!("{}\n{}", a.title, a.body.trim());
+    if !a.tags.is_empty() {
+        text.push_str(&format!("\ntags: {}", a.tags.join(", ")));
+    }
+    Doc {
+        id: format!("adr-{}", a.number),
+        kind: Kind::Adr,
+        text,
+        title: a.title.clone(),
+        time: date_time(&a.date, fallback),
+        category: "system-architecture".into(),
+        verdict: String::new(),
+        status: a.status.trim().to_ascii_lowercase(),
+        session: String::new(),
+        source: a.path.clone(),
+        file: a.path.clone(),
+    }
+}
+
+/// The documents of MEMORY.md's entries.
+pub fn memory_docs(text: &str, rel: &str, fallback: DateTime<Utc>) -> Vec<Doc> {
+    let parsed = memory::parse(text);
+    let mut docs = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let sections = parsed.sections.iter().map(|s| (s.title.as_str(), s.category, &s.entries));
+    let loose = std::iter::once(("", None, &parsed.loose));
+    for (title, category, entries) in loose.chain(sections) {
+        for e in entries {
+            let id = format!("mem-{}", &hash(format!("{title}\0{}", e.text).as_bytes())[..12]);
+            if !seen.insert(id.clone()) {
+                continue;
+            }
+            docs.push(Doc {
+                id,
+                kind: Kind::Memory,
+                text: e.text.clone(),
+                title: title.to_string(),
+                time: e.date.as_deref().map_or(fallback, |d| date_time(d, fallback)),
+                category: category.unwrap_or("").to_string(),
+                verdict: String::new(),
+                status: String::new(),
+                session: String::new(),
+                source: format!("{rel}:{}", e.line),
+                file: rel.to_string(),
+            });
+        }
+    }
+    docs
+}
+
+/// Reads the lines appended to `rel` since `from`.
+pub fn read_tail(repo: &Repo, rel: &str, previous: &Checkpoint, from: u64) -> Result<(Checkpoint, Vec<TailLine>, Vec<String>)> {
+    let path = repo.path(rel);
+    let meta = std::fs::metadata(&path).map_err(|e| Error::io(path.display(), &e))?;
+    let bytes = crate::files::read_from(&path, from)?;
+    let cp = jsonl_checkpoint(&meta, from, &bytes, Some(previous));
+    let text = String::from_utf8_lossy(&bytes[..(cp.offset - from) as usize]).into_owned();
+    let mut warnings = Vec::new();
+    let mut lines = Vec::new();
+    match kind_of(rel) {
+        Some(SourceKind::Slog) => {
+            lines.extend(slog_lines(rel, &text, 0, &mut warnings).into_iter().map(TailLine::Doc));
+        }
+        Some(SourceKind::Observations) => {
+            for (i, line) in text.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                match store::parse_line(Path::new(rel), i + 1, line) {
+                    Ok(Line::Observation(o)) => {
+                        let f = store::Folded { obs: o, state: store::State::Active, superseded_by: None };
+                        lines.push(TailLine::Doc(observation_doc(&f, rel)));
+                    }
+                    Ok(Line::Event(e)) => lines.push(TailLine::Event(e)),
+                    Err(e) => warnings.push(format!("not indexed: {e}")),
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok((cp, lines, warnings))
+}
+
+/// A time for records without one.
+pub fn epoch() -> DateTime<Utc> {
+    Utc.timestamp_opt(0, 0).single().expect("epoch exists")
+}

@@ -1,0 +1,99 @@
+//! `cairn search --exact`: the words as written, in any case, by scanning the files.
+//!
+//! No index, no ranking: every record whose text holds the phrase, newest first, with the file
+//! and line it is on. Slog entries, observations (as folded: deleted ones are left out), ADRs
+//! (any line of the file) and MEMORY.md entries are scanned.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::index::{sources, Kind};
+use crate::repo::Repo;
+use crate::{adr, memory, slog, store};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Found {
+    pub kind: Kind,
+    pub id: String,
+    pub text: String,
+    pub time: String,
+    /// `path:line`, relative to the repository root.
+    pub at: String,
+}
+
+/// Every record holding `phrase` (case-insensitive), newest first.
+pub fn scan(repo: &Repo, phrase: &str, kinds: &[Kind]) -> Result<Vec<Found>> {
+    let needle = phrase.to_lowercase();
+    let wants = |k: Kind| kinds.is_empty() || kinds.contains(&k);
+    let hit = |text: &str| text.to_lowercase().contains(&needle);
+    let rel = |p: &Path| p.strip_prefix(repo.root()).unwrap_or(p).to_string_lossy().into_owned();
+    let mut out = Vec::new();
+    if wants(Kind::Slog) {
+        for path in slog::day_files(repo)? {
+            let parsed = slog::read_file(&path)?;
+            for (line, e) in parsed.records {
+                let doc = sources::slog_doc(&e, "");
+                if hit(&doc.text) {
+                    out.push(Found { kind: Kind::Slog, id: e.id, text: doc.text, time: e.ts, at: format!("{}:{line}", rel(&path)) });
+                }
+            }
+        }
+    }
+    if wants(Kind::Observation) {
+        for path in store::day_files(repo)? {
+            let (lines, _) = store::read_file(&path)?;
+            for (line, l) in lines {
+                if let store::Line::Observation(o) = l
+                    && hit(&o.observation)
+                {
+                    out.push(Found { kind: Kind::Observation, id: o.id, text: o.observation, time: o.timestamp, at: format!("{}:{line}", rel(&path)) });
+                }
+            }
+        }
+        // Leave out what was deleted since.
+        let (folded, _) = store::load_all(repo)?;
+        let deleted: std::collections::HashSet<&str> =
+            folded.iter().filter(|f| f.state == store::State::Deleted).map(|f| f.obs.id.as_str()).collect();
+        out.retain(|f| f.kind != Kind::Observation || !deleted.contains(f.id.as_str()));
+    }
+    if wants(Kind::Adr) {
+        for rel_path in adr::record_files(repo)? {
+            let text = std::fs::read_to_string(repo.path(&rel_path)).unwrap_or_default();
+            let number = rel_path.rsplit('/').next().and_then(adr::number_of_file_name).unwrap_or(0);
+            let date = adr::load(repo, &rel_path).map(|a| a.date).unwrap_or_default();
+            for (i, line) in text.lines().enumerate() {
+                if hit(line) {
+                    out.push(Found {
+                        kind: Kind::Adr,
+                        id: format!("adr-{number}"),
+                        text: line.trim().to_string(),
+                        time: format!("{date}T00:00:00.000Z"),
+                        at: format!("{rel_path}:{}", i + 1),
+                    });
+                }
+            }
+        }
+    }
+    if wants(Kind::Memory)
+        && let Some(text) = crate::files::read_optional(&repo.path(memory::FILE))?
+    {
+        let parsed = memory::parse(&text);
+        let entries = parsed.loose.iter().chain(parsed.sections.iter().flat_map(|s| s.entries.iter()));
+        for e in entries {
+            if hit(&e.text) {
+                let date = e.date.clone().unwrap_or_default();
+                out.push(Found {
+                    kind: Kind::Memory,
+                    id: format!("{}:{}", memory::FILE, e.line),
+                    text: e.text.clone(),
+                    time: format!("{date}T00:00:00.000Z"),
+                    at: format!("{}:{}", memory::FILE, e.line),
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| b.time.cmp(&a.time).then(a.at.cmp(&b.at)));
+    Ok(out)
+}

@@ -1,0 +1,348 @@
+//! The observation store: `vault/observations/YYYY-MM-DD.jsonl`.
+//!
+//! Each line is either an observation (DESIGN section 2) or an update event about one,
+//! `{"op":"merge"|"supersede"|"stale"|"delete"|"restore","id",…,"ts"}`; events are folded
+//! over the observations when read ([`fold`]). A file is named for the UTC day it was written,
+//! not for the time its records speak of. Ids come from content: `ob-` and a hash of the
+//! normalized text and its source, so writing the same observation twice stores it once.
+
+pub mod write;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::files;
+use crate::jsonl;
+use crate::observe::gate::Verdict;
+use crate::repo::Repo;
+
+/// The folder, relative to the repository root.
+pub const DIR: &str = "vault/observations";
+
+/// One observation, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    pub id: String,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    pub observation: String,
+    #[serde(default = "default_type")]
+    pub observation_type: String,
+    #[serde(default)]
+    pub source: String,
+    pub timestamp: String,
+    #[serde(default = "default_priority")]
+    pub priority: String,
+    pub write_verdict: Verdict,
+    #[serde(default)]
+    pub write_confidence: f64,
+    pub category_id: String,
+    #[serde(default)]
+    pub category_confidence: f64,
+    #[serde(default = "default_taxonomy")]
+    pub taxonomy_version: u32,
+    #[serde(default = "one")]
+    pub merged_count: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub narrative: Option<String>,
+}
+
+fn default_type() -> String {
+    "fact".to_string()
+}
+fn default_priority() -> String {
+    "medium".to_string()
+}
+fn default_taxonomy() -> u32 {
+    crate::observe::category::TAXONOMY_VERSION
+}
+fn one() -> u32 {
+    1
+}
+
+/// An update to an observation, appended beside the records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub op: Op,
+    pub id: String,
+    pub ts: String,
+    /// For `merge`: the observation's new time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    /// For `supersede`: the id of the observation that replaces this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Merge,
+    Supersede,
+    Stale,
+    Delete,
+    Restore,
+}
+
+/// Where an observation stands after its events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Active,
+    Stale,
+    Deleted,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Active => "active",
+            State::Stale => "stale",
+            State::Deleted => "deleted",
+        }
+    }
+}
+
+/// An observation with its events folded in.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Folded {
+    #[serde(flatten)]
+    pub obs: Observation,
+    pub state: State,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+}
+
+/// One line of an observations file.
+#[derive(Debug, Clone)]
+pub enum Line {
+    Observation(Observation),
+    Event(Event),
+}
+
+/// Parses one line: an event if it has `op`, else an observation.
+pub fn parse_line(path: &Path, line_no: usize, line: &str) -> std::result::Result<Line, jsonl::Malformed> {
+    let value: serde_json::Value = jsonl::parse_line(path, line_no, line)?;
+    let malformed = |e: serde_json::Error| jsonl::Malformed {
+        path: path.to_path_buf(),
+        line: line_no,
+        message: format!("not a valid observation or event: {e}"),
+    };
+    if value.get("op").is_some() {
+        serde_json::from_value(value).map(Line::Event).map_err(malformed)
+    } else {
+        serde_json::from_value(value).map(Line::Observation).map_err(malformed)
+    }
+}
+
+/// The normalized form hashed into an id: lower case, single spaces, no trailing punctuation.
+pub fn normalize(text: &str) -> String {
+    let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
+    words.join(" ").trim_end_matches(['.', '!', '?', ';', ',']).to_string()
+}
+
+/// The id of an observation: a hash of its normalized text and its source.
+pub fn observation_id(text: &str, source: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(normalize(text).as_bytes());
+    h.update([0]);
+    h.update(source.as_bytes());
+    let digest = h.finalize();
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("ob-{hex}")
+}
+
+/// The day file written at `now`, relative to the root.
+pub fn day_file(now: DateTime<Utc>) -> String {
+    format!("{DIR}/{}.jsonl", now.format("%Y-%m-%d"))
+}
+
+/// Every observations file, oldest first.
+pub fn day_files(repo: &Repo) -> Result<Vec<PathBuf>> {
+    let dir = repo.path(DIR);
+    let read = match std::fs::read_dir(&dir) {
+        Ok(read) => read,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(Error::io(dir.display(), &err)),
+    };
+    let mut out = Vec::new();
+    for entry in read {
+        let path = entry.map_err(|e| Error::io(dir.display(), &e))?.path();
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Parses a whole observations file (a torn tail is reported, not fatal).
+pub fn read_file(path: &Path) -> Result<(Vec<(usize, Line)>, Option<jsonl::TornTail>)> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), &e))?;
+    let complete = text.rfind('\n').map_or(0, |i| i + 1);
+    let mut lines = Vec::new();
+    for (i, line) in text[..complete].lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        lines.push((i + 1, parse_line(path, i + 1, line).map_err(malformed)?));
+    }
+    let torn = (complete < text.len()).then(|| jsonl::TornTail {
+        path: path.to_path_buf(),
+        line: text[..complete].matches('\n').count() + 1,
+        bytes: text.len() - complete,
+    });
+    Ok((lines, torn))
+}
+
+fn malformed(m: jsonl::Malformed) -> Error {
+    Error::bad_input(m.to_string()).with_fix("fix or remove that line by hand; `cairn doctor` lists every such line")
+}
+
+/// Applies one event to a folded observation.
+pub fn apply(folded: &mut Folded, event: &Event) {
+    match event.op {
+        Op::Merge => {
+            folded.obs.merged_count += 1;
+            if let Some(t) = &event.timestamp {
+                folded.obs.timestamp = t.clone();
+            }
+        }
+        Op::Supersede => folded.superseded_by = event.by.clone(),
+        Op::Stale => {
+            if folded.state == State::Active {
+                folded.state = State::Stale;
+            }
+        }
+        Op::Delete => folded.state = State::Deleted,
+        Op::Restore => {
+            folded.state = State::Active;
+            folded.superseded_by = None;
+        }
+    }
+}
+
+/// Every observation with its events folded in, in the order written, and any torn tails.
+pub fn load_all(repo: &Repo) -> Result<(Vec<Folded>, Vec<jsonl::TornTail>)> {
+    let mut out: Vec<Folded> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut pending: Vec<Event> = Vec::new();
+    let mut torn_tails = Vec::new();
+    for path in day_files(repo)? {
+        let (lines, torn) = read_file(&path)?;
+        torn_tails.extend(torn);
+        for (_, line) in lines {
+            match line {
+                Line::Observation(obs) => {
+                    if at.contains_key(&obs.id) {
+                        continue;
+                    }
+                    at.insert(obs.id.clone(), out.len());
+                    out.push(Folded { obs, state: State::Active, superseded_by: None });
+                }
+                Line::Event(e) => match at.get(&e.id) {
+                    Some(&i) => apply(&mut out[i], &e),
+                    None => pending.push(e),
+                },
+            }
+        }
+    }
+    // Events that arrived (by a merge of two machines' files) before their observation.
+    for e in pending {
+        if let Some(&i) = at.get(&e.id) {
+            apply(&mut out[i], &e);
+        }
+    }
+    Ok((out, torn_tails))
+}
+
+/// Whether an observation with `id` is already stored (a scan of the files for its id).
+pub fn contains(repo: &Repo, id: &str) -> Result<bool> {
+    let needle = format!("\"id\":\"{id}\"");
+    for path in day_files(repo)? {
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), &e))?;
+        if text.lines().any(|l| l.contains(&needle) && !l.contains("\"op\":")) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Every id stored, for deduplicating a batch.
+pub fn ids(repo: &Repo) -> Result<std::collections::HashSet<String>> {
+    let mut out = std::collections::HashSet::new();
+    for path in day_files(repo)? {
+        let (lines, _) = read_file(&path)?;
+        for (_, line) in lines {
+            if let Line::Observation(o) = line {
+                out.insert(o.id);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Appends lines (observations or events, serialized) to the day file of `now`, under its lock.
+pub fn append(repo: &Repo, lines: &[String], now: DateTime<Utc>) -> Result<(String, Option<PathBuf>)> {
+    let rel = day_file(now);
+    let mut recovered = None;
+    // Batches go in chunks so one write stays a reasonable size; each chunk is whole lines.
+    for chunk in lines.chunks(512) {
+        let mut bytes = Vec::with_capacity(chunk.iter().map(|l| l.len() + 1).sum());
+        for l in chunk {
+            bytes.extend_from_slice(l.as_bytes());
+            bytes.push(b'\n');
+        }
+        let out = files::append_lines(&repo.path(&rel), &bytes, &repo.recovered_dir())?;
+        recovered = recovered.or(out.recovered);
+    }
+    Ok((rel, recovered))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_come_from_normalized_text_and_source() {
+        let a = observation_id("The user prefers tabs.", "cli");
+        assert_eq!(a, observation_id("  the user   PREFERS tabs ", "cli"));
+        assert_ne!(a, observation_id("The user prefers tabs.", "session:1"));
+        assert_ne!(a, observation_id("The user prefers spaces.", "cli"));
+        assert!(a.starts_with("ob-") && a.len() == 19);
+    }
+
+    #[test]
+    fn events_fold_in_order() {
+        let obs: Observation = serde_json::from_str(
+            r#"{"id":"ob-1","observation":"x is y","timestamp":"2026-01-01T00:00:00.000Z","write_verdict":"allow","category_id":"projects"}"#,
+        )
+        .unwrap();
+        assert_eq!(obs.merged_count, 1);
+        let mut f = Folded { obs, state: State::Active, superseded_by: None };
+        let ev = |op, ts: Option<&str>| Event { op, id: "ob-1".into(), ts: "t".into(), timestamp: ts.map(Into::into), by: None };
+        apply(&mut f, &ev(Op::Merge, Some("2026-02-01T00:00:00.000Z")));
+        assert_eq!((f.obs.merged_count, f.obs.timestamp.as_str()), (2, "2026-02-01T00:00:00.000Z"));
+        apply(&mut f, &ev(Op::Stale, None));
+        assert_eq!(f.state, State::Stale);
+        apply(&mut f, &ev(Op::Delete, None));
+        assert_eq!(f.state, State::Deleted);
+        apply(&mut f, &ev(Op::Stale, None));
+        assert_eq!(f.state, State::Deleted, "stale does not undelete");
+        apply(&mut f, &ev(Op::Restore, None));
+        assert_eq!(f.state, State::Active);
+    }
+
+    #[test]
+    fn lines_are_told_apart_by_op() {
+        let p = Path::new("o.jsonl");
+        assert!(matches!(parse_line(p, 1, r#"{"op":"stale","id":"ob-1","ts":"t"}"#), Ok(Line::Event(_))));
+        assert!(parse_line(p, 1, r#"{"op":"explode","id":"ob-1","ts":"t"}"#).is_err());
+        assert!(parse_line(p, 1, r#"{"observation":"no id"}"#).is_err());
+    }
+}

@@ -1,0 +1,167 @@
+//! Writing observations directly: `cairn remember` and `cairn import observations`.
+//!
+//! Each candidate passes the write gate (unless imported `--raw`), gets a keyword category
+//! unless it brings one, and an id from its content; an id already stored is a duplicate and
+//! writes nothing. What is kept is appended to today's observations file in one locked write
+//! per chunk of whole lines.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::Observation;
+use crate::observe::category::{self, TAXONOMY_VERSION};
+use crate::observe::gate::{self, Verdict};
+
+/// What a caller offers as an observation.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Candidate {
+    pub observation: String,
+    #[serde(default)]
+    pub timestamp: Option<String>,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub category_id: Option<String>,
+    #[serde(default)]
+    pub write_verdict: Option<String>,
+    #[serde(default)]
+    pub priority: Option<String>,
+    #[serde(default)]
+    pub observation_type: Option<String>,
+    #[serde(default)]
+    pub narrative: Option<String>,
+    /// Ignored: ids come from content. Accepted so exported observations import back.
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub write_confidence: Option<f64>,
+    #[serde(default)]
+    pub category_confidence: Option<f64>,
+    #[serde(default)]
+    pub taxonomy_version: Option<u32>,
+    #[serde(default)]
+    pub merged_count: Option<u32>,
+}
+
+/// What the gate made of a candidate.
+#[derive(Debug, Clone, Serialize)]
+pub struct Judged {
+    pub id: String,
+    pub verdict: Verdict,
+    pub reason: &'static str,
+    /// The record to store (none when discarded).
+    #[serde(skip)]
+    pub observation: Option<Observation>,
+}
+
+/// Checks a candidate's fields; the message names what is wrong.
+pub fn validate(c: &Candidate, raw: bool) -> Result<(), String> {
+    if c.observation.trim().is_empty() {
+        return Err("`observation` is empty".into());
+    }
+    if let Some(t) = &c.timestamp
+        && DateTime::parse_from_rfc3339(t).is_err()
+    {
+        return Err(format!("`timestamp` {t:?} is not RFC 3339"));
+    }
+    if let Some(v) = &c.write_verdict
+        && Verdict::parse(v).is_none()
+    {
+        return Err(format!("`write_verdict` {v:?} is not allow, hold or discard"));
+    }
+    if let Some(p) = &c.priority
+        && !matches!(p.as_str(), "high" | "medium" | "low")
+    {
+        return Err(format!("`priority` {p:?} is not high, medium or low"));
+    }
+    if !raw
+        && let Some(cat) = &c.category_id
+        && !category::is_known(cat)
+    {
+        return Err(format!("`category_id` {cat:?} is not a category of taxonomy v{TAXONOMY_VERSION}"));
+    }
+    Ok(())
+}
+
+/// Runs a candidate through the gate (unless `raw`) and builds its record.
+pub fn judge(c: &Candidate, raw: bool, default_source: &str, min_chars: usize, now: DateTime<Utc>) -> Judged {
+    let text = c.observation.trim().to_string();
+    let source = c.source.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| default_source.to_string());
+    let id = super::observation_id(&text, &source);
+    let proposed = c.write_verdict.as_deref().and_then(Verdict::parse).unwrap_or(Verdict::Allow);
+    let confidence = c.write_confidence.unwrap_or(0.9);
+    let decision = if raw {
+        gate::Decision { verdict: proposed, confidence, reason: "raw import" }
+    } else {
+        gate::decide(&text, proposed, confidence, min_chars)
+    };
+    if decision.verdict == Verdict::Discard && !raw {
+        return Judged { id, verdict: Verdict::Discard, reason: decision.reason, observation: None };
+    }
+    let (category_id, category_confidence) = match &c.category_id {
+        Some(cat) => (cat.clone(), c.category_confidence.unwrap_or(1.0)),
+        None => {
+            let choice = category::classify(&text);
+            (choice.id.to_string(), choice.confidence)
+        }
+    };
+    let timestamp = c
+        .timestamp
+        .as_deref()
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map_or(now, |t| t.with_timezone(&Utc));
+    let observation = Observation {
+        id: id.clone(),
+        session_id: c.session_id.clone(),
+        observation: text,
+        observation_type: c.observation_type.clone().unwrap_or_else(|| "fact".into()),
+        source,
+        timestamp: crate::time::format(timestamp),
+        priority: c.priority.clone().unwrap_or_else(|| "medium".into()),
+        write_verdict: decision.verdict,
+        write_confidence: decision.confidence,
+        category_id,
+        category_confidence,
+        taxonomy_version: c.taxonomy_version.unwrap_or(TAXONOMY_VERSION),
+        merged_count: c.merged_count.unwrap_or(1),
+        narrative: c.narrative.clone(),
+    };
+    Judged { id, verdict: decision.verdict, reason: decision.reason, observation: Some(observation) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z").unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn gate_and_category_apply_unless_raw() {
+        let c = Candidate { observation: "tiny".into(), ..Candidate::default() };
+        assert_eq!(judge(&c, false, "cli", 12, now()).verdict, Verdict::Discard);
+        let kept = judge(&c, true, "cli", 12, now());
+        assert_eq!(kept.verdict, Verdict::Allow);
+        assert_eq!(kept.observation.unwrap().observation, "tiny");
+
+        let c = Candidate { observation: "The user prefers tabs over spaces".into(), ..Candidate::default() };
+        let o = judge(&c, false, "cli", 12, now()).observation.unwrap();
+        assert_eq!(o.category_id, "preferences");
+        assert_eq!(o.timestamp, "2026-11-30T12:00:00.000Z");
+        assert_eq!(o.source, "cli");
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let bad = |json: &str| validate(&serde_json::from_str(json).unwrap(), false).unwrap_err();
+        assert!(bad(r#"{"observation":""}"#).contains("`observation`"));
+        assert!(bad(r#"{"observation":"x","timestamp":"yesterday"}"#).contains("`timestamp`"));
+        assert!(bad(r#"{"observation":"x","write_verdict":"maybe"}"#).contains("`write_verdict`"));
+        assert!(bad(r#"{"observation":"x","category_id":"misc"}"#).contains("`category_id`"));
+        assert!(validate(&serde_json::from_str(r#"{"observation":"x","category_id":"misc"}"#).unwrap(), true).is_ok());
+    }
+}
