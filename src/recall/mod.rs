@@ -319,10 +319,12 @@ mod tests {
     #[test]
     fn rrf_rewards_agreement() {
         let words = Ranked { name: "words", hits: vec![hit("a", 3.0, 1.0), hit("b", 2.0, 1.0), hit("c", 1.0, 1.0)] };
-        let vectors = Ranked { name: "vectors", hits: vec![hit("c", 0.9, 1.0), hit("b", 0.8, 1.0)] };
+        let vectors = Ranked { name: "vectors", hits: vec![hit("b", 0.9, 1.0), hit("c", 0.8, 1.0)] };
         let out = fuse(vec![words, vectors], 3);
-        assert_eq!(out[0].id, "b", "second in both beats first in one");
+        assert_eq!(out[0].id, "b", "high in both beats first in one");
         assert_eq!(out[0].ranks.len(), 2);
-        assert!((out[0].score - (1.0 / 62.0 + 1.0 / 62.0)).abs() < 1e-12);
+        assert!((out[0].score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-12);
+        assert_eq!(out[1].id, "c");
+        assert_eq!(out[2].id, "a");
     }
 }
