@@ -358,6 +358,10 @@ pub struct NewAdr {
     pub tags: Vec<String>,
     pub deciders: Vec<String>,
     pub supersedes: Vec<AdrNumber>,
+    /// The three sections' text; `None` leaves the skeleton's prompt.
+    pub context: Option<String>,
+    pub decision: Option<String>,
+    pub consequences: Option<String>,
 }
 
 /// The text of a new record.
@@ -365,9 +369,10 @@ pub fn render(number: AdrNumber, new: &NewAdr, date: NaiveDate) -> String {
     format!(
         "---\nnumber: {number}\ntitle: {title}\nstatus: {status}\ndate: {date}\ndeciders: {deciders}\n\
          tags: {tags}\nsupersedes: {supersedes}\nsuperseded-by: []\n---\n# {number}. {heading}\n\n\
-         ## Context\n\nWhat is the issue that motivates this decision?\n\n\
-         ## Decision\n\nWhat is the change that we are making?\n\n\
-         ## Consequences\n\nWhat becomes easier or harder because of this change?\n",
+         ## Context\n\n{context}\n\n## Decision\n\n{decision}\n\n## Consequences\n\n{consequences}\n",
+        context = section(&new.context, "What is the issue that motivates this decision?"),
+        decision = section(&new.decision, "What is the change that we are making?"),
+        consequences = section(&new.consequences, "What becomes easier or harder because of this change?"),
         title = frontmatter::scalar(&new.title),
         status = new.status,
         date = date.format("%Y-%m-%d"),
@@ -376,6 +381,13 @@ pub fn render(number: AdrNumber, new: &NewAdr, date: NaiveDate) -> String {
         supersedes = frontmatter::number_list(&new.supersedes),
         heading = new.title,
     )
+}
+
+fn section(text: &Option<String>, prompt: &str) -> String {
+    match text.as_deref().map(str::trim) {
+        Some(t) if !t.is_empty() => t.replace("\r\n", "\n"),
+        _ => prompt.to_string(),
+    }
 }
 
 /// The result of a change to records: what was written, for the commit.
@@ -532,6 +544,9 @@ mod tests {
             tags: vec!["yaml".into(), "deps".into()],
             deciders: vec!["ana".into()],
             supersedes: vec![3],
+            context: None,
+            decision: Some("Use yaml_serde.\n\nIt is maintained.".into()),
+            consequences: None,
         };
         let date = NaiveDate::from_ymd_opt(2026, 11, 30).unwrap();
         let text = render(7, &new, date);
@@ -544,6 +559,8 @@ mod tests {
         assert_eq!(adr.supersedes, [3]);
         assert!(adr.superseded_by.is_empty());
         assert!(adr.body.starts_with("# 7. Use yaml"));
+        assert!(adr.body.contains("## Decision\n\nUse yaml_serde.\n\nIt is maintained.\n\n## Consequences"));
+        assert!(adr.body.contains("## Context\n\nWhat is the issue"));
     }
 
     #[test]

@@ -53,6 +53,15 @@ pub struct NewArgs {
     /// Who decided, comma-separated or repeated
     #[arg(long)]
     pub deciders: Vec<String>,
+    /// The Context section's text (`-` reads it from stdin)
+    #[arg(long)]
+    pub context: Option<String>,
+    /// The Decision section's text (`-` reads it from stdin)
+    #[arg(long)]
+    pub decision: Option<String>,
+    /// The Consequences section's text (`-` reads it from stdin)
+    #[arg(long)]
+    pub consequences: Option<String>,
     /// Open the new record in $VISUAL / $EDITOR (only on a terminal)
     #[arg(long)]
     pub edit: bool,
@@ -83,14 +92,32 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
 fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
     let repo = ctx.repo()?;
     let status: Status = args.status.parse().map_err(Error::from)?;
-    let _lock = repo.lock()?;
+    let sections = [&args.context, &args.decision, &args.consequences];
+    if sections.iter().filter(|s| s.as_deref() == Some("-")).count() > 1 {
+        return Err(Error::bad_input("only one of --context, --decision, --consequences can read stdin"));
+    }
+    let read = |s: Option<String>| -> Result<Option<String>> {
+        match s.as_deref() {
+            Some("-") => {
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                    .map_err(|e| Error::io("stdin", &e))?;
+                Ok(Some(text))
+            }
+            _ => Ok(s),
+        }
+    };
     let request = NewAdr {
         title: args.title,
         status,
         tags: args.tags,
         deciders: args.deciders,
         supersedes: args.supersedes,
+        context: read(args.context)?,
+        decision: read(args.decision)?,
+        consequences: read(args.consequences)?,
     };
+    let _lock = repo.lock()?;
     let (mut record, written) = adr::create(&repo, request, ctx.now.date_naive())?;
     let mut warnings = written.warnings.clone();
     if args.edit {
