@@ -387,12 +387,12 @@ impl Index {
                         batch.add(doc);
                     }
                     sources::TailLine::Event(event) => {
-                        if !batch.apply(&event) {
-                            if let Some(mut doc) = self.get(&searcher, &event.id)? {
-                                sources::apply_event(&mut doc, &event);
-                                writer.delete_term(Term::from_field_text(self.fields.id, &doc.id));
-                                batch.add(doc);
-                            }
+                        if !batch.apply(&event)
+                            && let Some(mut doc) = self.get(&searcher, &event.id)?
+                        {
+                            sources::apply_event(&mut doc, &event);
+                            writer.delete_term(Term::from_field_text(self.fields.id, &doc.id));
+                            batch.add(doc);
                         }
                     }
                 }

@@ -299,7 +299,7 @@ pub fn observation_doc(f: &store::Folded, file: &str) -> Doc {
     let o = &f.obs;
     let mut text = o.observation.clone();
     if let Some(n) = &o.narrative {
-        text.push_str("\n");
+        text.push('\n');
         text.push_str(n);
     }
     let status = match (f.state, &f.superseded_by) {
@@ -332,7 +332,10 @@ fn file_time(repo: &Repo, rel: &str) -> DateTime<Utc> {
 
 /// Reads files whole: their new checkpoints and documents. Observation files are folded
 /// together (events in one apply to records in another).
-pub fn read_whole(repo: &Repo, rels: &[String]) -> Result<(Vec<(String, Checkpoint, Vec<Doc>)>, Vec<String>)> {
+/// A file read whole: its path, new checkpoint and documents.
+pub type WholeFile = (String, Checkpoint, Vec<Doc>);
+
+pub fn read_whole(repo: &Repo, rels: &[String]) -> Result<(Vec<WholeFile>, Vec<String>)> {
     let mut out = Vec::new();
     let mut warnings = Vec::new();
     let mut obs_files = Vec::new();

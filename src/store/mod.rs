@@ -182,7 +182,10 @@ pub fn day_files(repo: &Repo) -> Result<Vec<PathBuf>> {
 }
 
 /// Parses a whole observations file (a torn tail is reported, not fatal).
-pub fn read_file(path: &Path) -> Result<(Vec<(usize, Line)>, Option<jsonl::TornTail>)> {
+/// The lines of a file with their numbers, and its torn tail if any.
+pub type FileLines = (Vec<(usize, Line)>, Option<jsonl::TornTail>);
+
+pub fn read_file(path: &Path) -> Result<FileLines> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path.display(), &e))?;
     let complete = text.rfind('\n').map_or(0, |i| i + 1);
     let mut lines = Vec::new();
