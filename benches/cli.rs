@@ -50,6 +50,7 @@ fn main() {
         .prefix("cairn-bench-")
         .tempdir()
         .unwrap_or_else(|e| die(format!("cannot make a temporary directory: {e}")));
+    let _ = SCRATCH.set(scratch.path().to_path_buf());
     let env = BenchEnv::new(scratch.path());
     let today = utc_today();
 
@@ -66,6 +67,7 @@ fn main() {
     let year = scratch.path().join("year");
     let year_commits = build_year_repo(&env, &year, &today);
 
+    let load_before = load_average();
     let git_version = run_ok(
         env.command("git", scratch.path()).arg("--version"),
         "git --version",
@@ -99,6 +101,7 @@ fn main() {
             git_version,
             year_commits,
             today: &today,
+            load: (load_before, load_average()),
         },
         &table,
     );
@@ -141,8 +144,17 @@ fn parse_args() -> Result<usize, String> {
 
 fn die(msg: impl std::fmt::Display) -> ! {
     eprintln!("bench aborted: {msg}");
+    if let Some(dir) = SCRATCH.get() {
+        eprintln!(
+            "bench: the repositories are left in {} for a look",
+            dir.display()
+        );
+    }
     std::process::exit(1);
 }
+
+/// The scratch directory, named when the bench aborts (exiting skips its removal).
+static SCRATCH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 
 // ---------------------------------------------------------------------------------------------
 // Processes
@@ -402,6 +414,7 @@ fn build_year_repo(env: &BenchEnv, year: &Path, today: &str) -> usize {
         "cairn init (year)",
     );
     let mut rng = Rng(0x00c0_ffee_cafe_f00d);
+    let vocab = Vocab::new();
     let today_days = days_from_civil(today);
     let first = today_days - (YEAR_DAYS - 1);
 
@@ -451,7 +464,7 @@ fn build_year_repo(env: &BenchEnv, year: &Path, today: &str) -> usize {
         let mut text = String::with_capacity(count * 260);
         for k in 0..count {
             let ms = span_ms * k as u64 / count as u64 + rng.below(span_ms / count as u64);
-            text.push_str(&slog_line(&mut rng, &day, ms));
+            text.push_str(&slog_line(&vocab, &mut rng, &day, ms));
         }
         let path = slog_dir.join(format!("{day}.jsonl"));
         fs::write(&path, text)
@@ -463,9 +476,9 @@ fn build_year_repo(env: &BenchEnv, year: &Path, today: &str) -> usize {
     let decisions = year.join("decisions");
     for n in 1..=YEAR_ADRS {
         let day = civil_from_days(first + (n as i64 * (YEAR_DAYS - 1)) / YEAR_ADRS as i64);
-        let (title, slug) = adr_title(&mut rng);
+        let (title, slug) = adr_title(&vocab, &mut rng);
         let path = decisions.join(format!("{n:04}-{slug}.md"));
-        fs::write(&path, adr_text(&mut rng, n, &title, &day))
+        fs::write(&path, adr_text(&vocab, &mut rng, n, &title, &day))
             .unwrap_or_else(|e| die(format!("cannot write {}: {e}", path.display())));
     }
     env.git_ok(year, &["add", "--", "decisions"]);
@@ -482,315 +495,104 @@ fn build_year_repo(env: &BenchEnv, year: &Path, today: &str) -> usize {
     commits
 }
 
-const ACTIONS: &[&str] = &[
-    "deploy",
-    "deploy",
-    "deploy",
-    "fix",
-    "fix",
-    "configure",
-    "configure",
-    "restart",
-    "upgrade",
-    "rollback",
-    "investigate",
-    "migrate",
-    "rotate",
-    "scale",
-    "backup",
-    "restore",
-    "install",
-    "remove",
-    "tune",
-    "test",
-];
-const TOOLS: &[&str] = &[
-    "caddy",
-    "redis",
-    "postgres",
-    "nginx",
-    "docker",
-    "systemd",
-    "grafana",
-    "prometheus",
-    "loki",
-    "k3s",
-    "terraform",
-    "ansible",
-    "github-actions",
-    "cloudflare",
-    "minio",
-    "rabbitmq",
-    "vault",
-    "cron",
-    "letsencrypt",
-    "node-exporter",
-    "pgbouncer",
-    "sentry",
-    "tailscale",
-    "wireguard",
-    "backup-script",
-];
-const WORDS: &[&str] = &[
-    "the",
-    "the",
-    "the",
-    "a",
-    "to",
-    "to",
-    "on",
-    "on",
-    "for",
-    "for",
-    "with",
-    "after",
-    "before",
-    "and",
-    "and",
-    "from",
-    "in",
-    "in",
-    "of",
-    "of",
-    "staging",
-    "production",
-    "prod",
-    "edge",
-    "node",
-    "nodes",
-    "worker",
-    "primary",
-    "replica",
-    "cluster",
-    "config",
-    "service",
-    "container",
-    "image",
-    "volume",
-    "disk",
-    "memory",
-    "cpu",
-    "timeout",
-    "limit",
-    "limits",
-    "pool",
-    "connections",
-    "certificate",
-    "cert",
-    "tls",
-    "dns",
-    "port",
-    "health",
-    "check",
-    "checks",
-    "alert",
-    "alerts",
-    "dashboard",
-    "metrics",
-    "logs",
-    "retention",
-    "cache",
-    "queue",
-    "job",
-    "jobs",
-    "cron",
-    "schedule",
-    "nightly",
-    "backup",
-    "snapshot",
-    "restore",
-    "migration",
-    "schema",
-    "index",
-    "query",
-    "slow",
-    "latency",
-    "p99",
-    "errors",
-    "5xx",
-    "restart",
-    "restarted",
-    "loop",
-    "crash",
-    "oom",
-    "killed",
-    "bumped",
-    "raised",
-    "lowered",
-    "pinned",
-    "version",
-    "upgraded",
-    "rolled",
-    "back",
-    "out",
-    "enabled",
-    "disabled",
-    "added",
-    "removed",
-    "rotated",
-    "secret",
-    "key",
-    "token",
-    "expired",
-    "renewed",
-    "fixed",
-    "typo",
-    "path",
-    "env",
-    "variable",
-    "flag",
-    "rollout",
-    "canary",
-    "green",
-    "blue",
-    "traffic",
-    "load",
-    "balancer",
-    "upstream",
-    "proxy",
-    "header",
-    "rate",
-    "burst",
-    "quota",
-    "firewall",
-    "rule",
-    "ssh",
-    "access",
-    "user",
-    "group",
-    "permissions",
-    "owner",
-    "mount",
-    "nfs",
-    "s3",
-    "bucket",
-    "lifecycle",
-    "policy",
-    "because",
-    "was",
-    "is",
-    "now",
-    "again",
-    "still",
-    "failing",
-    "passing",
-    "v2",
-    "3.1",
-    "1.27",
-    "16",
-    "8.2",
-    "2.8",
-    "after",
-    "deploy",
-    "during",
-    "incident",
-    "by",
-    "one",
-    "two",
-];
-const REASONS: &[&str] = &[
-    "alerts were firing overnight",
-    "requested in the weekly review",
-    "security advisory",
-    "disk was at 91 percent",
-    "p99 latency regressed after the last release",
-    "certificate expires in 7 days",
-    "the old version is end of life",
-    "customer reported timeouts",
-    "cost reduction",
-    "flaky health checks during deploys",
-    "planned maintenance window",
-    "follow-up to the incident review",
-    "memory leak in the worker",
-    "new region coming online",
-    "compliance audit",
-];
+/// Word lists for the generated slog entries and ADRs (`|` separates items).
+const ACTIONS: &str = "deploy|deploy|deploy|fix|fix|configure|configure|restart|upgrade|rollback|\
+    investigate|migrate|rotate|scale|backup|restore|install|remove|tune|test";
+const TOOLS: &str = "caddy|redis|postgres|nginx|docker|systemd|grafana|prometheus|loki|k3s|terraform|\
+    ansible|github-actions|cloudflare|minio|rabbitmq|vault|cron|letsencrypt|node-exporter|pgbouncer|\
+    sentry|tailscale|wireguard|backup-script";
+const WORDS: &str = "the|the|the|a|to|to|on|on|for|for|with|after|before|and|and|from|in|in|of|of|\
+    staging|production|prod|edge|node|nodes|worker|primary|replica|cluster|config|service|container|\
+    image|volume|disk|memory|cpu|timeout|limit|limits|pool|connections|certificate|cert|tls|dns|port|\
+    health|check|checks|alert|alerts|dashboard|metrics|logs|retention|cache|queue|job|jobs|cron|\
+    schedule|nightly|backup|snapshot|restore|migration|schema|index|query|slow|latency|p99|errors|5xx|\
+    restart|restarted|loop|crash|oom|killed|bumped|raised|lowered|pinned|version|upgraded|rolled|back|\
+    out|enabled|disabled|added|removed|rotated|secret|key|token|expired|renewed|fixed|typo|path|env|\
+    variable|flag|rollout|canary|green|blue|traffic|load|balancer|upstream|proxy|header|rate|burst|\
+    quota|firewall|rule|ssh|access|user|group|permissions|owner|mount|nfs|s3|bucket|lifecycle|policy|\
+    because|was|is|now|again|still|failing|passing|v2|3.1|1.27|16|8.2|2.8|deploy|during|incident|by|\
+    one|two";
+const REASONS: &str = "alerts were firing overnight|requested in the weekly review|security advisory|\
+    disk was at 91 percent|p99 latency regressed after the last release|\
+    certificate expires in 7 days|the old version is end of life|customer reported timeouts|\
+    cost reduction|flaky health checks during deploys|planned maintenance window|\
+    follow-up to the incident review|memory leak in the worker|new region coming online|\
+    compliance audit";
+const ADR_VERBS: &str = "Use|Adopt|Prefer|Keep|Move to|Standardize on|Drop|Pin";
+const ADR_THINGS: &str = "caddy|postgres|redis|k3s|terraform|ansible|loki|prometheus|minio|tailscale|\
+    systemd timers|github actions|pgbouncer|sqlite|nats|restic|sops|renovate";
+const ADR_PURPOSES: &str = "for tls termination|for the job queue|for session storage|for backups|\
+    for secrets|for metrics|for log shipping|for config management|for service discovery|\
+    for deploys|in staging|on the edge nodes|for the internal network|for database pooling|\
+    for scheduled jobs";
+const STATUSES: &str = "accepted|accepted|accepted|accepted|proposed|deprecated";
+const PEOPLE: &str = "ana|ben|chen|dara|eli|claude|codex";
+
+struct Vocab {
+    actions: Vec<&'static str>,
+    tools: Vec<&'static str>,
+    words: Vec<&'static str>,
+    reasons: Vec<&'static str>,
+    adr_verbs: Vec<&'static str>,
+    adr_things: Vec<&'static str>,
+    adr_purposes: Vec<&'static str>,
+    statuses: Vec<&'static str>,
+    people: Vec<&'static str>,
+}
+
+impl Vocab {
+    fn new() -> Vocab {
+        let list = |s: &'static str| s.split('|').map(str::trim).collect::<Vec<_>>();
+        Vocab {
+            actions: list(ACTIONS),
+            tools: list(TOOLS),
+            words: list(WORDS),
+            reasons: list(REASONS),
+            adr_verbs: list(ADR_VERBS),
+            adr_things: list(ADR_THINGS),
+            adr_purposes: list(ADR_PURPOSES),
+            statuses: list(STATUSES),
+            people: list(PEOPLE),
+        }
+    }
+
+    /// `min..=max` random words, space-separated.
+    fn phrase(&self, rng: &mut Rng, min: u64, max: u64) -> String {
+        let n = min + rng.below(max - min + 1);
+        (0..n)
+            .map(|_| rng.pick(&self.words))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
 
 /// One slog line in the exact shape cairn writes (reason present in about 60% of entries).
-fn slog_line(rng: &mut Rng, day: &str, ms_of_day: u64) -> String {
+fn slog_line(v: &Vocab, rng: &mut Rng, day: &str, ms_of_day: u64) -> String {
     let ms = ms_of_day.min(86_399_999);
-    let ts = format!(
-        "{day}T{:02}:{:02}:{:02}.{:03}Z",
-        ms / 3_600_000,
-        ms / 60_000 % 60,
-        ms / 1000 % 60,
-        ms % 1000
-    );
+    let (h, m, s, milli) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
+    let ts = format!("{day}T{h:02}:{m:02}:{s:02}.{milli:03}Z");
     let id = format!("sl-{:012x}", rng.next() >> 16);
-    let action = ACTIONS[rng.below(ACTIONS.len() as u64) as usize];
-    let tool = TOOLS[rng.below(TOOLS.len() as u64) as usize];
-    let words = 5 + rng.below(16) as usize;
-    let detail = (0..words)
-        .map(|_| WORDS[rng.below(WORDS.len() as u64) as usize])
-        .collect::<Vec<_>>()
-        .join(" ");
+    let action = rng.pick(&v.actions);
+    let tool = rng.pick(&v.tools);
+    let detail = v.phrase(rng, 5, 20);
     let reason = if rng.below(10) < 6 {
-        format!(
-            ",\"reason\":\"{}\"",
-            REASONS[rng.below(REASONS.len() as u64) as usize]
-        )
+        format!(",\"reason\":\"{}\"", rng.pick(&v.reasons))
     } else {
         String::new()
     };
     format!(
-        "{{\"id\":\"{id}\",\"ts\":\"{ts}\",\"action\":\"{action}\",\"tool\":\"{tool}\",\"detail\":\"{detail}\"{reason}}}\n"
+        "{{\"id\":\"{id}\",\"ts\":\"{ts}\",\"action\":\"{action}\",\"tool\":\"{tool}\",\
+         \"detail\":\"{detail}\"{reason}}}\n"
     )
 }
 
-const ADR_VERBS: &[&str] = &[
-    "Use",
-    "Adopt",
-    "Prefer",
-    "Keep",
-    "Move to",
-    "Standardize on",
-    "Drop",
-    "Pin",
-];
-const ADR_THINGS: &[&str] = &[
-    "caddy",
-    "postgres",
-    "redis",
-    "k3s",
-    "terraform",
-    "ansible",
-    "loki",
-    "prometheus",
-    "minio",
-    "tailscale",
-    "systemd timers",
-    "github actions",
-    "pgbouncer",
-    "sqlite",
-    "nats",
-    "restic",
-    "sops",
-    "renovate",
-];
-const ADR_PURPOSES: &[&str] = &[
-    "for tls termination",
-    "for the job queue",
-    "for session storage",
-    "for backups",
-    "for secrets",
-    "for metrics",
-    "for log shipping",
-    "for config management",
-    "for service discovery",
-    "for deploys",
-    "in staging",
-    "on the edge nodes",
-    "for the internal network",
-    "for database pooling",
-    "for scheduled jobs",
-];
-
-fn adr_title(rng: &mut Rng) -> (String, String) {
+/// A title made of plain words (so the frontmatter holds it unquoted) and its slug.
+fn adr_title(v: &Vocab, rng: &mut Rng) -> (String, String) {
     let title = format!(
         "{} {} {}",
-        ADR_VERBS[rng.below(ADR_VERBS.len() as u64) as usize],
-        ADR_THINGS[rng.below(ADR_THINGS.len() as u64) as usize],
-        ADR_PURPOSES[rng.below(ADR_PURPOSES.len() as u64) as usize]
+        rng.pick(&v.adr_verbs),
+        rng.pick(&v.adr_things),
+        rng.pick(&v.adr_purposes)
     );
     let slug = title
         .to_lowercase()
@@ -801,36 +603,22 @@ fn adr_title(rng: &mut Rng) -> (String, String) {
 }
 
 /// An ADR in the shape `cairn adr new` writes, with its sections filled in.
-fn adr_text(rng: &mut Rng, number: usize, title: &str, date: &str) -> String {
-    const STATUSES: &[&str] = &[
-        "accepted",
-        "accepted",
-        "accepted",
-        "accepted",
-        "proposed",
-        "deprecated",
-    ];
-    const PEOPLE: &[&str] = &["ana", "ben", "chen", "dara", "eli", "claude", "codex"];
-    let status = STATUSES[rng.below(STATUSES.len() as u64) as usize];
-    let deciders = PEOPLE[rng.below(PEOPLE.len() as u64) as usize];
-    let tag = TOOLS[rng.below(TOOLS.len() as u64) as usize];
-    let sentence = |rng: &mut Rng| {
-        let n = 8 + rng.below(12) as usize;
-        let mut s = (0..n)
-            .map(|_| WORDS[rng.below(WORDS.len() as u64) as usize])
+fn adr_text(v: &Vocab, rng: &mut Rng, number: usize, title: &str, date: &str) -> String {
+    let status = rng.pick(&v.statuses);
+    let decider = rng.pick(&v.people);
+    let tag = rng.pick(&v.tools);
+    let mut para = || {
+        (0..3)
+            .map(|_| v.phrase(rng, 8, 19) + ".")
             .collect::<Vec<_>>()
-            .join(" ");
-        s.push('.');
-        s
+            .join(" ")
     };
-    let para = |rng: &mut Rng| (0..3).map(|_| sentence(rng)).collect::<Vec<_>>().join(" ");
+    let (context, decision, consequences) = (para(), para(), para());
     format!(
-        "---\nnumber: {number}\ntitle: {title}\nstatus: {status}\ndate: {date}\ndeciders: [{deciders}]\n\
-         tags: [{tag}, ops]\nsupersedes: []\nsuperseded-by: []\n---\n# {number}. {title}\n\n\
-         ## Context\n\n{}\n\n## Decision\n\n{}\n\n## Consequences\n\n{}\n",
-        para(rng),
-        para(rng),
-        para(rng)
+        "---\nnumber: {number}\ntitle: {title}\nstatus: {status}\ndate: {date}\n\
+         deciders: [{decider}]\ntags: [{tag}, ops]\nsupersedes: []\nsuperseded-by: []\n---\n\
+         # {number}. {title}\n\n## Context\n\n{context}\n\n## Decision\n\n{decision}\n\n\
+         ## Consequences\n\n{consequences}\n"
     )
 }
 
@@ -844,6 +632,10 @@ impl Rng {
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
+    }
+
+    fn pick<'a>(&mut self, list: &[&'a str]) -> &'a str {
+        list[self.below(list.len() as u64) as usize]
     }
 
     fn below(&mut self, n: u64) -> u64 {
@@ -902,6 +694,18 @@ struct Header<'a> {
     git_version: String,
     year_commits: usize,
     today: &'a str,
+    /// The 1-minute load average before the first and after the last timed run.
+    load: (Option<f64>, Option<f64>),
+}
+
+/// The 1-minute load average (Linux), to tell a quiet run from a noisy one.
+fn load_average() -> Option<f64> {
+    fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 fn ms(d: Duration) -> String {
@@ -920,14 +724,31 @@ fn print_report(h: &Header<'_>, table: &[[Stats; 2]]) {
     let size = fs::metadata(&bin).map(|m| m.len()).unwrap_or(0);
     println!();
     println!(
-        "cairn CLI benchmark: whole-process wall time (spawn to exit), {} timed runs per cell after {WARMUP} warm-ups",
-        h.runs
+        "cairn CLI benchmark: whole-process wall time (spawn to exit), {} timed run{} per cell \
+         after {WARMUP} warm-ups",
+        h.runs,
+        if h.runs == 1 { "" } else { "s" }
     );
     println!(
         "machine: {cores} cores (nproc), {} {}; {}",
         std::env::consts::OS,
         std::env::consts::ARCH,
         h.git_version
+    );
+    let show = |l: Option<f64>| l.map_or("?".to_string(), |l| format!("{l:.2}"));
+    println!(
+        "load:    1-minute load average {} before the first timed run, {} after the last{}",
+        show(h.load.0),
+        show(h.load.1),
+        if [h.load.0, h.load.1]
+            .into_iter()
+            .flatten()
+            .any(|l| l > cores as f64)
+        {
+            " (above the core count: other work competed, the times are noisy)"
+        } else {
+            ""
+        }
     );
     println!(
         "binary:  {} ({:.1} MiB, {size} bytes)",

@@ -20,6 +20,13 @@ pub const DEFAULT_TOML: &str = r#"# cairn configuration. Every key below is set 
 [recall]
 # Default profile when none is asked for: lean | balanced | deep | auto.
 profile = "auto"
+# Ranked lists: words (BM25) | vectors | hybrid (both, fused by reciprocal rank).
+mode = "words"
+# Weights of the two lists in hybrid fusion.
+words_weight = 1.0
+vectors_weight = 0.5
+# Vector matches below this cosine are not recalled.
+min_similarity = 0.2
 # Time decay, per day, by record kind: score × exp(-rate × days).
 decay = { observation = 0.01, slog = 0.01, adr = 0.0, memory = 0.0, card = 0.01, episode = 0.01, note = 0.01 }
 # Multiplier for superseded ADRs and stale observations.
@@ -108,6 +115,10 @@ impl Default for Config {
 #[serde(default, deny_unknown_fields)]
 pub struct Recall {
     pub profile: String,
+    pub mode: String,
+    pub words_weight: f64,
+    pub vectors_weight: f64,
+    pub min_similarity: f64,
     pub decay: BTreeMap<String, f64>,
     pub stale_factor: f64,
 }
@@ -125,6 +136,10 @@ impl Default for Recall {
         ];
         Recall {
             profile: "auto".to_string(),
+            mode: "words".to_string(),
+            words_weight: 1.0,
+            vectors_weight: 0.5,
+            min_similarity: 0.2,
             decay: decay.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             stale_factor: 0.5,
         }

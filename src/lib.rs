@@ -16,6 +16,9 @@
 //! - [`observe`]: the write gate and the keyword categories.
 //! - [`index`]: the only importer of tantivy; every record indexed, kept up to date by checkpoints.
 //! - [`recall`]: decay-weighted recall, plain search, the session briefing.
+//! - [`embed`]: the built-in static embedding model, compiled in; int8 vector math.
+//! - [`eval`]: retrieval quality on LoCoMo and LongMemEval files, through the same code paths.
+//! - [`provider`]: the only HTTP code (reqwest): embeddings from Ollama, OpenAI-format, Voyage.
 //! - [`telemetry`]: one event per pipeline step in `.cairn/telemetry.jsonl`.
 //! - [`init`]: making or adopting a knowledge repository.
 //! - [`doctor`]: health checks and repairs of the files.
@@ -27,7 +30,9 @@ pub mod adr;
 pub mod cli;
 pub mod config;
 pub mod doctor;
+pub mod embed;
 pub mod error;
+pub mod eval;
 pub mod files;
 pub mod git;
 pub mod index;
@@ -36,6 +41,7 @@ pub mod jsonl;
 pub mod memory;
 pub mod observe;
 pub mod output;
+pub mod provider;
 pub mod recall;
 pub mod repo;
 pub mod slog;

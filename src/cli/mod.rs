@@ -6,6 +6,7 @@
 
 mod adr;
 mod doctor;
+mod eval;
 mod index;
 mod init;
 mod memory;
@@ -78,6 +79,9 @@ pub enum Command {
     Status,
     /// Check the files for torn lines and other damage, and repair what is safe
     Doctor(doctor::Args),
+    /// Retrieval quality (recall@k) on a benchmark file
+    #[command(subcommand)]
+    Eval(eval::Command),
 }
 
 /// What every command gets besides its own arguments.
@@ -197,5 +201,6 @@ fn dispatch(cli: Cli) -> Result<Report> {
         Command::Index(args) => index::index(&ctx, args),
         Command::Status => index::status(&ctx),
         Command::Doctor(args) => doctor::run(&ctx, args),
+        Command::Eval(cmd) => eval::run(&ctx, cmd),
     }
 }

@@ -43,6 +43,9 @@ pub struct RecallArgs {
     /// Show each result's raw score, decay and ranks
     #[arg(long)]
     pub explain: bool,
+    /// Ranked lists: words, vectors, or hybrid (both fused) [default: from cairn.toml]
+    #[arg(long)]
+    pub mode: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -59,6 +62,9 @@ pub struct SearchArgs {
     /// At most this many results
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+    /// Ranked lists: words, vectors, or hybrid (both fused) [default: from cairn.toml]
+    #[arg(long)]
+    pub mode: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -86,7 +92,8 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
     let limit = args.limit.unwrap_or_else(|| profile.limit(&repo.config));
     let filter = Filter { kinds: kinds(&args.kind)?, category: args.category.clone(), include_hold: args.include_hold };
     let index = Index::open(&repo)?;
-    let request = Request { query: recall::rewrite(&query, profile, &repo.config), limit, filter, now: ctx.now };
+    let mode = recall::Mode::parse(args.mode.as_deref().unwrap_or(&repo.config.recall.mode))?;
+    let request = Request { query: recall::rewrite(&query, profile, &repo.config), limit, filter, now: ctx.now, mode };
     let results = recall::recall(&index, &repo.config, &request)?;
     let observed: Vec<&str> = results.iter().filter(|r| r.kind == Kind::Observation).map(|r| r.id.as_str()).collect();
     recall::counts::record(&repo, &observed, ctx.now)?;
@@ -101,6 +108,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
     let data = json!({
         "query": query,
         "profile": profile.as_str(),
+        "mode": request.mode.as_str(),
         "limit": limit,
         "now": crate::time::format(ctx.now),
         "results": results,
@@ -129,7 +137,8 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     }
     let index = Index::open(&repo)?;
     let filter = Filter { kinds, category: None, include_hold: true };
-    let results = recall::search(&index, &words, &filter, args.limit)?;
+    let mode = recall::Mode::parse(args.mode.as_deref().unwrap_or(&repo.config.recall.mode))?;
+    let results = recall::search(&index, &repo.config, &words, &filter, args.limit, mode)?;
     let human = recall::to_text(&results, false);
     let status = if results.is_empty() { Status::NothingOrFailed } else { Status::Ok };
     let data = json!({ "words": words, "exact": false, "results": results });
@@ -157,11 +166,12 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
     let memory_text = crate::files::read_optional(&repo.path(crate::memory::FILE))?.unwrap_or_default();
     let index = Index::open(&repo)?;
     let filter = Filter { kinds: vec![Kind::Slog, Kind::Adr, Kind::Observation], category: None, include_hold: false };
-    let request = Request { query: query.clone(), limit, filter: filter.clone(), now: ctx.now };
+    let mode = recall::Mode::parse(&repo.config.recall.mode)?;
+    let request = Request { query: query.clone(), limit, filter: filter.clone(), now: ctx.now, mode };
     let mut results = recall::recall(&index, &repo.config, &request)?;
     if results.len() < limit {
         // Too few matched the project's words: fill with what matters most now.
-        let rest = Request { query: String::new(), limit, filter, now: ctx.now };
+        let rest = Request { query: String::new(), limit, filter, now: ctx.now, mode };
         for r in recall::recall(&index, &repo.config, &rest)? {
             if results.len() < limit && !results.iter().any(|x| x.id == r.id) {
                 results.push(r);

@@ -19,6 +19,7 @@
 
 pub mod sources;
 pub mod tokenizer;
+pub mod vectors;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
@@ -30,7 +31,7 @@ use sha2::{Digest, Sha256};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{AllQuery, BooleanQuery, Occur, Query, QueryParser, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, STORED, STRING,
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED, STRING,
 };
 use tantivy::{DocAddress, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
@@ -38,7 +39,7 @@ use crate::error::{Error, Kind as ErrorKind, Result};
 use crate::repo::Repo;
 
 /// Bumped whenever the schema or what goes into a document changes: a mismatch rebuilds.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Where the index lives, relative to the repository root.
 pub const DIR: &str = ".cairn/index";
@@ -191,6 +192,7 @@ struct Fields {
     time: Field,
     class: Field,
     stale: Field,
+    chash: Field,
     category: Field,
     verdict: Field,
     status: Field,
@@ -216,6 +218,7 @@ fn schema() -> (Schema, Fields) {
         time: b.add_i64_field("time", FAST | STORED),
         class: b.add_u64_field("class", FAST),
         stale: b.add_u64_field("stale", FAST),
+        chash: b.add_u64_field("chash", INDEXED | FAST),
         category: b.add_text_field("category", STRING | STORED),
         verdict: b.add_text_field("verdict", STRING | STORED),
         status: b.add_text_field("status", STRING | STORED),
@@ -243,6 +246,10 @@ pub struct Checkpoint {
 struct Payload {
     schema: u32,
     files: BTreeMap<String, Checkpoint>,
+    /// The model every document has a vector of; `None` when some may lack one (a provider
+    /// failed, or the model changed), so that the next update embeds what is missing.
+    #[serde(default)]
+    vectors: Option<String>,
 }
 
 /// How the last refresh went.
@@ -260,6 +267,8 @@ pub struct Refresh {
     pub rebuilt: bool,
     /// Another process held the writer lock: this read saw the last committed state.
     pub stale: bool,
+    /// Texts embedded for the vector store.
+    pub embedded: usize,
     pub warnings: Vec<String>,
 }
 
@@ -270,6 +279,9 @@ pub struct Index {
     fields: Fields,
     pub refresh: Refresh,
     files: usize,
+    vectorizer: Box<dyn vectors::Vectorizer>,
+    vectors_dir: std::path::PathBuf,
+    store: std::cell::OnceCell<Option<vectors::Store>>,
 }
 
 fn index_err(context: &str, err: impl std::fmt::Display) -> Error {
@@ -285,6 +297,12 @@ impl Index {
 
     /// Opens (or builds) the index in `dir`; `rebuild` throws away what is there.
     pub fn open_at(repo: &Repo, dir: &Path, rebuild: bool) -> Result<Index> {
+        let vectorizer = vectors::for_config(&repo.config.embed)?;
+        Index::open_with(repo, dir, rebuild, vectorizer)
+    }
+
+    /// Opens (or builds) the index in `dir` with the given vectorizer.
+    pub fn open_with(repo: &Repo, dir: &Path, rebuild: bool, vectorizer: Box<dyn vectors::Vectorizer>) -> Result<Index> {
         let (schema, fields) = schema();
         let mut refresh = Refresh::default();
         let mut index = None;
@@ -317,13 +335,23 @@ impl Index {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(|e| index_err("cannot open a reader", e))?;
-        let mut me = Index { index, reader, fields, refresh, files: 0 };
+        let vectors_dir = dir.parent().unwrap_or(dir).join("vectors");
+        let mut me = Index {
+            index,
+            reader,
+            fields,
+            refresh,
+            files: 0,
+            vectorizer,
+            vectors_dir,
+            store: std::cell::OnceCell::new(),
+        };
         me.update(repo)?;
         Ok(me)
     }
 
     fn payload(&self) -> Payload {
-        read_payload(&self.index).unwrap_or(Payload { schema: SCHEMA_VERSION, files: BTreeMap::new() })
+        read_payload(&self.index).unwrap_or(Payload { schema: SCHEMA_VERSION, files: BTreeMap::new(), vectors: None })
     }
 
     /// Number of source files the index covers.
@@ -337,7 +365,8 @@ impl Index {
         let found = sources::list(repo)?;
         let plan = sources::plan(repo, &payload.files, &found)?;
         self.files = found.len();
-        if plan.is_empty() {
+        let model = self.vectorizer.model_id();
+        if plan.is_empty() && payload.vectors.as_deref() == Some(model.as_str()) {
             return Ok(());
         }
         let mut writer: IndexWriter<TantivyDocument> = match self.index.writer_with_num_threads(1, 64_000_000) {
@@ -400,7 +429,28 @@ impl Index {
             payload.files.insert(rel.clone(), checkpoint);
             self.refresh.appended += 1;
         }
-        for doc in batch.into_docs() {
+        let docs = batch.into_docs();
+        // Vectors first: a crash after this leaves rows no document needs, never the reverse.
+        let complete = payload.vectors.as_deref() == Some(model.as_str());
+        let mut texts: Vec<(u64, &str)> = docs.iter().map(|d| (vectors::text_hash(&d.text), d.text.as_str())).collect();
+        let mut all_texts = Vec::new();
+        if !complete {
+            // Every document must have a vector of this model: look at all of them.
+            all_texts = self.all_docs()?;
+            texts.extend(all_texts.iter().map(|d| (vectors::text_hash(&d.text), d.text.as_str())));
+        }
+        match self.embed_missing(&texts) {
+            Ok(n) => {
+                self.refresh.embedded = n;
+                payload.vectors = Some(model);
+            }
+            Err(e) => {
+                self.refresh.warnings.push(format!("vectors not updated ({e}); recall uses words until they are"));
+                payload.vectors = None;
+            }
+        }
+        drop(all_texts);
+        for doc in docs {
             writer.add_document(self.to_tantivy(&doc)).map_err(|e| index_err("cannot add", e))?;
             self.refresh.added += 1;
         }
@@ -412,6 +462,90 @@ impl Index {
         writer.wait_merging_threads().map_err(|e| index_err("cannot merge", e))?;
         self.reader.reload().map_err(|e| index_err("cannot reload", e))?;
         Ok(())
+    }
+
+    /// Embeds the texts the vector store lacks; returns how many were embedded.
+    fn embed_missing(&mut self, texts: &[(u64, &str)]) -> Result<usize> {
+        let path = vectors::path_for(&self.vectors_dir, &self.vectorizer.model_id());
+        let mut store: Option<vectors::Store> = None;
+        let mut have: HashSet<u64> = HashSet::new();
+        if let Ok(s) = vectors::Store::open(&path, crate::embed::DIMS) {
+            // The built-in model's dims; a provider's store is opened once its dims are known.
+            if !s.is_empty() {
+                have = s.hashes();
+                store = Some(s);
+            }
+        }
+        let mut todo: Vec<(u64, &str)> = Vec::new();
+        let mut queued = HashSet::new();
+        for (h, t) in texts {
+            if !have.contains(h) && queued.insert(*h) {
+                todo.push((*h, t));
+            }
+        }
+        let mut done = 0;
+        for chunk in todo.chunks(256) {
+            let strs: Vec<&str> = chunk.iter().map(|(_, t)| *t).collect();
+            let vecs = self.vectorizer.documents(&strs)?;
+            let Some(dims) = vecs.first().map(Vec::len) else { continue };
+            let s = match &mut store {
+                Some(s) if s.dims() == dims => s,
+                _ => store.insert(vectors::Store::open(&path, dims)?),
+            };
+            let items: Vec<(u64, Vec<f32>)> = chunk.iter().map(|(h, _)| *h).zip(vecs).collect();
+            s.append(&items)?;
+            done += items.len();
+        }
+        self.store = std::cell::OnceCell::new();
+        Ok(done)
+    }
+
+    fn store(&self) -> Option<&vectors::Store> {
+        self.store
+            .get_or_init(|| {
+                let path = vectors::path_for(&self.vectors_dir, &self.vectorizer.model_id());
+                let bytes = std::fs::metadata(&path).ok()?;
+                if bytes.len() < 16 {
+                    return None;
+                }
+                let dims = vectors::dims_of(&path)?;
+                vectors::Store::open(&path, dims).ok()
+            })
+            .as_ref()
+    }
+
+    /// The documents nearest the query by meaning, best first, as hits whose raw score is the
+    /// cosine (no decay yet).
+    pub fn search_vectors(&self, query: &str, filter: &Filter, limit: usize, min_similarity: f64) -> Result<Vec<Hit>> {
+        let Some(store) = self.store() else { return Ok(Vec::new()) };
+        if query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let q = self.vectorizer.query(query)?;
+        let searcher = self.reader.searcher();
+        let mut hits = Vec::new();
+        // Filters apply after the scan: look deeper when they may drop many.
+        let depth = if filter.kinds.is_empty() && filter.category.is_none() { limit * 2 } else { limit * 8 };
+        for (hash, cos) in store.search(&q, depth.max(limit)) {
+            if f64::from(cos) < min_similarity {
+                break;
+            }
+            let term = Term::from_field_u64(self.fields.chash, hash);
+            let docs = searcher
+                .search(&TermQuery::new(term, IndexRecordOption::Basic), &TopDocs::with_limit(16).order_by_score())
+                .map_err(|e| index_err("search", e))?;
+            for (_, addr) in docs {
+                let doc = self.load(&searcher, addr)?;
+                if passes(&doc, filter) {
+                    hits.push(Hit { doc, raw: f64::from(cos), decay: 1.0, score: f64::from(cos) });
+                }
+            }
+            if hits.len() >= limit {
+                break;
+            }
+        }
+        hits.truncate(limit);
+        Ok(hits)
     }
 
     fn exists(&self, searcher: &tantivy::Searcher, id: &str) -> bool {
@@ -440,6 +574,7 @@ impl Index {
         d.add_i64(f.time, doc.time.timestamp_millis());
         d.add_u64(f.class, doc.class() as u64);
         d.add_u64(f.stale, u64::from(doc.is_stale()));
+        d.add_u64(f.chash, vectors::text_hash(&doc.text));
         d.add_text(f.category, &doc.category);
         d.add_text(f.verdict, &doc.verdict);
         d.add_text(f.status, &doc.status);
@@ -572,6 +707,14 @@ impl Index {
     pub fn checkpoints(&self) -> BTreeMap<String, Checkpoint> {
         self.payload().files
     }
+}
+
+/// Whether a document passes a filter (the vector list is filtered after its scan).
+fn passes(doc: &Doc, filter: &Filter) -> bool {
+    doc.status != "deleted"
+        && (filter.include_hold || doc.verdict != "hold")
+        && (filter.kinds.is_empty() || filter.kinds.contains(&doc.kind))
+        && filter.category.as_ref().is_none_or(|c| *c == doc.category)
 }
 
 fn read_payload(index: &tantivy::Index) -> Option<Payload> {

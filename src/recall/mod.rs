@@ -91,14 +91,47 @@ pub struct Recalled {
     pub status: String,
     pub session: String,
     pub file: String,
-    /// The score before decay (BM25 today; the fused score once there are several lists).
+    /// The score before decay: BM25 (words), cosine (vectors), or the fused reciprocal-rank
+    /// score (hybrid, whose lists were ranked with decay already).
     pub raw_score: f64,
     /// `exp(-λ·days)`, times the stale factor where it applies.
     pub decay: f64,
-    /// `raw_score × decay`: what the results are ordered by.
+    /// What the results are ordered by: `raw_score × decay` for one list, the fused score for
+    /// several.
     pub score: f64,
     /// The rank (1-based) in each ranked list it appeared in.
     pub ranks: BTreeMap<&'static str, usize>,
+}
+
+/// Which ranked lists recall uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// BM25 alone.
+    Words,
+    /// Vector similarity alone.
+    Vectors,
+    /// Both, fused by reciprocal rank.
+    Hybrid,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Result<Mode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "words" => Ok(Mode::Words),
+            "vectors" => Ok(Mode::Vectors),
+            "hybrid" => Ok(Mode::Hybrid),
+            other => Err(Error::bad_input(format!("unknown mode `{other}`: use words, vectors or hybrid"))),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Words => "words",
+            Mode::Vectors => "vectors",
+            Mode::Hybrid => "hybrid",
+        }
+    }
 }
 
 /// What to recall.
@@ -108,6 +141,21 @@ pub struct Request {
     pub limit: usize,
     pub filter: Filter,
     pub now: DateTime<Utc>,
+    pub mode: Mode,
+}
+
+/// How deep each list is read before fusion.
+fn depth(limit: usize) -> usize {
+    (limit * 4).max(40)
+}
+
+/// Sets each hit's decay factor and decayed score.
+fn decayed(mut hits: Vec<Hit>, decay: &Decay) -> Vec<Hit> {
+    for h in &mut hits {
+        h.decay = decay.factor(h.doc.class(), h.doc.time.timestamp_millis(), h.doc.is_stale());
+        h.score = h.raw * h.decay;
+    }
+    hits
 }
 
 /// One ranked list, best first.
@@ -117,8 +165,15 @@ pub struct Ranked {
 }
 
 /// Fuses ranked lists into one. With one list its order and scores stand; with several,
-/// reciprocal rank fusion (k = 60) over their ranks.
+/// reciprocal rank fusion (k = 60) over their ranks gives the score (`raw_score` and `score`
+/// alike: the lists were each ranked with decay already, and `decay` says how much).
 pub fn fuse(lists: Vec<Ranked>, limit: usize) -> Vec<Recalled> {
+    let weights = vec![1.0; lists.len()];
+    fuse_weighted(lists, &weights, limit)
+}
+
+/// [`fuse`] with a weight per list.
+pub fn fuse_weighted(lists: Vec<Ranked>, weights: &[f64], limit: usize) -> Vec<Recalled> {
     if lists.len() == 1 {
         let list = lists.into_iter().next().expect("one list");
         return list
@@ -130,19 +185,19 @@ pub fn fuse(lists: Vec<Ranked>, limit: usize) -> Vec<Recalled> {
             .collect();
     }
     let mut by_id: BTreeMap<String, (Hit, BTreeMap<&'static str, usize>, f64)> = BTreeMap::new();
-    for list in lists {
+    for (list, weight) in lists.into_iter().zip(weights) {
         for (i, hit) in list.hits.into_iter().enumerate() {
-            let rrf = 1.0 / (60.0 + (i + 1) as f64);
+            let rrf = weight / (60.0 + (i + 1) as f64);
             let entry = by_id.entry(hit.doc.id.clone()).or_insert_with(|| (hit.clone(), BTreeMap::new(), 0.0));
             entry.1.insert(list.name, i + 1);
-            entry.2 += rrf * hit.decay;
+            entry.2 += rrf;
         }
     }
     let mut fused: Vec<Recalled> = by_id
         .into_values()
-        .map(|(mut hit, ranks, score)| {
-            hit.score = score;
-            hit.raw = if hit.decay > 0.0 { score / hit.decay } else { 0.0 };
+        .map(|(mut hit, ranks, rrf)| {
+            hit.raw = rrf;
+            hit.score = rrf;
             to_recalled(hit, ranks)
         })
         .collect();
@@ -174,14 +229,49 @@ fn to_recalled(h: Hit, ranks: BTreeMap<&'static str, usize>) -> Recalled {
 /// Recalls for `request` from an up-to-date index.
 pub fn recall(index: &Index, config: &Config, request: &Request) -> Result<Vec<Recalled>> {
     let decay = Decay::from_config(&config.recall, request.now);
-    let words = index.search(&request.query, &request.filter, request.limit, Some(&decay))?;
-    Ok(fuse(vec![Ranked { name: "words", hits: words }], request.limit))
+    let (query, filter, limit) = (&request.query, &request.filter, request.limit);
+    // Without words there is nothing to compare by meaning: recall what matters most now.
+    let mode = if query.trim().is_empty() { Mode::Words } else { request.mode };
+    match mode {
+        Mode::Words => {
+            // BM25 × decay over every match, inside the collector (ADR 12).
+            let words = index.search(query, filter, limit, Some(&decay))?;
+            Ok(fuse(vec![Ranked { name: "words", hits: words }], limit))
+        }
+        Mode::Vectors => {
+            let mut hits = decayed(index.search_vectors(query, filter, depth(limit), config.recall.min_similarity)?, &decay);
+            hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+            Ok(fuse(vec![Ranked { name: "vectors", hits }], limit))
+        }
+        Mode::Hybrid => {
+            // Each list ranked by its own score × decay (words exactly, over every match), then
+            // fused by weighted reciprocal rank: decay orders within a list without swamping
+            // relevance, as multiplying the compressed fused score by it did (ADR 13).
+            let words = index.search(query, filter, depth(limit), Some(&decay))?;
+            let mut vectors = decayed(index.search_vectors(query, filter, depth(limit), config.recall.min_similarity)?, &decay);
+            vectors.sort_by(|a, b| b.score.total_cmp(&a.score));
+            let weights = [config.recall.words_weight, config.recall.vectors_weight];
+            let lists = vec![Ranked { name: "words", hits: words }, Ranked { name: "vectors", hits: vectors }];
+            Ok(fuse_weighted(lists, &weights, limit))
+        }
+    }
 }
 
-/// Plain ranked search: BM25 alone, no decay, nothing counted.
-pub fn search(index: &Index, query: &str, filter: &Filter, limit: usize) -> Result<Vec<Recalled>> {
-    let hits = index.search(query, filter, limit, None)?;
-    Ok(fuse(vec![Ranked { name: "words", hits }], limit))
+/// Plain ranked search: no decay, nothing counted.
+pub fn search(index: &Index, config: &Config, query: &str, filter: &Filter, limit: usize, mode: Mode) -> Result<Vec<Recalled>> {
+    let words = || index.search(query, filter, depth(limit), None);
+    let vectors = || index.search_vectors(query, filter, depth(limit), config.recall.min_similarity);
+    let lists = match mode {
+        Mode::Words => vec![Ranked { name: "words", hits: words()? }],
+        Mode::Vectors => vec![Ranked { name: "vectors", hits: vectors()? }],
+        Mode::Hybrid => vec![Ranked { name: "words", hits: words()? }, Ranked { name: "vectors", hits: vectors()? }],
+    };
+    let weights = [config.recall.words_weight, config.recall.vectors_weight];
+    Ok(fuse_weighted(lists, &weights[..lists_len(mode)], limit))
+}
+
+fn lists_len(mode: Mode) -> usize {
+    if mode == Mode::Hybrid { 2 } else { 1 }
 }
 
 /// The head line of a result: kind, time, id (and title or status where there is one).
@@ -324,6 +414,15 @@ mod tests {
         assert_eq!(out[0].id, "b", "high in both beats first in one");
         assert_eq!(out[0].ranks.len(), 2);
         assert!((out[0].score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-12);
+        let weighted = fuse_weighted(
+            vec![
+                Ranked { name: "words", hits: vec![hit("a", 3.0, 1.0), hit("b", 2.0, 1.0)] },
+                Ranked { name: "vectors", hits: vec![hit("b", 0.9, 1.0), hit("a", 0.8, 1.0)] },
+            ],
+            &[1.0, 0.5],
+            2,
+        );
+        assert_eq!(weighted[0].id, "a", "the words list weighs more");
         assert_eq!(out[1].id, "c");
         assert_eq!(out[2].id, "a");
     }

@@ -158,8 +158,9 @@ fn schema_version_mismatch_rebuilds() {
     env.cairn_in(&repo, &["index"]).code(0);
     let meta = repo.join(".cairn/index/meta.json");
     let text = std::fs::read_to_string(&meta).unwrap();
-    assert!(text.contains("\\\"schema\\\":1"), "{text}");
-    std::fs::write(&meta, text.replace("\\\"schema\\\":1", "\\\"schema\\\":0")).unwrap();
+    let current = text.find("\\\"schema\\\":").expect("the payload names its schema");
+    let end = current + text[current..].find(',').unwrap();
+    std::fs::write(&meta, format!("{}\\\"schema\\\":0{}", &text[..current], &text[end..])).unwrap();
     let data = recall(&env, &repo, &["grafana"]);
     assert_eq!(data["index"]["rebuilt"], true);
     assert_eq!(data["results"].as_array().unwrap().len(), 1);
@@ -376,4 +377,31 @@ fn status_counts_kinds_and_verdicts() {
     assert_eq!(data["root"], repo.canonicalize().unwrap().to_str().unwrap());
     let again = env.cairn_in(&repo, &["--json", "status"]).code(0).data();
     assert_eq!(again["index"]["freshness"], "up to date");
+}
+
+/// Meaning without shared words: the built-in model finds a paraphrase that BM25 cannot.
+#[test]
+fn vectors_find_what_was_said_in_other_words() {
+    let (env, repo) = Env::repo();
+    let nfs = remember(&env, &repo, &["--source", "a", "stale NFS handles need root to unmount the share"])["id"].as_str().unwrap().to_string();
+    remember(&env, &repo, &["--source", "b", "my sister adopted a kitten last weekend"]);
+    remember(&env, &repo, &["--source", "c", "postgres backups run nightly from cron"]);
+    let query = ["that", "thing", "with", "the", "network", "filesystem", "mounts"];
+    let mut words = vec!["--mode", "words"];
+    words.extend(query);
+    assert!(recall_ids(&env, &repo, &words).is_empty(), "no shared word");
+    for mode in ["vectors", "hybrid"] {
+        let mut args = vec!["--mode", mode];
+        args.extend(query);
+        let data = recall(&env, &repo, &args);
+        assert_eq!(data["results"][0]["id"], nfs.as_str(), "{mode}: {data}");
+        assert_eq!(data["results"].as_array().unwrap().len(), 1, "{mode}: unrelated texts stay below min_similarity");
+    }
+    // The vectors are derived: gone with .cairn/, back on the next read.
+    std::fs::remove_dir_all(repo.join(".cairn")).unwrap();
+    let mut args = vec!["--mode", "vectors"];
+    args.extend(query);
+    assert_eq!(recall_ids(&env, &repo, &args), [nfs.as_str()]);
+    let explain = env.cairn_in(&repo, &["recall", "--mode", "hybrid", "--format", "text", "--explain", "network", "filesystem", "mounts"]).code(0).stdout;
+    assert!(explain.contains("vectors #1"), "{explain}");
 }

@@ -1,0 +1,130 @@
+//! `cairn eval locomo FILE` and `cairn eval longmemeval FILE`.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::Ctx;
+use crate::error::{Error, Result};
+use crate::eval;
+use crate::output::{self, Report};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// LoCoMo (github snap-research/LoCoMo, data/locomo10.json): recall of evidence turns
+    Locomo(LocomoArgs),
+    /// LongMemEval (github xiaowu0162/LongMemEval): turn- and session-level recall
+    Longmemeval(CommonArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CommonArgs {
+    /// The benchmark file
+    pub file: PathBuf,
+    /// The cut-offs k, comma-separated
+    #[arg(long, value_delimiter = ',', default_value = "1,5,10,20")]
+    pub k: Vec<usize>,
+    /// Override the observations' decay rate per day (to measure what decay does)
+    #[arg(long)]
+    pub decay: Option<f64>,
+    /// Ranked lists: words, vectors or hybrid [default: from the built-in configuration]
+    #[arg(long)]
+    pub mode: Option<String>,
+}
+
+impl CommonArgs {
+    fn options(&self) -> Result<eval::Options> {
+        let mode = self.mode.as_deref().map(crate::recall::Mode::parse).transpose()?;
+        Ok(eval::Options { decay: self.decay, mode })
+    }
+
+    fn mode_name(&self) -> String {
+        self.mode.clone().unwrap_or_else(|| crate::config::Config::default().recall.mode)
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LocomoArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Only these conversations (sample ids, comma-separated)
+    #[arg(long, value_delimiter = ',')]
+    pub conversations: Vec<String>,
+}
+
+pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
+    match cmd {
+        Command::Locomo(args) => locomo(ctx, args),
+        Command::Longmemeval(args) => longmemeval(ctx, args),
+    }
+}
+
+fn path(ctx: &Ctx, p: PathBuf) -> PathBuf {
+    if p.is_absolute() { p } else { ctx.cwd.join(p) }
+}
+
+fn check_ks(ks: &[usize]) -> Result<()> {
+    if ks.is_empty() || ks.contains(&0) {
+        return Err(Error::bad_input("--k takes positive cut-offs, e.g. 1,5,10,20"));
+    }
+    Ok(())
+}
+
+fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
+    check_ks(&args.common.k)?;
+    let file = path(ctx, args.common.file.clone());
+    let conversations = eval::locomo::read(&file)?;
+    for id in &args.conversations {
+        if !conversations.iter().any(|c| &c.id == id) {
+            return Err(Error::bad_input(format!("{}: no conversation `{id}`", file.display())));
+        }
+    }
+    let total: usize = conversations
+        .iter()
+        .filter(|c| args.conversations.is_empty() || args.conversations.contains(&c.id))
+        .map(|c| c.questions.len())
+        .sum();
+    let bar = output::progress(total as u64, ctx.interactive, "questions");
+    let outcome = eval::locomo::run(&conversations, &args.conversations, &args.common.k, &args.common.options()?, |n| bar.inc(n as u64))?;
+    bar.finish_and_clear();
+    let mut groups = vec!["1-4", "1", "2", "3", "4", "5 (adversarial)"];
+    groups.dedup();
+    let human = format!(
+        "LoCoMo {}: {} conversations ({}), {} questions ({} skipped without evidence), mode {}{}\n{}",
+        file.display(),
+        outcome.conversations.len(),
+        outcome.conversations.join(", "),
+        outcome.questions,
+        outcome.skipped,
+        args.common.mode_name(),
+        args.common.decay.map(|d| format!(", decay {d}")).unwrap_or_default(),
+        outcome.table.render(&groups, &args.common.k)
+    );
+    let data = json!({
+        "file": file,
+        "mode": args.common.mode_name(),
+        "decay": args.common.decay,
+        "conversations": outcome.conversations,
+        "questions": outcome.questions,
+        "skipped": outcome.skipped,
+        "results": outcome.table.means(),
+    });
+    Ok(Report::new("eval_locomo", data, human))
+}
+
+fn longmemeval(ctx: &Ctx, args: CommonArgs) -> Result<Report> {
+    check_ks(&args.k)?;
+    let file = path(ctx, args.file.clone());
+    let bar = output::progress(0, ctx.interactive, "questions");
+    let outcome = eval::longmemeval::run(&file, &args.k, &args.options()?, |n| bar.inc(n as u64))?;
+    bar.finish_and_clear();
+    let human = format!(
+        "LongMemEval {}: {} questions, mode {}\n{}",
+        file.display(),
+        outcome.questions,
+        args.mode_name(),
+        outcome.table.render(&["session", "turn"], &args.k)
+    );
+    let data = json!({ "file": file, "mode": args.mode_name(), "decay": args.decay, "questions": outcome.questions, "results": outcome.table.means() });
+    Ok(Report::new("eval_longmemeval", data, human))
+}

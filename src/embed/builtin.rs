@@ -1,0 +1,274 @@
+//! The built-in model: potion-base-8M (MIT, MinishLab), int8, compiled into the binary.
+//!
+//! The files are those of `model/potion-base-8M/` (written by `scripts/quantize-model`, which
+//! documents the layout): `vocab.txt`, `table.i8` (one row of 256 signed bytes per token id)
+//! and `scales.f32` (one little-endian f32 per row). Nothing is read from disk or the network
+//! at run time and nothing is parsed at load: loading builds the vocabulary hash table only,
+//! and embedding reads the int8 rows in place.
+//!
+//! Embedding is model2vec's `StaticModel.encode` for this model: cut the text to
+//! 512 × (median token length = 6) chars, tokenize without special tokens, keep the first
+//! 512 ids, drop `[UNK]`, average the rows, L2-normalize (`normalize: true` in `config.json`).
+//! A text without known tokens gives the zero vector.
+
+use super::Embedder;
+use super::wordpiece::WordPiece;
+
+pub(crate) const VOCAB: &str = include_str!("../../model/potion-base-8M/vocab.txt");
+static TABLE: &[u8] = include_bytes!("../../model/potion-base-8M/table.i8");
+static SCALES: &[u8] = include_bytes!("../../model/potion-base-8M/scales.f32");
+
+/// The width of a row of the table and of every vector.
+pub const DIMS: usize = 256;
+/// model2vec's default `max_length`: tokens past this many are not averaged.
+const MAX_TOKENS: usize = 512;
+const MODEL_ID: &str = "potion-base-8M-int8";
+
+/// The built-in static embedding model. Cheap to load: see [`Builtin::load`].
+pub struct Builtin {
+    wordpiece: WordPiece,
+}
+
+impl Builtin {
+    /// Builds the vocabulary lookup from the embedded `vocab.txt` (about 0.3 ms in release).
+    pub fn load() -> Builtin {
+        let wordpiece = WordPiece::new(VOCAB);
+        debug_assert_eq!(TABLE.len(), wordpiece.len() * DIMS);
+        debug_assert_eq!(SCALES.len(), wordpiece.len() * 4);
+        Builtin { wordpiece }
+    }
+
+    /// The token ids that [`Embedder::embed`] averages for `text`.
+    pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        let mut ids = Vec::new();
+        self.token_ids_into(text, &mut ids);
+        ids
+    }
+
+    fn token_ids_into(&self, text: &str, ids: &mut Vec<u32>) {
+        // model2vec cuts the text to max_length * median token length chars (Python slicing,
+        // so chars, not bytes) before tokenizing; a text of fewer bytes is never cut.
+        let max_chars = MAX_TOKENS * self.wordpiece.median_token_chars();
+        let text = match text.char_indices().nth(max_chars) {
+            Some((at, _)) if text.len() > max_chars => &text[..at],
+            _ => text,
+        };
+        ids.clear();
+        self.wordpiece.tokenize(text, MAX_TOKENS, ids);
+        // The tokenizer truncates to 512 ids first; model2vec drops [UNK] after.
+        ids.truncate(MAX_TOKENS);
+        let unk = self.wordpiece.unk();
+        ids.retain(|&id| id != unk);
+    }
+
+    fn embed_into(&self, text: &str, ids: &mut Vec<u32>) -> Vec<f32> {
+        self.token_ids_into(text, ids);
+        let mut sum = [0f32; DIMS];
+        for &id in ids.iter() {
+            let id = id as usize;
+            let row = &TABLE[id * DIMS..(id + 1) * DIMS];
+            let scale = f32::from_le_bytes(
+                SCALES[id * 4..id * 4 + 4].try_into().expect("a 4-byte slice is an f32"),
+            );
+            for (s, &q) in sum.iter_mut().zip(row) {
+                *s += f32::from(i8::from_ne_bytes([q])) * scale;
+            }
+        }
+        if ids.is_empty() {
+            return sum.to_vec();
+        }
+        let count = ids.len() as f32;
+        sum.iter_mut().for_each(|s| *s /= count);
+        // model2vec adds 1e-32 to the norm, so a zero mean stays zero rather than NaN.
+        let norm = sum.iter().map(|s| s * s).sum::<f32>().sqrt() + 1e-32;
+        sum.iter().map(|s| s / norm).collect()
+    }
+}
+
+impl Embedder for Builtin {
+    fn dims(&self) -> usize {
+        DIMS
+    }
+
+    fn model_id(&self) -> &str {
+        MODEL_ID
+    }
+
+    fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        let mut ids = Vec::new();
+        texts.iter().map(|text| self.embed_into(text, &mut ids)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::cosine;
+    use serde::Deserialize;
+
+    /// tests/fixtures/embed/reference.json: model2vec on the original f32 model (README.md
+    /// beside it says how it was made).
+    #[derive(Deserialize)]
+    struct Reference {
+        max_length: usize,
+        median_token_length: usize,
+        cases: Vec<Case>,
+    }
+
+    #[derive(Deserialize)]
+    struct Case {
+        text: String,
+        ids: Vec<u32>,
+        model_ids: Vec<u32>,
+        vector: Vec<f32>,
+    }
+
+    fn reference() -> Reference {
+        let json = include_str!("../../tests/fixtures/embed/reference.json");
+        serde_json::from_str(json).expect("reference.json parses")
+    }
+
+    #[test]
+    fn table_sizes_match_the_vocabulary() {
+        let rows = VOCAB.lines().count();
+        assert_eq!(rows, 29_528);
+        assert_eq!(TABLE.len(), rows * DIMS);
+        assert_eq!(SCALES.len(), rows * 4);
+    }
+
+    #[test]
+    fn token_ids_match_hf_tokenizers() {
+        let model = Builtin::load();
+        let reference = reference();
+        assert_eq!(reference.max_length, MAX_TOKENS);
+        assert_eq!(reference.median_token_length, model.wordpiece.median_token_chars());
+        for case in &reference.cases {
+            let mut ids = Vec::new();
+            model.wordpiece.tokenize(&case.text, usize::MAX, &mut ids);
+            assert_eq!(ids, case.ids, "tokenizer ids of {:?}", case.text);
+            assert_eq!(model.token_ids(&case.text), case.model_ids, "model ids of {:?}", case.text);
+        }
+    }
+
+    #[test]
+    fn vectors_match_model2vec() {
+        let model = Builtin::load();
+        let reference = reference();
+        let texts: Vec<&str> = reference.cases.iter().map(|c| c.text.as_str()).collect();
+        let vectors = model.embed(&texts);
+        let mut lowest = 1f32;
+        for (case, got) in reference.cases.iter().zip(&vectors) {
+            assert_eq!(got.len(), DIMS);
+            if case.vector.iter().all(|&x| x == 0.0) {
+                assert!(got.iter().all(|&x| x == 0.0), "zero vector for {:?}", case.text);
+                continue;
+            }
+            let similarity = cosine(got, &case.vector);
+            assert!(similarity > 0.999, "cosine {similarity} for {:?}", case.text);
+            lowest = lowest.min(similarity);
+            let norm = got.iter().map(|x| x * x).sum::<f32>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-5, "norm {norm} for {:?}", case.text);
+        }
+        println!("lowest cosine to model2vec: {lowest}");
+    }
+
+    #[test]
+    fn related_texts_score_higher_than_unrelated() {
+        let model = Builtin::load();
+        let v = model.embed(&[
+            "the NFS mount is stale and needs root to unmount",
+            "that thing with the network filesystem mounts",
+            "my sister adopted a kitten",
+            "cargo build fails with a linker error on musl",
+            "the rust compiler cannot link the static binary",
+        ]);
+        assert!(cosine(&v[0], &v[1]) > cosine(&v[0], &v[2]) + 0.1);
+        assert!(cosine(&v[1], &v[0]) > cosine(&v[1], &v[2]) + 0.1);
+        assert!(cosine(&v[3], &v[4]) > cosine(&v[3], &v[2]) + 0.1);
+        assert!(cosine(&v[0], &v[1]) > cosine(&v[0], &v[4]));
+    }
+
+    #[test]
+    fn empty_and_unknown_texts_are_zero_vectors() {
+        let model = Builtin::load();
+        for v in model.embed(&["", "  \n\t", "🦀🎉", "\u{0}"]) {
+            assert_eq!(v, vec![0.0; DIMS]);
+        }
+        assert!(model.embed(&[]).is_empty());
+        assert_eq!(model.dims(), DIMS);
+        assert_eq!(model.model_id(), MODEL_ID);
+    }
+
+    /// Release figures for the brief: `cargo test --release --lib embed::builtin::tests::timing
+    /// -- --ignored --nocapture`. No assertions: a loaded machine must not fail the suite.
+    #[test]
+    #[ignore = "timing, run by hand in release"]
+    fn timing() {
+        use std::time::Instant;
+
+        let runs = 200;
+        let start = Instant::now();
+        for _ in 0..runs {
+            std::hint::black_box(Builtin::load());
+        }
+        let load = start.elapsed() / runs;
+        let model = Builtin::load();
+
+        let query = "why is the NFS mount stale after the reboot";
+        let start = Instant::now();
+        for _ in 0..1000 {
+            std::hint::black_box(model.embed(&[std::hint::black_box(query)]));
+        }
+        let one = start.elapsed() / 1000;
+
+        let texts = synthetic_texts(100_000);
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let bytes: usize = texts.iter().map(String::len).sum();
+        let start = Instant::now();
+        let vectors = model.embed(&refs);
+        let many = start.elapsed();
+        assert_eq!(vectors.len(), texts.len());
+
+        let stored: Vec<Vec<i8>> = vectors.iter().map(|v| crate::embed::quantize(v).0).collect();
+        let (q, _) = crate::embed::quantize(&vectors[0]);
+        let start = Instant::now();
+        let mut best = i32::MIN;
+        for _ in 0..10 {
+            for v in &stored {
+                best = best.max(crate::embed::dot_i8(std::hint::black_box(&q), v));
+            }
+        }
+        let search = start.elapsed() / 10;
+        println!("load {load:?}");
+        println!("one query ({} bytes) {one:?}", query.len());
+        println!("100k texts ({:.1} bytes avg) {many:?}", bytes as f64 / texts.len() as f64);
+        println!("dot_i8 over 100k stored vectors {search:?} (best {best})");
+    }
+
+    /// Short observation-like texts, 8 to 20 words from a fixed list, deterministic.
+    fn synthetic_texts(n: usize) -> Vec<String> {
+        const WORDS: &[&str] = &[
+            "the", "nfs", "mount", "is", "stale", "after", "reboot", "cargo", "build", "fails",
+            "linker", "error", "TestPagerOrder", "panicked", "config", "deploy", "staging",
+            "database", "migration", "timeout", "retry", "user", "prefers", "tabs", "over",
+            "spaces", "never", "push", "to", "main", "on", "friday", "café", "kubernetes",
+            "pod", "crashloop", "because", "of", "missing", "secret", "in", "vault", "https://x.io/a",
+            "run", "scripts/bench", "before", "merging", "and", "check", "flamegraph", "p99",
+        ];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        (0..n)
+            .map(|_| {
+                let len = 8 + (next() % 13) as usize;
+                let words: Vec<&str> =
+                    (0..len).map(|_| WORDS[(next() % WORDS.len() as u64) as usize]).collect();
+                words.join(" ")
+            })
+            .collect()
+    }
+}

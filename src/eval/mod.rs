@@ -1,0 +1,99 @@
+//! `cairn eval`: retrieval quality on public benchmark files, scored as `../shared/EVAL.md` says.
+//!
+//! Every conversation (LoCoMo) or question haystack (LongMemEval) gets a fresh knowledge
+//! repository in a temporary folder, filled and queried through the code paths a user's
+//! commands take: the turns are judged and appended as `cairn import observations --raw`
+//! does (each turn's id in `source`), the index is built as on any read, and each question is
+//! recalled as `cairn recall` does, at the time of the conversation's end. Nothing is committed.
+
+pub mod locomo;
+pub mod longmemeval;
+pub mod score;
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+
+use crate::error::Result;
+use crate::index::{Filter, Index};
+use crate::recall::{self, Request};
+use crate::repo::Repo;
+use crate::store::{self, write::Candidate};
+
+/// One memory to store: its text, time, and the benchmark's id for it.
+#[derive(Debug, Clone)]
+pub struct Memory {
+    pub id: String,
+    pub session: String,
+    pub text: String,
+    pub time: DateTime<Utc>,
+}
+
+/// A repository filled with memories, ready for questions.
+pub struct Filled {
+    _dir: tempfile::TempDir,
+    repo: Repo,
+    index: Index,
+    mode: crate::recall::Mode,
+}
+
+/// What an evaluation may change from the built-in defaults, to measure a choice.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The observations' decay rate per day (default: cairn.toml's default, 0.01).
+    pub decay: Option<f64>,
+    /// The ranked lists (default: cairn.toml's default, hybrid).
+    pub mode: Option<crate::recall::Mode>,
+}
+
+/// Makes a fresh repository holding `memories`, indexed.
+pub fn fill(memories: &[Memory], now: DateTime<Utc>, options: &Options) -> Result<Filled> {
+    let dir = tempfile::Builder::new()
+        .prefix("cairn-eval-")
+        .tempdir()
+        .map_err(|e| crate::error::Error::io("temporary folder", &e))?;
+    crate::init::init(dir.path())?;
+    let mut repo = Repo::open(dir.path().canonicalize().map_err(|e| crate::error::Error::io(dir.path().display(), &e))?)?;
+    if let Some(rate) = options.decay {
+        repo.config.recall.decay.insert("observation".into(), rate);
+    }
+    let mut lines = Vec::with_capacity(memories.len());
+    for m in memories {
+        let c = Candidate {
+            observation: m.text.clone(),
+            timestamp: Some(crate::time::format(m.time)),
+            session_id: Some(m.session.clone()),
+            source: Some(m.id.clone()),
+            ..Candidate::default()
+        };
+        let judged = store::write::judge(&c, true, "eval", repo.config.gate.min_chars, now);
+        if let Some(obs) = judged.observation {
+            lines.push(serde_json::to_string(&obs).expect("observation serializes"));
+        }
+    }
+    store::append(&repo, &lines, now)?;
+    let index = Index::open(&repo)?;
+    let mode = match options.mode {
+        Some(m) => m,
+        None => crate::recall::Mode::parse(&repo.config.recall.mode)?,
+    };
+    Ok(Filled { _dir: dir, repo, index, mode })
+}
+
+impl Filled {
+    /// The benchmark ids of the top `limit` memories recalled for `question` at `now`.
+    pub fn ask(&self, question: &str, limit: usize, now: DateTime<Utc>) -> Result<Vec<String>> {
+        let filter = Filter { include_hold: true, ..Filter::default() };
+        let request = Request { query: question.to_string(), limit, filter, now, mode: self.mode };
+        let results = recall::recall(&self.index, &self.repo.config, &request)?;
+        Ok(results.into_iter().map(|r| r.source).collect())
+    }
+}
+
+/// Reads a benchmark file.
+pub fn read_json(path: &Path) -> Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path).map_err(|e| crate::error::Error::io(path.display(), &e))?;
+    serde_json::from_str(&text).map_err(|e| {
+        crate::error::Error::bad_input(format!("{}:{}: not valid JSON: {e}", path.display(), e.line()))
+    })
+}

@@ -1,0 +1,311 @@
+//! Vectors beside the index: `.cairn/vectors/<model>.bin`, searched exactly over int8.
+//!
+//! The store is keyed by content: a row is `hash u64 LE | scale f32 LE | dims × i8`, the hash
+//! being [`text_hash`] of the text that was embedded, after a 16-byte header (`CAIRNV01`, dims
+//! u32, reserved u32). Rows are only appended (under a lock on the file), so a text is embedded
+//! once per model however often its document is re-indexed, a provider is never paid twice for
+//! the same text, and a second model gets a file of its own. Documents carry the hash of their
+//! text in the index (`chash`), which is how a row found by the scan is turned back into live
+//! documents; rows of texts no longer indexed are simply never resolved.
+//!
+//! Search is brute force: the query is compared with every row (int8 dot products, cosine
+//! within about 0.01 of the float one) and the best `k` kept. The layout is one flat array of
+//! fixed-size rows, which an approximate index (HNSW, IVF) can be built from later without
+//! changing what is stored.
+
+use std::collections::HashSet;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::embed::quantize;
+#[cfg(test)]
+use crate::embed::dot_i8;
+use crate::error::{Error, Result};
+
+const MAGIC: &[u8; 8] = b"CAIRNV01";
+const HEADER: usize = 16;
+
+/// What turns texts into vectors for the index: the built-in model, or a provider.
+pub trait Vectorizer {
+    /// Names the model; vectors of different models live in different files.
+    fn model_id(&self) -> String;
+    /// Vectors for texts to be stored, in order.
+    fn documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// The vector of a query.
+    fn query(&self, text: &str) -> Result<Vec<f32>>;
+}
+
+impl Vectorizer for crate::embed::Builtin {
+    fn model_id(&self) -> String {
+        crate::embed::Embedder::model_id(self).to_string()
+    }
+
+    fn documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        Ok(crate::embed::Embedder::embed(self, texts))
+    }
+
+    fn query(&self, text: &str) -> Result<Vec<f32>> {
+        Ok(crate::embed::Embedder::embed(self, &[text]).pop().unwrap_or_default())
+    }
+}
+
+/// The vectorizer `[embed]` names.
+pub fn for_config(embed: &crate::config::Embed) -> Result<Box<dyn Vectorizer>> {
+    match embed.provider.as_str() {
+        "" | "builtin" => Ok(Box::new(crate::embed::Builtin::load())),
+        other => Err(Error::new(
+            crate::error::Kind::Config,
+            format!("cairn.toml: [embed] provider `{other}` is not known"),
+        )
+        .with_fix("use builtin, ollama, openai or voyage")),
+    }
+}
+
+/// The hash a text's vector is stored under.
+pub fn text_hash(text: &str) -> u64 {
+    let d = Sha256::digest(text.as_bytes());
+    u64::from_le_bytes(d[..8].try_into().expect("8 bytes"))
+}
+
+/// The file for a model's vectors.
+pub fn path_for(dir: &Path, model_id: &str) -> PathBuf {
+    let safe: String = model_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .collect();
+    dir.join(format!("{safe}.bin"))
+}
+
+/// The dims a store file holds, from its header.
+pub fn dims_of(path: &Path) -> Option<usize> {
+    let mut h = [0u8; HEADER];
+    let file = std::fs::File::open(path).ok()?;
+    std::os::unix::fs::FileExt::read_exact_at(&file, &mut h, 0).ok()?;
+    (&h[..8] == MAGIC).then(|| u32::from_le_bytes(h[8..12].try_into().expect("4 bytes")) as usize)
+}
+
+/// A model's vectors, read into memory.
+pub struct Store {
+    path: PathBuf,
+    dims: usize,
+    bytes: Vec<u8>,
+}
+
+impl Store {
+    /// Opens (or starts) the store at `path` for vectors of `dims`. A file of other dims, or
+    /// not a store, is replaced: it is derived.
+    pub fn open(path: &Path, dims: usize) -> Result<Store> {
+        let mut bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(Error::io(path.display(), &e)),
+        };
+        let valid = bytes.len() >= HEADER
+            && &bytes[..8] == MAGIC
+            && u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize == dims;
+        if !valid {
+            bytes.clear();
+        }
+        let row = 12 + dims;
+        if bytes.len() > HEADER {
+            // A row cut short by a crash is not a row.
+            let whole = (bytes.len() - HEADER) / row * row;
+            bytes.truncate(HEADER + whole);
+        }
+        Ok(Store { path: path.to_path_buf(), dims, bytes })
+    }
+
+    fn row_len(&self) -> usize {
+        12 + self.dims
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.bytes.len().saturating_sub(HEADER) / self.row_len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    fn rows(&self) -> impl Iterator<Item = &[u8]> {
+        self.bytes.get(HEADER..).unwrap_or_default().chunks_exact(self.row_len())
+    }
+
+    /// Every hash stored.
+    pub fn hashes(&self) -> HashSet<u64> {
+        self.rows().map(|r| u64::from_le_bytes(r[..8].try_into().expect("8 bytes"))).collect()
+    }
+
+    /// Appends vectors (unit length, `dims` long) under their hashes.
+    pub fn append(&mut self, items: &[(u64, Vec<f32>)]) -> Result<()> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        let io = |e: std::io::Error| Error::io(self.path.display(), &e);
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let mut out = Vec::with_capacity(items.len() * self.row_len());
+        for (hash, v) in items {
+            if v.len() != self.dims {
+                return Err(Error::new(
+                    crate::error::Kind::Io,
+                    format!("a vector of {} dims for a store of {}", v.len(), self.dims),
+                ));
+            }
+            let (q, scale) = quantize(v);
+            out.extend_from_slice(&hash.to_le_bytes());
+            out.extend_from_slice(&scale.to_le_bytes());
+            out.extend(q.iter().map(|&b| b as u8));
+        }
+        let mut file = OpenOptions::new().create(true).read(true).append(true).open(&self.path).map_err(io)?;
+        file.lock().map_err(io)?;
+        let len = file.metadata().map_err(io)?.len() as usize;
+        let mut header = Vec::new();
+        let valid = len >= HEADER && {
+            let mut h = [0u8; HEADER];
+            std::os::unix::fs::FileExt::read_exact_at(&file, &mut h, 0).is_ok()
+                && &h[..8] == MAGIC
+                && u32::from_le_bytes(h[8..12].try_into().expect("4 bytes")) as usize == self.dims
+        };
+        if !valid {
+            file.set_len(0).map_err(io)?;
+            header.extend_from_slice(MAGIC);
+            header.extend_from_slice(&(self.dims as u32).to_le_bytes());
+            header.extend_from_slice(&0u32.to_le_bytes());
+        } else {
+            let whole = HEADER + (len - HEADER) / self.row_len() * self.row_len();
+            if whole != len {
+                file.set_len(whole as u64).map_err(io)?;
+            }
+        }
+        header.extend_from_slice(&out);
+        file.write_all(&header).map_err(io)?;
+        file.unlock().map_err(io)?;
+        if self.bytes.len() < HEADER {
+            self.bytes = header;
+        } else {
+            self.bytes.extend_from_slice(&out);
+        }
+        Ok(())
+    }
+
+    /// The `k` rows nearest `query` (a unit vector), best first, as (hash, cosine). A hash
+    /// stored twice is returned once.
+    pub fn search(&self, query: &[f32], k: usize) -> Vec<(u64, f32)> {
+        if query.len() != self.dims || k == 0 {
+            return Vec::new();
+        }
+        let (q, q_scale) = quantize(query);
+        if q_scale == 0.0 {
+            return Vec::new();
+        }
+        // A small min-heap of the best k: (score, hash).
+        let mut best: Vec<(f32, u64)> = Vec::with_capacity(k + 1);
+        let mut floor = f32::NEG_INFINITY;
+        for row in self.rows() {
+            let scale = f32::from_le_bytes(row[8..12].try_into().expect("4 bytes"));
+            let score = dot_row(&q, &row[12..]) as f32 * q_scale * scale;
+            if best.len() == k && score <= floor {
+                continue;
+            }
+            let hash = u64::from_le_bytes(row[..8].try_into().expect("8 bytes"));
+            if best.iter().any(|(_, h)| *h == hash) {
+                continue;
+            }
+            best.push((score, hash));
+            if best.len() > k {
+                let (worst, _) = best
+                    .iter()
+                    .enumerate()
+                    .min_by(|a, b| a.1.0.total_cmp(&b.1.0))
+                    .expect("not empty");
+                best.swap_remove(worst);
+            }
+            if best.len() == k {
+                floor = best.iter().map(|(s, _)| *s).fold(f32::INFINITY, f32::min);
+            }
+        }
+        best.sort_by(|a, b| b.0.total_cmp(&a.0));
+        best.into_iter().map(|(s, h)| (h, s)).collect()
+    }
+}
+
+/// The integer dot product of an int8 query and a stored row of int8 held as bytes. Reading
+/// each byte `as i8` keeps this safe and copy-free; the loop shape is `embed::dot_i8`'s, which
+/// the compiler vectorizes.
+fn dot_row(q: &[i8], row: &[u8]) -> i32 {
+    const LANES: usize = 32;
+    let mut lanes = [0i32; LANES];
+    let (qc, rc) = (q.chunks_exact(LANES), row.chunks_exact(LANES));
+    let tail: i32 = qc.remainder().iter().zip(rc.remainder()).map(|(&x, &y)| i32::from(x) * i32::from(y as i8)).sum();
+    for (x, y) in qc.zip(rc) {
+        for i in 0..LANES {
+            lanes[i] += i32::from(x[i]) * i32::from(y[i] as i8);
+        }
+    }
+    lanes.iter().sum::<i32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(v: &[f32]) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn append_search_and_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_for(dir.path(), "test:model/1");
+        assert!(path.ends_with("test_model_1.bin"));
+        let mut store = Store::open(&path, 4).unwrap();
+        assert!(store.is_empty());
+        let a = unit(&[1.0, 0.0, 0.0, 0.0]);
+        let b = unit(&[0.9, 0.1, 0.0, 0.0]);
+        let c = unit(&[0.0, 0.0, 1.0, 0.0]);
+        store.append(&[(1, a.clone()), (2, b), (3, c)]).unwrap();
+        store.append(&[(1, a.clone())]).unwrap();
+        let found = store.search(&a, 2);
+        assert_eq!(found.iter().map(|f| f.0).collect::<Vec<_>>(), [1, 2], "a hash stored twice is found once");
+        assert!((found[0].1 - 1.0).abs() < 0.02);
+        let reopened = Store::open(&path, 4).unwrap();
+        assert_eq!(reopened.len(), 4);
+        assert_eq!(reopened.hashes().len(), 3);
+        // Other dims: the file is not this store's, so it starts over.
+        assert!(Store::open(&path, 8).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_torn_row_is_ignored_and_cut_on_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.bin");
+        let mut store = Store::open(&path, 4).unwrap();
+        store.append(&[(7, unit(&[1.0, 1.0, 0.0, 0.0]))]).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.extend_from_slice(&[1, 2, 3]);
+        std::fs::write(&path, &bytes).unwrap();
+        let mut store = Store::open(&path, 4).unwrap();
+        assert_eq!(store.len(), 1);
+        store.append(&[(8, unit(&[0.0, 1.0, 0.0, 0.0]))]).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, HEADER + 2 * 16);
+    }
+
+    #[test]
+    fn dot_row_matches_dot_i8() {
+        let q: Vec<i8> = (0..256).map(|i| ((i * 37) % 255) as i8).collect();
+        let r: Vec<i8> = (0..256).map(|i| ((i * 91) % 251) as i8).collect();
+        let bytes: Vec<u8> = r.iter().map(|&x| x as u8).collect();
+        assert_eq!(dot_row(&q, &bytes), dot_i8(&q, &r));
+    }
+}
