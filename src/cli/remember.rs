@@ -73,25 +73,45 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
     let duplicate = judged.observation.is_some() && store::contains(&repo, &judged.id)?;
     let mut commit = None;
     let mut path = None;
+    let mut merged = None;
+    let mut warnings = Vec::new();
     if let (Some(obs), false) = (&judged.observation, duplicate) {
-        let line = serde_json::to_string(obs).expect("observation serializes");
+        // Dedup by meaning against what is stored (the index is brought up to date first).
+        let at = chrono::DateTime::parse_from_rfc3339(&obs.timestamp).map_or(ctx.now, |t| t.with_timezone(&chrono::Utc));
+        let index = crate::index::Index::open(&repo)?;
+        warnings.extend(index.refresh.warnings.clone());
+        merged = store::dedup::nearest(&index, &obs.observation, repo.config.gate.dedup_threshold, at)?;
+        let (line, subject, trailer) = match &merged {
+            Some(m) => (
+                store::dedup::merge_event(m, ctx.now),
+                format!("remember: merged into {} ({:.2})", m.into, m.similarity),
+                m.into.clone(),
+            ),
+            None => (
+                serde_json::to_string(obs).expect("observation serializes"),
+                format!("remember: {}", summary(&obs.observation)),
+                obs.id.clone(),
+            ),
+        };
         let (rel, _) = store::append(&repo, &[line], ctx.now)?;
-        let subject = format!("remember: {}", summary(&obs.observation));
-        let msg = super::message(&subject, &[("Cairn-Observation", obs.id.clone())]);
+        let msg = super::message(&subject, &[("Cairn-Observation", trailer)]);
         commit = ctx.commit(&repo, std::slice::from_ref(&rel), &msg)?;
         path = Some(rel);
     }
+    let inserted = !duplicate && merged.is_none();
     let counts = json!({
-        "allowed": u8::from(judged.verdict == Verdict::Allow && !duplicate),
-        "held": u8::from(judged.verdict == Verdict::Hold && !duplicate),
+        "allowed": u8::from(judged.verdict == Verdict::Allow && inserted),
+        "held": u8::from(judged.verdict == Verdict::Hold && inserted),
         "discarded": u8::from(judged.verdict == Verdict::Discard),
         "duplicates": u8::from(duplicate),
+        "deduped": u8::from(merged.is_some()),
     });
-    let mut warnings = Vec::new();
     warnings.extend(crate::telemetry::emit(&repo, ctx.now, "gate", "remember", true, started, counts.clone()));
-    let stored = judged.observation.is_some() && !duplicate;
+    let stored = judged.observation.is_some() && inserted;
     let human = if judged.verdict == Verdict::Discard {
         format!("not stored: the write gate discarded it ({})", judged.reason)
+    } else if let Some(m) = &merged {
+        format!("merged into {} (similarity {:.2}; {})", m.into, m.similarity, super::short(&commit))
     } else if duplicate {
         format!("already stored as {}; nothing changed", judged.id)
     } else {
@@ -101,6 +121,7 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         "id": judged.id,
         "stored": stored,
         "duplicate": duplicate,
+        "merged": merged,
         "verdict": judged.verdict.as_str(),
         "reason": judged.reason,
         "observation": judged.observation,

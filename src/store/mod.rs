@@ -6,6 +6,7 @@
 //! not for the time its records speak of. Ids come from content: `ob-` and a hash of the
 //! normalized text and its source, so writing the same observation twice stores it once.
 
+pub mod dedup;
 pub mod write;
 
 use std::collections::HashMap;

@@ -405,3 +405,25 @@ fn vectors_find_what_was_said_in_other_words() {
     let explain = env.cairn_in(&repo, &["recall", "--mode", "hybrid", "--format", "text", "--explain", "network", "filesystem", "mounts"]).code(0).stdout;
     assert!(explain.contains("vectors #1"), "{explain}");
 }
+
+#[test]
+fn remember_merges_a_near_duplicate_by_meaning() {
+    let (env, repo) = Env::repo();
+    let first = remember(&env, &repo, &["--at", "2026-01-01", "The user prefers tabs over spaces in Rust code"]);
+    let second = remember(&env, &repo, &["the user prefers tabs rather than spaces in rust code"]);
+    assert_eq!(second["stored"], false);
+    assert_eq!(second["merged"]["into"], first["id"]);
+    assert!(second["merged"]["similarity"].as_f64().unwrap() > 0.85);
+    let third = remember(&env, &repo, &["deploys to production happen on tuesdays only"]);
+    assert_eq!(third["stored"], true);
+    let lines = jsonl_lines(&repo.join("vault/observations"));
+    assert_eq!(lines.len(), 3, "two observations and one merge event");
+    assert_eq!(lines[1]["op"], "merge");
+    // The merged observation's time moved forward: it is recalled as recent.
+    let data = recall(&env, &repo, &["--mode", "words", "--now", "2026-12-01", "tabs"]);
+    assert_eq!(data["results"][0]["id"], first["id"]);
+    assert!(data["results"][0]["time"].as_str().unwrap() > "2026-06-01");
+    let status = env.cairn_in(&repo, &["--json", "status"]).code(0).data();
+    assert_eq!(status["kinds"]["observation"], 2);
+    assert!(env.git(&repo, &["log", "--format=%s"]).contains("remember: merged into"));
+}
