@@ -282,6 +282,8 @@ pub struct Index {
     vectorizer: Box<dyn vectors::Vectorizer>,
     vectors_dir: std::path::PathBuf,
     store: std::cell::OnceCell<Option<vectors::Store>>,
+    /// The payload of the last commit, read once (it holds a checkpoint per source file).
+    payload: Payload,
 }
 
 fn index_err(context: &str, err: impl std::fmt::Display) -> Error {
@@ -306,11 +308,14 @@ impl Index {
         let (schema, fields) = schema();
         let mut refresh = Refresh::default();
         let mut index = None;
+        let mut payload = Payload { schema: SCHEMA_VERSION, files: BTreeMap::new(), vectors: None };
         if !rebuild && dir.join("meta.json").is_file() {
             match tantivy::Index::open_in_dir(dir) {
                 Ok(i) => {
-                    let payload = read_payload(&i);
-                    if payload.as_ref().is_some_and(|p| p.schema == SCHEMA_VERSION) && i.schema() == schema {
+                    if let Some(p) = read_payload(&i).filter(|p| p.schema == SCHEMA_VERSION)
+                        && i.schema() == schema
+                    {
+                        payload = p;
                         index = Some(i);
                     }
                 }
@@ -345,13 +350,14 @@ impl Index {
             vectorizer,
             vectors_dir,
             store: std::cell::OnceCell::new(),
+            payload,
         };
         me.update(repo)?;
         Ok(me)
     }
 
     fn payload(&self) -> Payload {
-        read_payload(&self.index).unwrap_or(Payload { schema: SCHEMA_VERSION, files: BTreeMap::new(), vectors: None })
+        self.payload.clone()
     }
 
     /// Number of source files the index covers.
@@ -369,7 +375,10 @@ impl Index {
         if plan.is_empty() && payload.vectors.as_deref() == Some(model.as_str()) {
             return Ok(());
         }
-        let mut writer: IndexWriter<TantivyDocument> = match self.index.writer_with_num_threads(1, 64_000_000) {
+        // A big first build gets every core; the usual few appended lines one thread.
+        let big = plan.whole.len() + plan.tail.len() > 64 || self.payload.files.is_empty();
+        let threads = if big { std::thread::available_parallelism().map_or(1, |n| n.get().min(4)) } else { 1 };
+        let mut writer: IndexWriter<TantivyDocument> = match self.index.writer_with_num_threads(threads, threads * 48_000_000) {
             Ok(w) => w,
             Err(tantivy::TantivyError::LockFailure(..)) => {
                 self.refresh.stale = true;
@@ -403,7 +412,8 @@ impl Index {
             payload.files.insert(rel, checkpoint);
         }
         for (rel, from) in &plan.tail {
-            let (checkpoint, lines, warnings) = sources::read_tail(repo, rel, &payload.files[rel], *from)?;
+            let previous = payload.files.get(rel).cloned().unwrap_or_else(sources::empty_checkpoint);
+            let (checkpoint, lines, warnings) = sources::read_tail(repo, rel, &previous, *from)?;
             self.refresh.warnings.extend(warnings);
             for line in lines {
                 match line {
@@ -459,6 +469,7 @@ impl Index {
         let mut prepared = writer.prepare_commit().map_err(|e| index_err("cannot commit", e))?;
         prepared.set_payload(&json);
         prepared.commit().map_err(|e| index_err("cannot commit", e))?;
+        self.payload = payload;
         writer.wait_merging_threads().map_err(|e| index_err("cannot merge", e))?;
         self.reader.reload().map_err(|e| index_err("cannot reload", e))?;
         Ok(())

@@ -117,7 +117,14 @@ pub fn plan(repo: &Repo, checkpoints: &BTreeMap<String, Checkpoint>, found: &[Fo
     let mut plan = Plan::default();
     for f in found {
         let Some(cp) = checkpoints.get(&f.rel) else {
-            plan.whole.push(f.rel.clone());
+            // A new append-only file is read like a tail from its start: its lines are new
+            // records and events, and events find their records in the index. Reading it
+            // whole would re-fold every observations file.
+            if f.kind.appends() {
+                plan.tail.push((f.rel.clone(), 0));
+            } else {
+                plan.whole.push(f.rel.clone());
+            }
             continue;
         };
         if cp.size == f.size && cp.mtime_ns == f.mtime_ns {
@@ -516,6 +523,11 @@ pub fn read_tail(repo: &Repo, rel: &str, previous: &Checkpoint, from: u64) -> Re
         _ => {}
     }
     Ok((cp, lines, warnings))
+}
+
+/// The checkpoint of a file not read yet.
+pub fn empty_checkpoint() -> Checkpoint {
+    Checkpoint { size: 0, mtime_ns: 0, offset: 0, last_start: 0, hash: String::new() }
 }
 
 /// A time for records without one.

@@ -14,6 +14,21 @@ fn recall_ids(env: &Env, repo: &std::path::Path, args: &[&str]) -> Vec<String> {
     data["results"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect()
 }
 
+/// Imports records with `--raw` (no gate, no dedup), as a benchmark does; returns their ids in order.
+fn import_raw(env: &Env, repo: &std::path::Path, records: &[Value]) -> Vec<String> {
+    let file = env.path().join(format!("raw-{}.jsonl", records.len()));
+    let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    env.cairn_in(repo, &["import", "observations", "--raw", file.to_str().unwrap()]).code(0);
+    let stored = jsonl_lines(&repo.join("vault/observations"));
+    records
+        .iter()
+        .map(|r| {
+            stored.iter().find(|s| s["source"] == r["source"]).expect("imported")["id"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
 fn recall(env: &Env, repo: &std::path::Path, args: &[&str]) -> Value {
     let mut full = vec!["--json", "recall"];
     full.extend_from_slice(args);
@@ -25,12 +40,16 @@ fn recall(env: &Env, repo: &std::path::Path, args: &[&str]) -> Value {
 #[test]
 fn decay_orders_two_equal_matches_by_age() {
     let (env, repo) = Env::repo();
-    let old = remember(&env, &repo, &["--at", "2026-01-01", "--source", "a", "the build cache lives on the NFS share"]);
-    let new = remember(&env, &repo, &["--at", "2026-11-01", "--source", "b", "the build cache lives on the NFS share"]);
+    // The same text twice (from two sources; --raw keeps dedup from merging them).
+    let ids = import_raw(&env, &repo, &[
+        serde_json::json!({"observation": "the build cache lives on the NFS share", "timestamp": "2026-01-01T00:00:00Z", "source": "a"}),
+        serde_json::json!({"observation": "the build cache lives on the NFS share", "timestamp": "2026-11-01T00:00:00Z", "source": "b"}),
+    ]);
+    let (old, new) = (&ids[0], &ids[1]);
     let data = recall(&env, &repo, &["--now", "2026-11-30", "nfs", "share"]);
     let results = data["results"].as_array().unwrap();
-    assert_eq!(results[0]["id"], new["id"]);
-    assert_eq!(results[1]["id"], old["id"]);
+    assert_eq!(results[0]["id"], new.as_str());
+    assert_eq!(results[1]["id"], old.as_str());
     // Same words, same raw score; decay alone orders them.
     assert!((results[0]["raw_score"].as_f64().unwrap() - results[1]["raw_score"].as_f64().unwrap()).abs() < 1e-6);
     let days_old = 333.0; // 2026-01-01 → 2026-11-30
@@ -303,9 +322,10 @@ fn deleted_never_stale_halves() {
 #[test]
 fn filters_profiles_and_formats() {
     let (env, repo) = Env::repo();
-    for i in 0..20 {
-        remember(&env, &repo, &["--source", &format!("s{i}"), &format!("redis node {i} keeps its data on the ssd volume")]);
-    }
+    let records: Vec<Value> = (0..20)
+        .map(|i| serde_json::json!({"observation": format!("redis node {i} keeps its data on the ssd volume"), "source": format!("s{i}")}))
+        .collect();
+    import_raw(&env, &repo, &records);
     env.cairn_in(&repo, &["slog", "restart", "redis", "node 3 after the ssd swap"]).code(0);
     assert_eq!(recall_ids(&env, &repo, &["--profile", "lean", "redis", "ssd"]).len(), 3);
     assert_eq!(recall_ids(&env, &repo, &["--profile", "balanced", "redis", "ssd"]).len(), 7);
@@ -426,4 +446,20 @@ fn remember_merges_a_near_duplicate_by_meaning() {
     let status = env.cairn_in(&repo, &["--json", "status"]).code(0).data();
     assert_eq!(status["kinds"]["observation"], 2);
     assert!(env.git(&repo, &["log", "--format=%s"]).contains("remember: merged into"));
+}
+
+/// Regression: the first observation of a new day made the next read re-fold every
+/// observations file (a new file counted as changed), about a full rebuild each day.
+#[test]
+fn a_new_day_file_is_folded_in_not_reindexed_with_the_others() {
+    let (env, repo) = Env::repo();
+    for day in ["2026-11-01", "2026-11-02", "2026-11-03"] {
+        env.cairn_in(&repo, &["--now", day, "remember", &format!("the deploy on {day} went through the blue pool")]).code(0);
+    }
+    env.cairn_in(&repo, &["index"]).code(0);
+    env.cairn_in(&repo, &["--now", "2026-11-04", "remember", "--no-commit", "the green pool took the canary traffic"]).code(0);
+    let data = recall(&env, &repo, &["--mode", "words", "canary"]);
+    assert_eq!(data["results"].as_array().unwrap().len(), 1);
+    assert_eq!(data["index"]["appended"], 1);
+    assert_eq!(data["index"]["reindexed"], 0);
 }
