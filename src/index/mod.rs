@@ -480,7 +480,8 @@ impl Index {
         let path = vectors::path_for(&self.vectors_dir, &self.vectorizer.model_id());
         let mut store: Option<vectors::Store> = None;
         let mut have: HashSet<u64> = HashSet::new();
-        if let Ok(s) = vectors::Store::open(&path, crate::embed::DIMS) {
+        let dims = vectors::dims_of(&path).unwrap_or(crate::embed::DIMS);
+        if let Ok(s) = vectors::Store::open(&path, dims) {
             // The built-in model's dims; a provider's store is opened once its dims are known.
             if !s.is_empty() {
                 have = s.hashes();

@@ -54,13 +54,47 @@ impl Vectorizer for crate::embed::Builtin {
 
 /// The vectorizer `[embed]` names.
 pub fn for_config(embed: &crate::config::Embed) -> Result<Box<dyn Vectorizer>> {
-    match embed.provider.as_str() {
+    match embed.provider.trim() {
         "" | "builtin" => Ok(Box::new(crate::embed::Builtin::load())),
-        other => Err(Error::new(
-            crate::error::Kind::Config,
-            format!("cairn.toml: [embed] provider `{other}` is not known"),
-        )
-        .with_fix("use builtin, ollama, openai or voyage")),
+        _ => {
+            let client = crate::provider::EmbedClient::new(embed).map_err(|e| {
+                Error::new(crate::error::Kind::Config, format!("cairn.toml: [embed]: {e}"))
+                    .with_fix("set [embed] provider to builtin, ollama, openai or voyage, with model and base_url")
+            })?;
+            Ok(Box::new(Provider(client)))
+        }
+    }
+}
+
+/// An embeddings provider over HTTP. Its vectors are normalized to unit length before they
+/// are stored, so that the int8 dot product stays a cosine.
+struct Provider(crate::provider::EmbedClient);
+
+fn provider_err(e: crate::provider::Error) -> Error {
+    Error::new(crate::error::Kind::Io, format!("embeddings provider: {e}"))
+}
+
+fn unit(mut v: Vec<f32>) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+    v
+}
+
+impl Vectorizer for Provider {
+    fn model_id(&self) -> String {
+        self.0.model_id()
+    }
+
+    fn documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let out = self.0.embed(texts, crate::provider::InputType::Document).map_err(provider_err)?;
+        Ok(out.vectors.into_iter().map(unit).collect())
+    }
+
+    fn query(&self, text: &str) -> Result<Vec<f32>> {
+        let out = self.0.embed(&[text], crate::provider::InputType::Query).map_err(provider_err)?;
+        Ok(out.vectors.into_iter().next().map(unit).unwrap_or_default())
     }
 }
 

@@ -8,5 +8,6 @@ mod git;
 mod init;
 mod memory;
 mod output;
+mod provider;
 mod recall;
 mod slog;
