@@ -390,6 +390,7 @@ impl Index {
             Err(e) => return Err(index_err("cannot open the writer", e)),
         };
         let searcher = self.reader.searcher();
+        let index_empty = searcher.num_docs() == 0;
         let mut batch = sources::Batch::default();
         for rel in &plan.removed {
             writer.delete_term(Term::from_field_text(self.fields.file, rel));
@@ -420,7 +421,7 @@ impl Index {
                     sources::TailLine::Doc(doc) => {
                         // An observation id seen before (two machines wrote the same one) is
                         // stored once.
-                        if doc.kind == Kind::Observation && self.exists(&searcher, &doc.id) {
+                        if doc.kind == Kind::Observation && !index_empty && self.exists(&searcher, &doc.id) {
                             continue;
                         }
                         batch.add(doc);
@@ -496,9 +497,20 @@ impl Index {
             }
         }
         let mut done = 0;
-        for chunk in todo.chunks(256) {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        for chunk in todo.chunks(256 * threads) {
             let strs: Vec<&str> = chunk.iter().map(|(_, t)| *t).collect();
-            let vecs = self.vectorizer.documents(&strs)?;
+            // Embedding is CPU-bound for the built-in model: one part per core.
+            let part = strs.len().div_ceil(threads).max(1);
+            let vectorizer = &self.vectorizer;
+            let parts: Vec<Result<Vec<Vec<f32>>>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = strs.chunks(part).map(|p| scope.spawn(move || vectorizer.documents(p))).collect();
+                handles.into_iter().map(|h| h.join().expect("embedding thread does not panic")).collect()
+            });
+            let mut vecs = Vec::with_capacity(strs.len());
+            for p in parts {
+                vecs.extend(p?);
+            }
             let Some(dims) = vecs.first().map(Vec::len) else { continue };
             let s = match &mut store {
                 Some(s) if s.dims() == dims => s,

@@ -29,7 +29,7 @@ const MAGIC: &[u8; 8] = b"CAIRNV01";
 const HEADER: usize = 16;
 
 /// What turns texts into vectors for the index: the built-in model, or a provider.
-pub trait Vectorizer {
+pub trait Vectorizer: Send + Sync {
     /// Names the model; vectors of different models live in different files.
     fn model_id(&self) -> String;
     /// Vectors for texts to be stored, in order.
