@@ -22,6 +22,10 @@ static SCALES: &[u8] = include_bytes!("../../model/potion-base-8M/scales.f32");
 pub const DIMS: usize = 256;
 /// model2vec's default `max_length`: tokens past this many are not averaged.
 const MAX_TOKENS: usize = 512;
+/// model2vec's `median_token_length` of this vocabulary (`int(np.median)` of the token lengths
+/// in chars, `##` included): a constant of the model, checked by a test rather than computed at
+/// every load.
+const MEDIAN_TOKEN_CHARS: usize = 6;
 const MODEL_ID: &str = "potion-base-8M-int8";
 
 /// The built-in static embedding model. Cheap to load: see [`Builtin::load`].
@@ -30,7 +34,7 @@ pub struct Builtin {
 }
 
 impl Builtin {
-    /// Builds the vocabulary lookup from the embedded `vocab.txt` (about 0.3 ms in release).
+    /// Builds the vocabulary lookup from the embedded `vocab.txt` (about 1 ms in release).
     pub fn load() -> Builtin {
         let wordpiece = WordPiece::new(VOCAB);
         debug_assert_eq!(TABLE.len(), wordpiece.len() * DIMS);
@@ -48,10 +52,13 @@ impl Builtin {
     fn token_ids_into(&self, text: &str, ids: &mut Vec<u32>) {
         // model2vec cuts the text to max_length * median token length chars (Python slicing,
         // so chars, not bytes) before tokenizing; a text of fewer bytes is never cut.
-        let max_chars = MAX_TOKENS * self.wordpiece.median_token_chars();
-        let text = match text.char_indices().nth(max_chars) {
-            Some((at, _)) if text.len() > max_chars => &text[..at],
-            _ => text,
+        let max_chars = MAX_TOKENS * MEDIAN_TOKEN_CHARS;
+        let text = if text.len() <= max_chars {
+            text
+        } else {
+            text.char_indices()
+                .nth(max_chars)
+                .map_or(text, |(at, _)| &text[..at])
         };
         ids.clear();
         self.wordpiece.tokenize(text, MAX_TOKENS, ids);
@@ -68,7 +75,9 @@ impl Builtin {
             let id = id as usize;
             let row = &TABLE[id * DIMS..(id + 1) * DIMS];
             let scale = f32::from_le_bytes(
-                SCALES[id * 4..id * 4 + 4].try_into().expect("a 4-byte slice is an f32"),
+                SCALES[id * 4..id * 4 + 4]
+                    .try_into()
+                    .expect("a 4-byte slice is an f32"),
             );
             for (s, &q) in sum.iter_mut().zip(row) {
                 *s += f32::from(i8::from_ne_bytes([q])) * scale;
@@ -96,7 +105,10 @@ impl Embedder for Builtin {
 
     fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
         let mut ids = Vec::new();
-        texts.iter().map(|text| self.embed_into(text, &mut ids)).collect()
+        texts
+            .iter()
+            .map(|text| self.embed_into(text, &mut ids))
+            .collect()
     }
 }
 
@@ -128,6 +140,40 @@ mod tests {
         serde_json::from_str(json).expect("reference.json parses")
     }
 
+    /// `int(np.median([len(t) for t in tokens]))`: the mean of the two middle lengths when the
+    /// count is even, truncated.
+    fn median_chars(tokens: &[&str]) -> usize {
+        let mut counts = [0usize; 128];
+        for token in tokens {
+            counts[token.chars().count().min(counts.len() - 1)] += 1;
+        }
+        let nth = |n: usize| {
+            let mut seen = 0;
+            counts
+                .iter()
+                .position(|&k| {
+                    seen += k;
+                    seen > n
+                })
+                .unwrap_or(0)
+        };
+        let n = tokens.len();
+        if n == 0 {
+            0
+        } else if n % 2 == 1 {
+            nth(n / 2)
+        } else {
+            (nth(n / 2 - 1) + nth(n / 2)) / 2
+        }
+    }
+
+    #[test]
+    fn median_of_even_count_truncates_the_mean() {
+        assert_eq!(median_chars(&["a", "abcd"]), 2);
+        assert_eq!(median_chars(&["a", "ab", "abcdef"]), 2);
+        assert_eq!(median_chars(&[]), 0);
+    }
+
     #[test]
     fn table_sizes_match_the_vocabulary() {
         let rows = VOCAB.lines().count();
@@ -141,12 +187,19 @@ mod tests {
         let model = Builtin::load();
         let reference = reference();
         assert_eq!(reference.max_length, MAX_TOKENS);
-        assert_eq!(reference.median_token_length, model.wordpiece.median_token_chars());
+        assert_eq!(reference.median_token_length, MEDIAN_TOKEN_CHARS);
+        let tokens: Vec<&str> = VOCAB.lines().collect();
+        assert_eq!(median_chars(&tokens), MEDIAN_TOKEN_CHARS);
         for case in &reference.cases {
             let mut ids = Vec::new();
             model.wordpiece.tokenize(&case.text, usize::MAX, &mut ids);
             assert_eq!(ids, case.ids, "tokenizer ids of {:?}", case.text);
-            assert_eq!(model.token_ids(&case.text), case.model_ids, "model ids of {:?}", case.text);
+            assert_eq!(
+                model.token_ids(&case.text),
+                case.model_ids,
+                "model ids of {:?}",
+                case.text
+            );
         }
     }
 
@@ -160,11 +213,19 @@ mod tests {
         for (case, got) in reference.cases.iter().zip(&vectors) {
             assert_eq!(got.len(), DIMS);
             if case.vector.iter().all(|&x| x == 0.0) {
-                assert!(got.iter().all(|&x| x == 0.0), "zero vector for {:?}", case.text);
+                assert!(
+                    got.iter().all(|&x| x == 0.0),
+                    "zero vector for {:?}",
+                    case.text
+                );
                 continue;
             }
             let similarity = cosine(got, &case.vector);
-            assert!(similarity > 0.999, "cosine {similarity} for {:?}", case.text);
+            assert!(
+                similarity > 0.999,
+                "cosine {similarity} for {:?}",
+                case.text
+            );
             lowest = lowest.min(similarity);
             let norm = got.iter().map(|x| x * x).sum::<f32>().sqrt();
             assert!((norm - 1.0).abs() < 1e-5, "norm {norm} for {:?}", case.text);
@@ -229,7 +290,10 @@ mod tests {
         let many = start.elapsed();
         assert_eq!(vectors.len(), texts.len());
 
-        let stored: Vec<Vec<i8>> = vectors.iter().map(|v| crate::embed::quantize(v).0).collect();
+        let stored: Vec<Vec<i8>> = vectors
+            .iter()
+            .map(|v| crate::embed::quantize(v).0)
+            .collect();
         let (q, _) = crate::embed::quantize(&vectors[0]);
         let start = Instant::now();
         let mut best = i32::MIN;
@@ -241,19 +305,67 @@ mod tests {
         let search = start.elapsed() / 10;
         println!("load {load:?}");
         println!("one query ({} bytes) {one:?}", query.len());
-        println!("100k texts ({:.1} bytes avg) {many:?}", bytes as f64 / texts.len() as f64);
+        println!(
+            "100k texts ({:.1} bytes avg) {many:?}",
+            bytes as f64 / texts.len() as f64
+        );
         println!("dot_i8 over 100k stored vectors {search:?} (best {best})");
     }
 
     /// Short observation-like texts, 8 to 20 words from a fixed list, deterministic.
     fn synthetic_texts(n: usize) -> Vec<String> {
         const WORDS: &[&str] = &[
-            "the", "nfs", "mount", "is", "stale", "after", "reboot", "cargo", "build", "fails",
-            "linker", "error", "TestPagerOrder", "panicked", "config", "deploy", "staging",
-            "database", "migration", "timeout", "retry", "user", "prefers", "tabs", "over",
-            "spaces", "never", "push", "to", "main", "on", "friday", "café", "kubernetes",
-            "pod", "crashloop", "because", "of", "missing", "secret", "in", "vault", "https://x.io/a",
-            "run", "scripts/bench", "before", "merging", "and", "check", "flamegraph", "p99",
+            "the",
+            "nfs",
+            "mount",
+            "is",
+            "stale",
+            "after",
+            "reboot",
+            "cargo",
+            "build",
+            "fails",
+            "linker",
+            "error",
+            "TestPagerOrder",
+            "panicked",
+            "config",
+            "deploy",
+            "staging",
+            "database",
+            "migration",
+            "timeout",
+            "retry",
+            "user",
+            "prefers",
+            "tabs",
+            "over",
+            "spaces",
+            "never",
+            "push",
+            "to",
+            "main",
+            "on",
+            "friday",
+            "café",
+            "kubernetes",
+            "pod",
+            "crashloop",
+            "because",
+            "of",
+            "missing",
+            "secret",
+            "in",
+            "vault",
+            "https://x.io/a",
+            "run",
+            "scripts/bench",
+            "before",
+            "merging",
+            "and",
+            "check",
+            "flamegraph",
+            "p99",
         ];
         let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
         let mut next = move || {
@@ -265,8 +377,9 @@ mod tests {
         (0..n)
             .map(|_| {
                 let len = 8 + (next() % 13) as usize;
-                let words: Vec<&str> =
-                    (0..len).map(|_| WORDS[(next() % WORDS.len() as u64) as usize]).collect();
+                let words: Vec<&str> = (0..len)
+                    .map(|_| WORDS[(next() % WORDS.len() as u64) as usize])
+                    .collect();
                 words.join(" ")
             })
             .collect()

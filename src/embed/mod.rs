@@ -6,7 +6,7 @@
 //!
 //! [`Builtin`] is potion-base-8M (MIT, MinishLab; `model/potion-base-8M/`), a static model:
 //! a text's vector is the normalized mean of its tokens' rows, so it needs no runtime, no
-//! file and no network, and loads in well under a millisecond. Its tokenizer
+//! file and no network, and loads in about a millisecond. Its tokenizer
 //! (`wordpiece.rs`) reproduces HuggingFace `tokenizers` for the model's `tokenizer.json`
 //! token for token; its vectors are within cosine 0.999 of model2vec's on the f32 original
 //! (`tests/fixtures/embed/`).
@@ -35,7 +35,11 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
         aa += x * x;
         bb += y * y;
     }
-    if aa == 0.0 || bb == 0.0 { 0.0 } else { dot / (aa.sqrt() * bb.sqrt()) }
+    if aa == 0.0 || bb == 0.0 {
+        0.0
+    } else {
+        dot / (aa.sqrt() * bb.sqrt())
+    }
 }
 
 /// Symmetric int8 quantization: `v[i] ≈ q[i] * scale` with `scale = max|v| / 127` and `q`
@@ -47,7 +51,10 @@ pub fn quantize(v: &[f32]) -> (Vec<i8>, f32) {
         return (vec![0; v.len()], 0.0);
     }
     let scale = max / 127.0;
-    let q = v.iter().map(|x| (x / scale).round_ties_even().clamp(-127.0, 127.0) as i8).collect();
+    let q = v
+        .iter()
+        .map(|x| (x / scale).round_ties_even().clamp(-127.0, 127.0) as i8)
+        .collect();
     (q, scale)
 }
 
@@ -88,7 +95,9 @@ mod tests {
 
     #[test]
     fn quantize_round_trips_within_half_a_step() {
-        let v: Vec<f32> = (0..256).map(|i| ((i * 37 % 101) as f32 - 50.0) / 71.0).collect();
+        let v: Vec<f32> = (0..256)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 71.0)
+            .collect();
         let (q, scale) = quantize(&v);
         assert_eq!(q.len(), v.len());
         assert_eq!(q.iter().map(|x| x.unsigned_abs()).max(), Some(127));
@@ -103,9 +112,13 @@ mod tests {
     #[test]
     fn dot_i8_matches_the_plain_sum() {
         for len in [0, 1, 31, 32, 33, 256, 300] {
-            let a: Vec<i8> = (0..len).map(|i| ((i * 53 % 255) as i32 - 127) as i8).collect();
-            let b: Vec<i8> = (0..len).map(|i| ((i * 91 % 255) as i32 - 127) as i8).collect();
-            let want: i32 = a.iter().zip(&b).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum();
+            let a: Vec<i8> = (0..len).map(|i| (i * 53 % 255 - 127) as i8).collect();
+            let b: Vec<i8> = (0..len).map(|i| (i * 91 % 255 - 127) as i8).collect();
+            let want: i32 = a
+                .iter()
+                .zip(&b)
+                .map(|(&x, &y)| i32::from(x) * i32::from(y))
+                .sum();
             assert_eq!(dot_i8(&a, &b), want, "len {len}");
         }
         let max = vec![127i8; 256];
