@@ -26,7 +26,8 @@ const MAX_TOKENS: usize = 512;
 /// in chars, `##` included): a constant of the model, checked by a test rather than computed at
 /// every load.
 const MEDIAN_TOKEN_CHARS: usize = 6;
-const MODEL_ID: &str = "potion-base-8M-int8";
+/// The model id of [`Builtin`], known without loading it.
+pub const MODEL_ID: &str = "potion-base-8M-int8";
 
 /// The built-in static embedding model. Cheap to load: see [`Builtin::load`].
 pub struct Builtin {

@@ -14,7 +14,7 @@
 mod builtin;
 mod wordpiece;
 
-pub use builtin::{Builtin, DIMS};
+pub use builtin::{Builtin, DIMS, MODEL_ID};
 
 /// A model that turns texts into vectors of [`Embedder::dims`] floats.
 pub trait Embedder {

@@ -279,7 +279,11 @@ pub struct Index {
     fields: Fields,
     pub refresh: Refresh,
     files: usize,
-    vectorizer: Box<dyn vectors::Vectorizer>,
+    /// Made on first use: most reads never embed anything.
+    vectorizer: std::cell::OnceCell<Box<dyn vectors::Vectorizer>>,
+    embed_config: crate::config::Embed,
+    /// The vectorizer's model id, known without making it.
+    model: String,
     vectors_dir: std::path::PathBuf,
     store: std::cell::OnceCell<Option<vectors::Store>>,
     /// The payload of the last commit, read once (it holds a checkpoint per source file).
@@ -299,12 +303,7 @@ impl Index {
 
     /// Opens (or builds) the index in `dir`; `rebuild` throws away what is there.
     pub fn open_at(repo: &Repo, dir: &Path, rebuild: bool) -> Result<Index> {
-        let vectorizer = vectors::for_config(&repo.config.embed)?;
-        Index::open_with(repo, dir, rebuild, vectorizer)
-    }
 
-    /// Opens (or builds) the index in `dir` with the given vectorizer.
-    pub fn open_with(repo: &Repo, dir: &Path, rebuild: bool, vectorizer: Box<dyn vectors::Vectorizer>) -> Result<Index> {
         let (schema, fields) = schema();
         let mut refresh = Refresh::default();
         let mut index = None;
@@ -347,7 +346,9 @@ impl Index {
             fields,
             refresh,
             files: 0,
-            vectorizer,
+            vectorizer: std::cell::OnceCell::new(),
+            embed_config: repo.config.embed.clone(),
+            model: vectors::model_id_for(&repo.config.embed),
             vectors_dir,
             store: std::cell::OnceCell::new(),
             payload,
@@ -371,7 +372,7 @@ impl Index {
         let found = sources::list(repo)?;
         let plan = sources::plan(repo, &payload.files, &found)?;
         self.files = found.len();
-        let model = self.vectorizer.model_id();
+        let model = self.model.clone();
         if plan.is_empty() && payload.vectors.as_deref() == Some(model.as_str()) {
             return Ok(());
         }
@@ -478,11 +479,16 @@ impl Index {
 
     /// Embeds the texts the vector store lacks; returns how many were embedded.
     fn embed_missing(&mut self, texts: &[(u64, &str)]) -> Result<usize> {
-        let path = vectors::path_for(&self.vectors_dir, &self.vectorizer.model_id());
+        let path = vectors::path_for(&self.vectors_dir, &self.model);
         let mut store: Option<vectors::Store> = None;
         let mut have: HashSet<u64> = HashSet::new();
-        let dims = vectors::dims_of(&path).unwrap_or(crate::embed::DIMS);
-        if let Ok(s) = vectors::Store::open(&path, dims) {
+        let dims = vectors::dims_of(&path);
+        if self.model == crate::embed::MODEL_ID && texts.len() <= 1024 && let Some(dims) = dims {
+            // A few new texts for the built-in model (free to embed), appended without reading
+            // the store: a text seen before gets a second row, which search returns once. A
+            // provider's store is always read first, so that nothing is paid for twice.
+            store = Some(vectors::Store::appender(&path, dims));
+        } else if let Ok(s) = vectors::Store::open(&path, dims.unwrap_or(crate::embed::DIMS)) {
             // The built-in model's dims; a provider's store is opened once its dims are known.
             if !s.is_empty() {
                 have = s.hashes();
@@ -502,7 +508,7 @@ impl Index {
             let strs: Vec<&str> = chunk.iter().map(|(_, t)| *t).collect();
             // Embedding is CPU-bound for the built-in model: one part per core.
             let part = strs.len().div_ceil(threads).max(1);
-            let vectorizer = &self.vectorizer;
+            let vectorizer = self.vectorizer()?;
             let parts: Vec<Result<Vec<Vec<f32>>>> = std::thread::scope(|scope| {
                 let handles: Vec<_> = strs.chunks(part).map(|p| scope.spawn(move || vectorizer.documents(p))).collect();
                 handles.into_iter().map(|h| h.join().expect("embedding thread does not panic")).collect()
@@ -524,10 +530,18 @@ impl Index {
         Ok(done)
     }
 
+    fn vectorizer(&self) -> Result<&dyn vectors::Vectorizer> {
+        if let Some(v) = self.vectorizer.get() {
+            return Ok(v.as_ref());
+        }
+        let v = vectors::for_config(&self.embed_config)?;
+        Ok(self.vectorizer.get_or_init(|| v).as_ref())
+    }
+
     fn store(&self) -> Option<&vectors::Store> {
         self.store
             .get_or_init(|| {
-                let path = vectors::path_for(&self.vectors_dir, &self.vectorizer.model_id());
+                let path = vectors::path_for(&self.vectors_dir, &self.model);
                 let bytes = std::fs::metadata(&path).ok()?;
                 if bytes.len() < 16 {
                     return None;
@@ -545,7 +559,7 @@ impl Index {
         if query.trim().is_empty() {
             return Ok(Vec::new());
         }
-        let q = self.vectorizer.query(query)?;
+        let q = self.vectorizer()?.query(query)?;
         let searcher = self.reader.searcher();
         let mut hits = Vec::new();
         // Filters apply after the scan: look deeper when they may drop many.

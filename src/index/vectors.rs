@@ -66,6 +66,14 @@ pub fn for_config(embed: &crate::config::Embed) -> Result<Box<dyn Vectorizer>> {
     }
 }
 
+/// The model id of the vectorizer `[embed]` names, without making it.
+pub fn model_id_for(embed: &crate::config::Embed) -> String {
+    match embed.provider.trim() {
+        "" | "builtin" => crate::embed::MODEL_ID.to_string(),
+        _ => crate::provider::model_id(embed),
+    }
+}
+
 /// An embeddings provider over HTTP. Its vectors are normalized to unit length before they
 /// are stored, so that the int8 dot product stays a cosine.
 struct Provider(crate::provider::EmbedClient);
@@ -126,6 +134,8 @@ pub struct Store {
     path: PathBuf,
     dims: usize,
     bytes: Vec<u8>,
+    /// Opened to append only: `bytes` was not read and is not kept.
+    append_only: bool,
 }
 
 impl Store {
@@ -149,7 +159,13 @@ impl Store {
             let whole = (bytes.len() - HEADER) / row * row;
             bytes.truncate(HEADER + whole);
         }
-        Ok(Store { path: path.to_path_buf(), dims, bytes })
+        Ok(Store { path: path.to_path_buf(), dims, bytes, append_only: false })
+    }
+
+    /// Opens the store to append without reading it: a few new rows must not cost a read of a
+    /// million old ones.
+    pub fn appender(path: &Path, dims: usize) -> Store {
+        Store { path: path.to_path_buf(), dims, bytes: Vec::new(), append_only: true }
     }
 
     fn row_len(&self) -> usize {
@@ -224,6 +240,9 @@ impl Store {
         header.extend_from_slice(&out);
         file.write_all(&header).map_err(io)?;
         file.unlock().map_err(io)?;
+        if self.append_only {
+            return Ok(());
+        }
         if self.bytes.len() < HEADER {
             self.bytes = header;
         } else {
