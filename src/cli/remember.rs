@@ -141,6 +141,10 @@ fn summary(text: &str) -> String {
     }
 }
 
+/// Above this many records an import dedups by id only (comparing each with every other by
+/// meaning grows with the square of the count).
+const DEDUP_LIMIT: usize = 5000;
+
 pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     let ImportCommand::Observations { file, raw } = cmd;
     let started = Instant::now();
@@ -168,6 +172,23 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     let bar = output::progress(candidates.len() as u64, ctx.interactive, "importing");
     let (mut allowed, mut held, mut discarded, mut duplicates) = (0u64, 0u64, 0u64, 0u64);
     let mut lines = Vec::new();
+    // Dedup by meaning (not with --raw): against what is stored and what this import keeps.
+    let threshold = repo.config.gate.dedup_threshold;
+    let mut merged = 0u64;
+    let mut by_meaning = None;
+    let mut warnings = Vec::new();
+    if !raw {
+        if candidates.len() <= DEDUP_LIMIT {
+            let index = crate::index::Index::open(&repo)?;
+            warnings.extend(index.refresh.warnings.clone());
+            by_meaning = Some((index, Vec::<(String, String, Vec<f32>)>::new()));
+        } else {
+            warnings.push(format!(
+                "dedup by meaning skipped: {} records (more than {DEDUP_LIMIT}); ids still dedup exactly",
+                candidates.len()
+            ));
+        }
+    }
     for c in &candidates {
         bar.inc(1);
         let judged = store::write::judge(c, raw, &source, repo.config.gate.min_chars, ctx.now);
@@ -178,6 +199,29 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
         if !seen.insert(obs.id.clone()) {
             duplicates += 1;
             continue;
+        }
+        if let Some((index, kept)) = &mut by_meaning {
+            let v = index.embed_documents(&[obs.observation.as_str()])?.pop().unwrap_or_default();
+            let filter = crate::index::Filter { kinds: vec![crate::index::Kind::Observation], category: None, include_hold: true };
+            let stored = index.search_by_vector(&v, &filter, 1, threshold)?;
+            let stored = stored.into_iter().next().filter(|h| h.raw > threshold).map(|h| (h.doc.id, h.doc.time));
+            let in_batch = kept
+                .iter()
+                .find(|(_, _, kv)| f64::from(crate::embed::cosine(kv, &v)) > threshold)
+                .map(|(id, ts, _)| (id.clone(), ts.clone()));
+            let at = obs.timestamp.clone();
+            let target = match (stored, in_batch) {
+                (Some((id, time)), _) => Some((id, crate::time::format(time).max(at))),
+                (None, Some((id, ts))) => Some((id, ts.max(at))),
+                (None, None) => None,
+            };
+            if let Some((into, timestamp)) = target {
+                let m = store::dedup::Merge { into, similarity: threshold, timestamp };
+                lines.push(store::dedup::merge_event(&m, ctx.now));
+                merged += 1;
+                continue;
+            }
+            kept.push((obs.id.clone(), obs.timestamp.clone(), v));
         }
         match obs.write_verdict {
             Verdict::Allow => allowed += 1,
@@ -191,19 +235,18 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     let mut path = None;
     if !lines.is_empty() {
         let (rel, _) = store::append(&repo, &lines, ctx.now)?;
-        let subject = format!("import: {} observations from {}", lines.len(), file.display());
+        let subject = format!("import: {} observations from {}", lines.len() as u64 - merged, file.display());
         commit = ctx.commit(&repo, std::slice::from_ref(&rel), &super::message(&subject, &[]))?;
         path = Some(rel);
     }
     let counts = json!({
-        "read": candidates.len(), "stored": lines.len(), "allowed": allowed, "held": held,
-        "discarded": discarded, "duplicates": duplicates, "raw": raw,
+        "read": candidates.len(), "stored": lines.len() as u64 - merged, "allowed": allowed, "held": held,
+        "discarded": discarded, "duplicates": duplicates, "deduped": merged, "raw": raw,
     });
-    let mut warnings = Vec::new();
     warnings.extend(crate::telemetry::emit(&repo, ctx.now, "gate", "import", true, started, counts.clone()));
     let human = format!(
-        "imported {} of {} observations ({allowed} allowed, {held} held, {discarded} discarded, {duplicates} duplicates; {})",
-        lines.len(),
+        "imported {} of {} observations ({allowed} allowed, {held} held, {discarded} discarded, {duplicates} duplicates, {merged} merged by meaning; {})",
+        lines.len() as u64 - merged,
         candidates.len(),
         super::short(&commit)
     );

@@ -555,16 +555,29 @@ impl Index {
     /// The documents nearest the query by meaning, best first, as hits whose raw score is the
     /// cosine (no decay yet).
     pub fn search_vectors(&self, query: &str, filter: &Filter, limit: usize, min_similarity: f64) -> Result<Vec<Hit>> {
-        let Some(store) = self.store() else { return Ok(Vec::new()) };
+        if self.store().is_none() {
+            return Ok(Vec::new());
+        }
         if query.trim().is_empty() {
             return Ok(Vec::new());
         }
         let q = self.vectorizer()?.query(query)?;
+        self.search_by_vector(&q, filter, limit, min_similarity)
+    }
+
+    /// Vectors for texts about to be stored, from the configured model.
+    pub fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.vectorizer()?.documents(texts)
+    }
+
+    /// [`Index::search_vectors`] for a vector already made.
+    pub fn search_by_vector(&self, q: &[f32], filter: &Filter, limit: usize, min_similarity: f64) -> Result<Vec<Hit>> {
+        let Some(store) = self.store() else { return Ok(Vec::new()) };
         let searcher = self.reader.searcher();
         let mut hits = Vec::new();
         // Filters apply after the scan: look deeper when they may drop many.
         let depth = if filter.kinds.is_empty() && filter.category.is_none() { limit * 2 } else { limit * 8 };
-        for (hash, cos) in store.search(&q, depth.max(limit)) {
+        for (hash, cos) in store.search(q, depth.max(limit)) {
             if f64::from(cos) < min_similarity {
                 break;
             }

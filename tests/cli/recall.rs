@@ -463,3 +463,27 @@ fn a_new_day_file_is_folded_in_not_reindexed_with_the_others() {
     assert_eq!(data["index"]["appended"], 1);
     assert_eq!(data["index"]["reindexed"], 0);
 }
+
+#[test]
+fn import_merges_near_duplicates_by_meaning_unless_raw() {
+    let (env, repo) = Env::repo();
+    remember(&env, &repo, &["--at", "2026-01-01", "The user prefers tabs over spaces in Rust code"]);
+    let file = env.path().join("dup.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"observation":"the user prefers tabs rather than spaces in rust code","source":"x1"}"#, "\n",
+            r#"{"observation":"deploys to production happen on tuesdays only","source":"x2"}"#, "\n",
+            r#"{"observation":"Deploys to production happen only on tuesdays","source":"x3"}"#, "\n",
+        ),
+    )
+    .unwrap();
+    let data = env.cairn_in(&repo, &["--json", "import", "observations", file.to_str().unwrap()]).code(0).data();
+    assert_eq!(data["counts"]["stored"], 1, "{data}");
+    assert_eq!(data["counts"]["deduped"], 2, "{data}");
+    let lines = jsonl_lines(&repo.join("vault/observations"));
+    assert_eq!(lines.iter().filter(|l| l["op"] == "merge").count(), 2);
+    let (env2, repo2) = Env::repo();
+    let raw = env2.cairn_in(&repo2, &["--json", "import", "observations", "--raw", file.to_str().unwrap()]).code(0).data();
+    assert_eq!(raw["counts"]["stored"], 3);
+}
