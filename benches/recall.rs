@@ -1047,27 +1047,9 @@ fn spread(total: usize, weights: &[f64]) -> Vec<usize> {
     counts
 }
 
-/// The file-name part of an ADR title, as `cairn adr new` makes it.
+/// The file-name part of an ADR title: the library's own, as `cairn adr new` uses it.
 fn slug(title: &str) -> String {
-    let mut slug = String::new();
-    for c in title.chars().flat_map(char::to_lowercase) {
-        if c.is_alphanumeric() {
-            slug.push(c);
-        } else if !slug.is_empty() && !slug.ends_with('-') {
-            slug.push('-');
-        }
-    }
-    while slug.ends_with('-') {
-        slug.pop();
-    }
-    if slug.chars().count() > 60 {
-        let cut: String = slug.chars().take(60).collect();
-        slug = match cut.rfind('-') {
-            Some(i) if i > 20 => cut[..i].to_string(),
-            _ => cut,
-        };
-    }
-    slug
+    cairn::adr::slug(title)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -87,8 +87,7 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
     let bar = output::progress(total as u64, ctx.interactive, "questions");
     let outcome = eval::locomo::run(&conversations, &args.conversations, &args.common.k, &args.common.options()?, |n| bar.inc(n as u64))?;
     bar.finish_and_clear();
-    let mut groups = vec!["1-4", "1", "2", "3", "4", "5 (adversarial)"];
-    groups.dedup();
+    let groups = ["1-4", "1", "2", "3", "4", "5 (adversarial)"];
     let human = format!(
         "LoCoMo {}: {} conversations ({}), {} questions ({} skipped without evidence), mode {}{}\n{}",
         file.display(),

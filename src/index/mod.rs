@@ -21,7 +21,7 @@ pub mod sources;
 pub mod tokenizer;
 pub mod vectors;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -753,11 +753,6 @@ impl Index {
     pub fn num_docs(&self) -> u64 {
         self.reader.searcher().num_docs()
     }
-
-    /// When the index was last committed, from its payload's files (for `status`).
-    pub fn checkpoints(&self) -> BTreeMap<String, Checkpoint> {
-        self.payload().files
-    }
 }
 
 /// Whether a document passes a filter (the vector list is filtered after its scan).
@@ -786,15 +781,6 @@ fn sanitize(words: &str) -> String {
 pub fn hash(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
-}
-
-/// Ids of documents per file, for tests and verify output.
-pub fn ids_by_file(docs: &[Doc]) -> HashMap<&str, HashSet<&str>> {
-    let mut out: HashMap<&str, HashSet<&str>> = HashMap::new();
-    for d in docs {
-        out.entry(d.file.as_str()).or_default().insert(d.id.as_str());
-    }
-    out
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 
 use super::{hash, Checkpoint, Doc, Kind};
 use crate::error::{Error, Result};
@@ -528,9 +528,4 @@ pub fn read_tail(repo: &Repo, rel: &str, previous: &Checkpoint, from: u64) -> Re
 /// The checkpoint of a file not read yet.
 pub fn empty_checkpoint() -> Checkpoint {
     Checkpoint { size: 0, mtime_ns: 0, offset: 0, last_start: 0, hash: String::new() }
-}
-
-/// A time for records without one.
-pub fn epoch() -> DateTime<Utc> {
-    Utc.timestamp_opt(0, 0).single().expect("epoch exists")
 }

@@ -62,7 +62,7 @@ pub fn scan(repo: &Repo, phrase: &str, kinds: &[Kind]) -> Result<Vec<Found>> {
         for rel_path in adr::record_files(repo)? {
             let text = std::fs::read_to_string(repo.path(&rel_path)).unwrap_or_default();
             let number = rel_path.rsplit('/').next().and_then(adr::number_of_file_name).unwrap_or(0);
-            let date = adr::load(repo, &rel_path).map(|a| a.date).unwrap_or_default();
+            let date = adr::parse(&repo.path(&rel_path), &rel_path, &text).map(|a| a.date).unwrap_or_default();
             for (i, line) in text.lines().enumerate() {
                 if hit(line) {
                     out.push(Found {
