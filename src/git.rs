@@ -286,3 +286,84 @@ pub fn folder_history(root: &Path, folder: &str, known: Option<FolderHistory>) -
     out.head = Some(head.to_string());
     Ok(out)
 }
+
+/// A file as it is staged in the index, with the content git would commit.
+#[derive(Debug, Clone)]
+pub struct StagedBlob {
+    /// The path in the git work tree, `/`-separated, as git shows it.
+    pub path: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Every staged file whose content differs from HEAD's (all of them before the first commit),
+/// with its staged content: what the next commit would add. Deletions and submodules have no
+/// content and are left out.
+pub fn staged_blobs(root: &Path) -> Result<Vec<StagedBlob>> {
+    use gix::index::entry::{Mode, Stage};
+    let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
+    let index = match repo.open_index() {
+        Ok(index) => index,
+        Err(_) if !repo.index_path().exists() => return Ok(Vec::new()),
+        Err(e) => return Err(git_err("cannot read the git index", e)),
+    };
+    let head_tree = repo.head_commit().ok().map(|c| c.tree_id().map(|id| id.detach()));
+    let committed: std::collections::HashMap<gix::bstr::BString, gix::ObjectId> = match head_tree {
+        Some(tree) => {
+            let tree = tree.map_err(|e| git_err("cannot read HEAD's tree", e))?;
+            let head = repo.index_from_tree(&tree).map_err(|e| git_err("cannot read HEAD's tree", e))?;
+            head.entries().iter().map(|e| (e.path(&head).to_owned(), e.id)).collect()
+        }
+        None => Default::default(),
+    };
+    let mut out = Vec::new();
+    for entry in index.entries() {
+        if entry.stage() != Stage::Unconflicted || entry.mode == Mode::COMMIT {
+            continue;
+        }
+        let path = entry.path(&index);
+        if committed.get(path) == Some(&entry.id) {
+            continue;
+        }
+        let blob = repo.find_blob(entry.id).map_err(|e| git_err(&format!("cannot read the staged {path}"), e))?;
+        out.push(StagedBlob { path: path.to_string(), bytes: blob.data.clone() });
+    }
+    Ok(out)
+}
+
+/// What [`set_hooks_path`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HooksPath {
+    /// The value set, relative to the work tree (`hooks`, or `kb/hooks` for a knowledge
+    /// repository in a subfolder).
+    pub value: String,
+    /// The value it replaced, if it was set to something else.
+    pub previous: Option<String>,
+    /// Whether the config file was written.
+    pub changed: bool,
+}
+
+/// Sets `core.hooksPath` in the repository's own git config (`.git/config`) to the `hooks`
+/// folder of the knowledge repository at `root`. Only that key is touched: every other byte of
+/// the file stays as it was. Setting it again changes nothing.
+pub fn set_hooks_path(root: &Path) -> Result<HooksPath> {
+    let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
+    let work_dir = repo
+        .workdir()
+        .ok_or_else(|| Error::new(Kind::Git, "the git repository has no work tree"))?
+        .to_path_buf();
+    let value = join_prefix(&repo_prefix(&work_dir, root)?, "hooks");
+    let path = repo.common_dir().join("config");
+    let mut config = gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
+        .map_err(|e| git_err(&format!("cannot read {}", path.display()), e))?;
+    let current = config.string_by("core", None, "hooksPath").map(|v| v.to_string());
+    if current.as_deref() == Some(value.as_str()) {
+        return Ok(HooksPath { value, previous: None, changed: false });
+    }
+    config
+        .set_raw_value_by("core", None, "hooksPath", value.as_str())
+        .map_err(|e| git_err("cannot set core.hooksPath", e))?;
+    let mut bytes = Vec::new();
+    config.write_to(&mut bytes).map_err(|e| Error::io(path.display(), &e))?;
+    crate::files::write_atomic(&path, &bytes)?;
+    Ok(HooksPath { value, previous: current, changed: true })
+}

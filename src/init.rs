@@ -2,7 +2,9 @@
 //!
 //! Creates only what is missing: the folders of the layout (an empty one gets a `.gitkeep` so
 //! git keeps it), `cairn.toml` with every default spelled out, `MEMORY.md`, a `.gitignore` line
-//! for `.cairn/` and `.gitattributes` lines giving the JSONL folders `merge=union`. Existing
+//! for `.cairn/`, `.gitattributes` lines giving the JSONL folders `merge=union`, and the
+//! `hooks/pre-commit` script (which runs only once `cairn hooks install` points git at it, so
+//! that a plain `git commit` never needs `cairn` on PATH until a person asks for it). Existing
 //! files are never rewritten; `.gitignore` and `.gitattributes` only gain the lines they lack
 //! (as `cargo init` does). Running it twice changes nothing.
 
@@ -14,6 +16,7 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::files;
 use crate::git;
+use crate::hooks;
 use crate::memory;
 use crate::repo::{DERIVED_DIR, DIRS};
 
@@ -44,6 +47,10 @@ pub fn init(dir: &Path) -> Result<Initialized> {
         }
     };
     let mut written = Vec::new();
+    // Before the folders, so that hooks/ needs no .gitkeep. A script of a person's own is kept.
+    if !root.join(hooks::PRE_COMMIT_PATH).exists() {
+        written.extend(hooks::write_pre_commit(&root)?);
+    }
     for rel in DIRS {
         let path = root.join(rel);
         std::fs::create_dir_all(&path).map_err(|e| Error::io(path.display(), &e))?;

@@ -8,17 +8,21 @@
 //! - [`config`]: `cairn.toml`, every key with a default.
 //! - [`repo`]: finding the knowledge repository, its layout and its writer lock.
 //! - [`git`]: the only importer of gix; commits of exactly the paths a command wrote.
+//! - [`hooks`]: the git hook scripts and what `cairn hooks run` does (the pre-commit secret scan).
 //! - [`files`]: atomic whole-file writes and locked one-line appends.
 //! - [`slog`]: the append-only operational log.
 //! - [`adr`]: numbered decision records, their frontmatter, lint and import.
 //! - [`memory`]: MEMORY.md, parsed with comrak and edited in place.
+//! - [`cards`]: turn cards and episodes made from transcripts, in `vault/sessions`.
 //! - [`store`]: observations and their update events, folded on read.
 //! - [`observe`]: the write gate and the keyword categories.
 //! - [`index`]: the only importer of tantivy; every record indexed, kept up to date by checkpoints.
+//! - [`sessions`]: reading Claude Code, Codex and pi transcripts into turns and episodes.
 //! - [`recall`]: decay-weighted recall, plain search, the session briefing.
 //! - [`embed`]: the built-in static embedding model, compiled in; int8 vector math.
 //! - [`eval`]: retrieval quality on LoCoMo and LongMemEval files, through the same code paths.
 //! - [`provider`]: the only HTTP code (reqwest): embeddings from Ollama, OpenAI-format, Voyage.
+//! - [`redact`]: finding and redacting secrets (API keys, tokens, private keys, passwords).
 //! - [`telemetry`]: one event per pipeline step in `.cairn/telemetry.jsonl`.
 //! - [`init`]: making or adopting a knowledge repository.
 //! - [`doctor`]: health checks and repairs of the files.
@@ -27,6 +31,7 @@
 #![deny(unsafe_code)]
 
 pub mod adr;
+pub mod cards;
 pub mod cli;
 pub mod config;
 pub mod doctor;
@@ -35,6 +40,7 @@ pub mod error;
 pub mod eval;
 pub mod files;
 pub mod git;
+pub mod hooks;
 pub mod index;
 pub mod init;
 pub mod jsonl;
@@ -43,7 +49,9 @@ pub mod observe;
 pub mod output;
 pub mod provider;
 pub mod recall;
+pub mod redact;
 pub mod repo;
+pub mod sessions;
 pub mod slog;
 pub mod store;
 pub mod telemetry;

@@ -45,6 +45,9 @@ pub enum Status {
     Ok,
     /// It ran fine but found nothing, or a check it made failed (exit 1).
     NothingOrFailed,
+    /// It did what the good part of its input allowed, but some input was bad (exit 2); the
+    /// bad parts are named on stderr.
+    BadInput,
 }
 
 /// A follow-up command suggested to the caller.
@@ -151,6 +154,7 @@ pub fn emit(report: &Report, json: bool) -> i32 {
     match report.status {
         Status::Ok => 0,
         Status::NothingOrFailed => 1,
+        Status::BadInput => 2,
     }
 }
 

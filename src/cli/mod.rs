@@ -7,12 +7,16 @@
 mod adr;
 mod doctor;
 mod eval;
+mod hooks;
 mod index;
 mod init;
 mod memory;
+mod observe;
 mod recall;
 mod remember;
+mod sessions;
 mod slog;
+mod stats;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -82,6 +86,16 @@ pub enum Command {
     /// Retrieval quality (recall@k) on a benchmark file
     #[command(subcommand)]
     Eval(eval::Command),
+    /// Agent transcripts: ingest them into turn cards and episodes
+    #[command(subcommand)]
+    Sessions(sessions::Command),
+    /// Distill the turns not yet observed into observations
+    Observe(observe::Args),
+    /// Counts, categories and pipeline figures; --telemetry lists the events
+    Stats(stats::Args),
+    /// Git hooks: install them, or run one
+    #[command(subcommand)]
+    Hooks(hooks::Command),
 }
 
 /// What every command gets besides its own arguments.
@@ -117,6 +131,66 @@ impl Ctx {
             fallback_email: &repo.config.git.fallback_email,
         };
         git::commit(repo.root(), paths, message, &identity)
+    }
+}
+
+/// Paths written by a command that had not committed them when it stopped, relative to the
+/// repository root. Commands that write several files in steps (ingest, observe) note their
+/// paths here before writing and clear them after committing; the next such command commits
+/// what an interrupted one left, so a crash at any point ends, after a rerun, in the state of
+/// an uninterrupted run.
+const PENDING: &str = ".cairn/pending.json";
+
+impl Ctx {
+    /// Notes that `paths` are about to be written (nothing to note when not committing).
+    pub fn begin_writes(&self, repo: &Repo, paths: &[String]) -> Result<()> {
+        if self.no_commit || !repo.config.git.commit || paths.is_empty() {
+            return Ok(());
+        }
+        let mut pending = pending(repo);
+        for p in paths {
+            if !pending.contains(p) {
+                pending.push(p.clone());
+            }
+        }
+        crate::repo::ignore_derived(repo)?;
+        let text = serde_json::to_string(&pending).expect("paths serialize");
+        crate::files::write_atomic(&repo.path(PENDING), text.as_bytes())
+    }
+
+    /// Commits `paths` and whatever an interrupted command left pending, then clears it.
+    pub fn commit_with_pending(&self, repo: &Repo, paths: &[String], message: &str) -> Result<Option<git::Committed>> {
+        let mut all = pending(repo);
+        for p in paths {
+            if !all.contains(p) {
+                all.push(p.clone());
+            }
+        }
+        let committed = self.commit(repo, &all, message)?;
+        if !self.no_commit && repo.config.git.commit {
+            match std::fs::remove_file(repo.path(PENDING)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(PENDING, &e)),
+            }
+        }
+        Ok(committed)
+    }
+}
+
+fn pending(repo: &Repo) -> Vec<String> {
+    crate::files::read_optional(&repo.path(PENDING))
+        .ok()
+        .flatten()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+/// Stops the process here when `CAIRN_FAILPOINT` names this point: how tests prove that a
+/// crash between two steps loses nothing.
+pub fn failpoint(name: &str) {
+    if std::env::var_os("CAIRN_FAILPOINT").is_some_and(|v| v == name) {
+        std::process::abort();
     }
 }
 
@@ -198,6 +272,10 @@ fn dispatch(cli: Cli) -> Result<Report> {
         Command::Recall(args) => recall::recall(&ctx, args),
         Command::Search(args) => recall::search(&ctx, args),
         Command::Brief(args) => recall::brief(&ctx, args),
+        Command::Sessions(cmd) => sessions::run(&ctx, cmd),
+        Command::Observe(args) => observe::run(&ctx, args),
+        Command::Stats(args) => stats::run(&ctx, args),
+        Command::Hooks(cmd) => hooks::run(&ctx, cmd),
         Command::Index(args) => index::index(&ctx, args),
         Command::Status => index::status(&ctx),
         Command::Doctor(args) => doctor::run(&ctx, args),

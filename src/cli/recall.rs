@@ -78,7 +78,7 @@ fn kinds(names: &[String]) -> Result<Vec<Kind>> {
     names
         .iter()
         .map(|k| {
-            Kind::parse(k).ok_or_else(|| Error::bad_input(format!("unknown kind `{k}`: use slog, adr, memory or observation")))
+            Kind::parse(k).ok_or_else(|| Error::bad_input(format!("unknown kind `{k}`: use slog, adr, memory, observation, card or episode")))
         })
         .collect()
 }
@@ -101,8 +101,8 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
     let meta = json!({ "query": query, "profile": profile.as_str(), "results": results.len() });
     warnings.extend(crate::telemetry::emit(&repo, ctx.now, "recall", "recall", true, started, meta));
     let human = match args.format {
-        Format::Md => recall::to_markdown(&results, args.explain),
-        Format::Text => recall::to_text(&results, args.explain),
+        Format::Md => recall::to_markdown(&results, args.explain, &recall::turns::heads(&index, &results)),
+        Format::Text => recall::to_text(&results, args.explain, &recall::turns::heads(&index, &results)),
     };
     let status = if results.is_empty() { Status::NothingOrFailed } else { Status::Ok };
     let data = json!({
@@ -139,7 +139,7 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     let filter = Filter { kinds, category: None, include_hold: true };
     let mode = recall::Mode::parse(args.mode.as_deref().unwrap_or(&repo.config.recall.mode))?;
     let results = recall::search(&index, &repo.config, &words, &filter, args.limit, mode)?;
-    let human = recall::to_text(&results, false);
+    let human = recall::to_text(&results, false, &recall::turns::heads(&index, &results));
     let status = if results.is_empty() { Status::NothingOrFailed } else { Status::Ok };
     let data = json!({ "words": words, "exact": false, "results": results });
     Ok(Report::new("search", data, human).warnings(index.refresh.warnings.clone()).status(status))
@@ -186,7 +186,7 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
     );
     human.push_str(memory_text.trim_end());
     human.push_str("\n\n## Recalled for this project\n\n");
-    human.push_str(&recall::to_markdown(&results, false));
+    human.push_str(&recall::to_markdown(&results, false, &recall::turns::heads(&index, &results)));
     let mut warnings = index.refresh.warnings.clone();
     let meta = json!({ "query": query, "results": results.len() });
     warnings.extend(crate::telemetry::emit(&repo, ctx.now, "recall", "brief", true, started, meta));

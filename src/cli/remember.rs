@@ -57,8 +57,10 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         .map(|t| crate::time::parse(t, ctx.now))
         .transpose()
         .map_err(Error::bad_input)?;
+    let redactor = crate::redact::Redactor::configured(&repo.config.redact.patterns)
+        .map_err(|e| Error::new(crate::error::Kind::Config, format!("cairn.toml [redact]: {e}")))?;
     let candidate = Candidate {
-        observation: args.text,
+        observation: redactor.redact(&args.text).into_owned(),
         timestamp: at.map(crate::time::format),
         session_id: args.session,
         source: Some(args.source),
@@ -83,7 +85,7 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         merged = store::dedup::nearest(&index, &obs.observation, repo.config.gate.dedup_threshold, at)?;
         let (line, subject, trailer) = match &merged {
             Some(m) => (
-                store::dedup::merge_event(m, ctx.now),
+                store::dedup::merge_event(m, &obs.id, ctx.now),
                 format!("remember: merged into {} ({:.2})", m.into, m.similarity),
                 m.into.clone(),
             ),
@@ -151,6 +153,8 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     let repo = ctx.repo()?;
     let file = if file.is_absolute() { file } else { ctx.cwd.join(file) };
     let text = std::fs::read_to_string(&file).map_err(|e| Error::io(file.display(), &e))?;
+    let redactor = crate::redact::Redactor::configured(&repo.config.redact.patterns)
+        .map_err(|e| Error::new(crate::error::Kind::Config, format!("cairn.toml [redact]: {e}")))?;
     // Read and check every line before writing anything.
     let mut candidates = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -164,24 +168,23 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
         let c: Candidate = serde_json::from_str(line)
             .map_err(|e| Error::bad_input(format!("{}: not a valid observation: {e}", at())))?;
         store::write::validate(&c, raw).map_err(|m| Error::bad_input(format!("{}: {m}", at())))?;
+        let mut c = c;
+        c.observation = redactor.redact(&c.observation).into_owned();
+        c.narrative = c.narrative.map(|n| redactor.redact(&n).into_owned());
         candidates.push(c);
     }
     let source = format!("import:{}", file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
     let _lock = repo.lock()?;
     let mut seen = store::ids(&repo)?;
     let bar = output::progress(candidates.len() as u64, ctx.interactive, "importing");
-    let (mut allowed, mut held, mut discarded, mut duplicates) = (0u64, 0u64, 0u64, 0u64);
-    let mut lines = Vec::new();
-    // Dedup by meaning (not with --raw): against what is stored and what this import keeps.
-    let threshold = repo.config.gate.dedup_threshold;
-    let mut merged = 0u64;
-    let mut by_meaning = None;
     let mut warnings = Vec::new();
+    // Dedup by meaning (not with --raw): against what is stored and what this import keeps.
+    let mut index = None;
     if !raw {
         if candidates.len() <= DEDUP_LIMIT {
-            let index = crate::index::Index::open(&repo)?;
-            warnings.extend(index.refresh.warnings.clone());
-            by_meaning = Some((index, Vec::<(String, String, Vec<f32>)>::new()));
+            let opened = crate::index::Index::open(&repo)?;
+            warnings.extend(opened.refresh.warnings.clone());
+            index = Some(opened);
         } else {
             warnings.push(format!(
                 "dedup by meaning skipped: {} records (more than {DEDUP_LIMIT}); ids still dedup exactly",
@@ -189,47 +192,15 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
             ));
         }
     }
-    for c in &candidates {
-        bar.inc(1);
-        let judged = store::write::judge(c, raw, &source, repo.config.gate.min_chars, ctx.now);
-        let Some(obs) = judged.observation else {
-            discarded += 1;
-            continue;
-        };
-        if !seen.insert(obs.id.clone()) {
-            duplicates += 1;
-            continue;
-        }
-        if let Some((index, kept)) = &mut by_meaning {
-            let v = index.embed_documents(&[obs.observation.as_str()])?.pop().unwrap_or_default();
-            let filter = crate::index::Filter { kinds: vec![crate::index::Kind::Observation], category: None, include_hold: true };
-            let stored = index.search_by_vector(&v, &filter, 1, threshold)?;
-            let stored = stored.into_iter().next().filter(|h| h.raw > threshold).map(|h| (h.doc.id, h.doc.time));
-            let in_batch = kept
-                .iter()
-                .find(|(_, _, kv)| f64::from(crate::embed::cosine(kv, &v)) > threshold)
-                .map(|(id, ts, _)| (id.clone(), ts.clone()));
-            let at = obs.timestamp.clone();
-            let target = match (stored, in_batch) {
-                (Some((id, time)), _) => Some((id, crate::time::format(time).max(at))),
-                (None, Some((id, ts))) => Some((id, ts.max(at))),
-                (None, None) => None,
-            };
-            if let Some((into, timestamp)) = target {
-                let m = store::dedup::Merge { into, similarity: threshold, timestamp };
-                lines.push(store::dedup::merge_event(&m, ctx.now));
-                merged += 1;
-                continue;
-            }
-            kept.push((obs.id.clone(), obs.timestamp.clone(), v));
-        }
-        match obs.write_verdict {
-            Verdict::Allow => allowed += 1,
-            Verdict::Hold => held += 1,
-            Verdict::Discard => discarded += 1,
-        }
-        lines.push(serde_json::to_string(&obs).expect("observation serializes"));
-    }
+    let settings = store::admit::Settings {
+        raw,
+        default_source: &source,
+        min_chars: repo.config.gate.min_chars,
+        threshold: repo.config.gate.dedup_threshold,
+        now: ctx.now,
+    };
+    let admitted = store::admit::admit(&candidates, &settings, &mut seen, index.as_ref(), &mut || bar.inc(1))?;
+    let store::admit::Admitted { lines, allowed, held, discarded, duplicates, merged, .. } = admitted;
     bar.finish_and_clear();
     let mut commit = None;
     let mut path = None;

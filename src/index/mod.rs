@@ -52,10 +52,14 @@ pub enum Kind {
     Adr,
     Memory,
     Observation,
+    /// A turn card from an agent's transcript.
+    Card,
+    /// A compaction note or session summary.
+    Episode,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] = [Kind::Slog, Kind::Adr, Kind::Memory, Kind::Observation];
+    pub const ALL: [Kind; 6] = [Kind::Slog, Kind::Adr, Kind::Memory, Kind::Observation, Kind::Card, Kind::Episode];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -63,6 +67,8 @@ impl Kind {
             Kind::Adr => "adr",
             Kind::Memory => "memory",
             Kind::Observation => "observation",
+            Kind::Card => "card",
+            Kind::Episode => "episode",
         }
     }
 
@@ -80,10 +86,12 @@ pub enum Class {
     AdrCurrent = 2,
     AdrOther = 3,
     Memory = 4,
+    Card = 5,
+    Episode = 6,
 }
 
 impl Class {
-    pub const COUNT: usize = 5;
+    pub const COUNT: usize = 7;
 
     fn from_u64(v: u64) -> Class {
         match v {
@@ -91,6 +99,8 @@ impl Class {
             1 => Class::Observation,
             2 => Class::AdrCurrent,
             3 => Class::AdrOther,
+            5 => Class::Card,
+            6 => Class::Episode,
             _ => Class::Memory,
         }
     }
@@ -121,6 +131,8 @@ impl Doc {
             Kind::Slog => Class::Slog,
             Kind::Observation => Class::Observation,
             Kind::Memory => Class::Memory,
+            Kind::Card => Class::Card,
+            Kind::Episode => Class::Episode,
             Kind::Adr if matches!(self.status.as_str(), "accepted" | "shipped") => Class::AdrCurrent,
             Kind::Adr => Class::AdrOther,
         }
@@ -155,6 +167,8 @@ impl Decay {
         rates[Class::AdrCurrent as usize] = 0.0;
         rates[Class::AdrOther as usize] = rate("adr");
         rates[Class::Memory as usize] = rate("memory");
+        rates[Class::Card as usize] = rate("card");
+        rates[Class::Episode as usize] = rate("episode");
         Decay { now, rates, stale_factor: config.stale_factor }
     }
 
@@ -602,6 +616,11 @@ impl Index {
     fn exists(&self, searcher: &tantivy::Searcher, id: &str) -> bool {
         let q = TermQuery::new(Term::from_field_text(self.fields.id, id), IndexRecordOption::Basic);
         searcher.search(&q, &Count).map(|n| n > 0).unwrap_or(false)
+    }
+
+    /// The document with `id`, if the index holds one.
+    pub fn doc(&self, id: &str) -> Result<Option<Doc>> {
+        self.get(&self.reader.searcher(), id)
     }
 
     fn get(&self, searcher: &tantivy::Searcher, id: &str) -> Result<Option<Doc>> {

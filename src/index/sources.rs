@@ -23,11 +23,13 @@ pub enum SourceKind {
     Observations,
     Adr,
     Memory,
+    /// `vault/sessions/AGENT/SESSION.jsonl`: turn cards and episodes.
+    Sessions,
 }
 
 impl SourceKind {
     fn appends(self) -> bool {
-        matches!(self, SourceKind::Slog | SourceKind::Observations)
+        matches!(self, SourceKind::Slog | SourceKind::Observations | SourceKind::Sessions)
     }
 }
 
@@ -49,6 +51,8 @@ fn kind_of(rel: &str) -> Option<SourceKind> {
         Some(SourceKind::Observations)
     } else if rel.starts_with("decisions/") {
         Some(SourceKind::Adr)
+    } else if rel.starts_with(crate::cards::DIR) && rel.ends_with(".jsonl") && rel.matches('/').count() == 3 {
+        Some(SourceKind::Sessions)
     } else {
         None
     }
@@ -81,6 +85,24 @@ pub fn list(repo: &Repo) -> Result<Vec<Found>> {
     }
     if let Ok(meta) = std::fs::metadata(repo.path(memory::FILE)) {
         push(memory::FILE.to_string(), &meta);
+    }
+    let sessions = repo.path(crate::cards::DIR);
+    if let Ok(agents) = std::fs::read_dir(&sessions) {
+        for agent in agents.flatten() {
+            if !agent.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let name = agent.file_name().to_string_lossy().into_owned();
+            let read = std::fs::read_dir(agent.path()).map_err(|e| Error::io(agent.path().display(), &e))?;
+            for entry in read {
+                let entry = entry.map_err(|e| Error::io(agent.path().display(), &e))?;
+                let file = entry.file_name().to_string_lossy().into_owned();
+                if file.ends_with(".jsonl") {
+                    let meta = entry.metadata().map_err(|e| Error::io(entry.path().display(), &e))?;
+                    push(format!("{}/{name}/{file}", crate::cards::DIR), &meta);
+                }
+            }
+        }
     }
     out.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(out)
@@ -262,6 +284,7 @@ pub fn apply_event(doc: &mut Doc, event: &Event) {
         }
         Op::Delete => doc.status = "deleted".into(),
         Op::Restore => doc.status = "active".into(),
+        Op::Observed => {}
     }
 }
 
@@ -374,6 +397,11 @@ pub fn read_whole(repo: &Repo, rels: &[String]) -> Result<(Vec<WholeFile>, Vec<S
                 let cp = md_checkpoint(&meta, &bytes);
                 out.push((rel.clone(), cp, memory_docs(&text, rel, file_time(repo, rel))));
             }
+            SourceKind::Sessions => {
+                let cp = jsonl_checkpoint(&meta, 0, &bytes, None);
+                let docs = session_lines(rel, &text[..cp.offset as usize], 1, &mut warnings);
+                out.push((rel.clone(), cp, docs));
+            }
         }
     }
     if !obs_files.is_empty() {
@@ -438,6 +466,59 @@ fn slog_lines(rel: &str, text: &str, first_line: usize, warnings: &mut Vec<Strin
         }
     }
     docs
+}
+
+fn session_lines(rel: &str, text: &str, first_line: usize, warnings: &mut Vec<String>) -> Vec<Doc> {
+    let mut docs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match crate::jsonl::parse_line::<crate::cards::Record>(Path::new(rel), first_line + i, line) {
+            Ok(crate::cards::Record::Card(c)) => docs.push(card_doc(&c, rel)),
+            Ok(crate::cards::Record::Episode(e)) => docs.push(episode_doc(&e, rel)),
+            Err(e) => warnings.push(format!("not indexed: {e}")),
+        }
+    }
+    docs
+}
+
+/// The document of a turn card: its head line as title, its whole text to search.
+pub fn card_doc(c: &crate::cards::Card, file: &str) -> Doc {
+    Doc {
+        id: c.id.clone(),
+        kind: Kind::Card,
+        text: c.text(),
+        title: c.head(),
+        time: parse_time(&c.ts).unwrap_or_default(),
+        category: String::new(),
+        verdict: String::new(),
+        status: c.outcome.clone(),
+        session: format!("{}/{}", c.agent, c.session),
+        source: format!("{}/{}#{}", c.agent, c.session, c.turn + 1),
+        file: file.to_string(),
+    }
+}
+
+/// The document of an episode.
+pub fn episode_doc(e: &crate::cards::Episode, file: &str) -> Doc {
+    let turns = match e.last_turn {
+        Some(last) => format!("turns {}–{}", e.first_turn + 1, last + 1),
+        None => "before the first turn".to_string(),
+    };
+    Doc {
+        id: e.id.clone(),
+        kind: Kind::Episode,
+        text: e.text.clone(),
+        title: format!("{} of {}/{} ({turns})", e.kind, e.agent, e.session),
+        time: parse_time(&e.ts).unwrap_or_default(),
+        category: String::new(),
+        verdict: String::new(),
+        status: e.kind.clone(),
+        session: format!("{}/{}", e.agent, e.session),
+        source: format!("{}/{}", e.agent, e.session),
+        file: file.to_string(),
+    }
 }
 
 /// The document of an ADR.
@@ -515,10 +596,15 @@ pub fn read_tail(repo: &Repo, rel: &str, previous: &Checkpoint, from: u64) -> Re
                         let f = store::Folded { obs: o, state: store::State::Active, superseded_by: None };
                         lines.push(TailLine::Doc(observation_doc(&f, rel)));
                     }
+                    // Which turns were observed changes no document.
+                    Ok(Line::Event(e)) if e.op == Op::Observed => {}
                     Ok(Line::Event(e)) => lines.push(TailLine::Event(e)),
                     Err(e) => warnings.push(format!("not indexed: {e}")),
                 }
             }
+        }
+        Some(SourceKind::Sessions) => {
+            lines.extend(session_lines(rel, &text, 0, &mut warnings).into_iter().map(TailLine::Doc));
         }
         _ => {}
     }

@@ -1,7 +1,10 @@
-//! Turning text into observations: the write gate and the category, pure functions over text.
+//! Turning text into observations: the observers, the write gate and the category.
 //!
-//! The observer that reads transcripts comes later; `cairn remember` and
-//! `cairn import observations` already pass through [`gate`] and [`category`].
+//! [`builtin`] distills facts from turn cards offline; [`llm`] holds the LLM observer's prompt
+//! and the strict parser of its XML reply; every fact then passes [`gate`] and gets its
+//! [`category`] before `store::admit` dedups and keeps it.
 
+pub mod builtin;
 pub mod category;
 pub mod gate;
+pub mod llm;

@@ -291,6 +291,8 @@ pub struct Client {
     retry: Retry,
     key: Option<ApiKey>,
     auth: Option<(HeaderName, HeaderValue)>,
+    /// Fixed headers every request carries (Anthropic's `anthropic-version`).
+    headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 /// What one attempt came back with.
@@ -386,7 +388,17 @@ impl Client {
             retry,
             key,
             auth,
+            headers: Vec::new(),
         })
+    }
+
+    /// The client, sending the header `name: value` with every request as well.
+    pub fn with_header(mut self, name: &'static str, value: &'static str) -> Client {
+        self.headers.push((
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        ));
+        self
     }
 
     pub fn provider(&self) -> &'static str {
@@ -478,7 +490,7 @@ impl Client {
             .timeout(self.timeout)
             .header(CONTENT_TYPE, "application/json")
             .body(body.to_vec());
-        if let Some((name, value)) = &self.auth {
+        for (name, value) in self.headers.iter().chain(&self.auth) {
             request = request.header(name, value.clone());
         }
         let response = match request.send() {

@@ -6,9 +6,9 @@
 //!   names, and a [`Call`] record per request (attempts, duration, status) for telemetry.
 //! - [`embed`]: embeddings from Ollama (`/api/embed`), the OpenAI format (`/v1/embeddings`:
 //!   OpenAI, llama.cpp, LM Studio, vLLM) and Voyage, batched and strictly validated.
-//!
-//! A chat client (OpenAI-compatible, Anthropic messages, Ollama) goes beside `embed.rs` and
-//! uses the same [`http::Client`]: it only adds its request and reply shapes.
+//! - [`chat`]: one-shot chat completions from the OpenAI format (`/v1/chat/completions`:
+//!   OpenAI, llama.cpp, LM Studio, vLLM, Ollama's `/v1`), Anthropic messages (`/v1/messages`)
+//!   and Ollama (`/api/chat`), with token usage and a flag for replies cut off by the limit.
 //!
 //! Nothing here prints, writes telemetry or reads `cairn.toml`: the caller passes the
 //! configuration in and writes the returned [`Call`] records (or the failed error's
@@ -16,9 +16,11 @@
 //! never part of an error message or a `Debug` output, and are blanked out of any reply body
 //! quoted in an error.
 
+pub mod chat;
 pub mod embed;
 pub mod http;
 
+pub use chat::{ChatClient, ChatReply, Usage};
 pub use embed::{EmbedClient, Embeddings, InputType, model_id};
 pub use http::Call;
 

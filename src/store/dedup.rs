@@ -30,14 +30,16 @@ pub fn nearest(index: &Index, text: &str, threshold: f64, at: DateTime<Utc>) -> 
     }))
 }
 
-/// The event line that records a merge.
-pub fn merge_event(m: &Merge, now: DateTime<Utc>) -> String {
+/// The event line that records a merge of the observation that would have been `from`.
+pub fn merge_event(m: &Merge, from: &str, now: DateTime<Utc>) -> String {
     let e = Event {
         op: Op::Merge,
         id: m.into.clone(),
         ts: crate::time::format(now),
         timestamp: Some(m.timestamp.clone()),
         by: None,
+        from: Some(from.to_string()),
+        hash: None,
     };
     serde_json::to_string(&e).expect("event serializes")
 }

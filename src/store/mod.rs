@@ -6,6 +6,7 @@
 //! not for the time its records speak of. Ids come from content: `ob-` and a hash of the
 //! normalized text and its source, so writing the same observation twice stores it once.
 
+pub mod admit;
 pub mod dedup;
 pub mod write;
 
@@ -75,9 +76,17 @@ pub struct Event {
     /// For `merge`: the observation's new time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
-    /// For `supersede`: the id of the observation that replaces this one.
+    /// For `supersede`: the id of the observation that replaces this one; for `observed`: the
+    /// observer that read the turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
+    /// For `merge`: the id the merged-in observation would have had, so that writing it again
+    /// merges nothing twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// For `observed`: the hash of the turn card's line as it was observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,6 +97,8 @@ pub enum Op {
     Stale,
     Delete,
     Restore,
+    /// A turn card (its id in `id`) was read by an observer; changes no observation.
+    Observed,
 }
 
 /// Where an observation stands after its events.
@@ -228,6 +239,7 @@ pub fn apply(folded: &mut Folded, event: &Event) {
             folded.state = State::Active;
             folded.superseded_by = None;
         }
+        Op::Observed => {}
     }
 }
 
@@ -265,26 +277,51 @@ pub fn load_all(repo: &Repo) -> Result<(Vec<Folded>, Vec<jsonl::TornTail>)> {
     Ok((out, torn_tails))
 }
 
-/// Whether an observation with `id` is already stored (a scan of the files for its id).
+/// Whether an observation with `id` is already stored, or was merged into another (a scan of
+/// the files for its id).
 pub fn contains(repo: &Repo, id: &str) -> Result<bool> {
     let needle = format!("\"id\":\"{id}\"");
+    let merged = format!("\"from\":\"{id}\"");
     for path in day_files(repo)? {
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), &e))?;
-        if text.lines().any(|l| l.contains(&needle) && !l.contains("\"op\":")) {
+        if text.lines().any(|l| (l.contains(&needle) && !l.contains("\"op\":")) || l.contains(&merged)) {
             return Ok(true);
         }
     }
     Ok(false)
 }
 
-/// Every id stored, for deduplicating a batch.
+/// Every id stored, and every id merged into another, for deduplicating a batch.
 pub fn ids(repo: &Repo) -> Result<std::collections::HashSet<String>> {
     let mut out = std::collections::HashSet::new();
     for path in day_files(repo)? {
         let (lines, _) = read_file(&path)?;
         for (_, line) in lines {
-            if let Line::Observation(o) = line {
-                out.insert(o.id);
+            match line {
+                Line::Observation(o) => {
+                    out.insert(o.id);
+                }
+                Line::Event(Event { op: Op::Merge, from: Some(from), .. }) => {
+                    out.insert(from);
+                }
+                Line::Event(_) => {}
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The turn cards observed so far: card id → the hash of its line when observed.
+pub fn observed(repo: &Repo) -> Result<HashMap<String, String>> {
+    let mut out = HashMap::new();
+    for path in day_files(repo)? {
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), &e))?;
+        for (i, line) in text.lines().enumerate() {
+            if !line.contains("\"op\":\"observed\"") {
+                continue;
+            }
+            if let Ok(Line::Event(e)) = parse_line(&path, i + 1, line) {
+                out.insert(e.id, e.hash.unwrap_or_default());
             }
         }
     }
@@ -329,7 +366,7 @@ mod tests {
         .unwrap();
         assert_eq!(obs.merged_count, 1);
         let mut f = Folded { obs, state: State::Active, superseded_by: None };
-        let ev = |op, ts: Option<&str>| Event { op, id: "ob-1".into(), ts: "t".into(), timestamp: ts.map(Into::into), by: None };
+        let ev = |op, ts: Option<&str>| Event { op, id: "ob-1".into(), ts: "t".into(), timestamp: ts.map(Into::into), by: None, from: None, hash: None };
         apply(&mut f, &ev(Op::Merge, Some("2026-02-01T00:00:00.000Z")));
         assert_eq!((f.obs.merged_count, f.obs.timestamp.as_str()), (2, "2026-02-01T00:00:00.000Z"));
         apply(&mut f, &ev(Op::Stale, None));

@@ -5,9 +5,11 @@ mod support;
 
 mod adr;
 mod git;
+mod hooks;
 mod init;
 mod memory;
 mod output;
 mod provider;
 mod recall;
+mod sessions;
 mod slog;

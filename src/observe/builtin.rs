@@ -1,0 +1,335 @@
+//! The built-in observer: durable facts from turn cards alone, offline, at no cost.
+//!
+//! Three kinds of fact, each at a confidence below what an LLM observer is trusted with:
+//!
+//! - **The user's own words** (`rule`, `preference`, `correction`): a sentence of a prompt that
+//!   lays down a rule ("never", "always", "don't", "do not", "must", "from now on", "make sure"),
+//!   states a preference ("prefer", "I'd rather", "I like"), redirects ("use X instead of Y",
+//!   "rather than", "stop …"), or corrects the agent ("no, …", "that's wrong", "actually, …").
+//!   Questions are not rules; pasted logs and code (long lines, code fences) are skipped.
+//! - **Errors a later command fixed** (`error-fix`): a command that failed, followed later in
+//!   the session by the same program succeeding; the fact names both and the files written in
+//!   between.
+//! - **Decisions stated in answers** (`decision`): a sentence of the answer that says what was
+//!   chosen ("I'll use", "decided to", "going with", "switched to", "the root cause is").
+//!
+//! Each fact becomes a [`Candidate`] whose source is the card's id and whose narrative says
+//! which turn it came from; the write gate, categories and dedup then do their part.
+
+use crate::cards::{cut, Card};
+use crate::store::write::Candidate;
+
+/// The observer's name, recorded in `observed` events and telemetry.
+pub const NAME: &str = "builtin";
+
+/// Confidence of a fact from the user's own words.
+const USER_CONFIDENCE: f64 = 0.6;
+/// Confidence of an error a later command fixed.
+const FIX_CONFIDENCE: f64 = 0.45;
+/// Confidence of a decision read from an answer.
+const DECISION_CONFIDENCE: f64 = 0.4;
+/// Sentences longer than this are not taken as rules (pasted text, not something said).
+const SENTENCE_MAX: usize = 280;
+/// How many later turns are searched for the command that fixed an error.
+const FIX_WINDOW: usize = 4;
+
+/// Facts from the cards at `targets` (indexes into `session`, the session's cards in order).
+pub fn observe(session: &[Card], targets: &[usize]) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for &i in targets {
+        let card = &session[i];
+        for (kind, priority, sentence) in user_facts(&card.prompt) {
+            out.push(candidate(card, sentence, kind, priority, "allow", USER_CONFIDENCE));
+        }
+        for fact in fixed_errors(session, i) {
+            out.push(candidate(card, fact, "error-fix", "medium", "hold", FIX_CONFIDENCE));
+        }
+        for sentence in decisions(&card.answer) {
+            out.push(candidate(card, sentence, "decision", "low", "hold", DECISION_CONFIDENCE));
+        }
+    }
+    out
+}
+
+fn candidate(card: &Card, text: String, kind: &str, priority: &str, verdict: &str, confidence: f64) -> Candidate {
+    Candidate {
+        observation: text,
+        timestamp: Some(card.ts.clone()),
+        session_id: Some(format!("{}/{}", card.agent, card.session)),
+        source: Some(card.id.clone()),
+        write_verdict: Some(verdict.into()),
+        priority: Some(priority.into()),
+        observation_type: Some(kind.into()),
+        narrative: Some(format!("From turn {} of {} session {}: asked \"{}\" ({}).", card.turn + 1, card.agent, card.session, card.head(), card.outcome)),
+        write_confidence: Some(confidence),
+        ..Candidate::default()
+    }
+}
+
+/// Sentences of `text`: split at line breaks and at `.`, `!`, `?` or `;` before a space,
+/// skipping fenced code and lines that look pasted (indented code, log lines, very long).
+pub fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_fence = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence || t.is_empty() || line.starts_with("    ") || line.starts_with('\t') || t.starts_with('>') {
+            continue;
+        }
+        let t = t.trim_start_matches(['-', '*', '•']).trim();
+        let mut start = 0;
+        let bytes = t.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            let end = matches!(b, b'.' | b'!' | b'?' | b';') && bytes.get(i + 1).is_none_or(|n| *n == b' ');
+            if end {
+                push_sentence(&t[start..=i], &mut out);
+                start = i + 1;
+            }
+        }
+        push_sentence(&t[start..], &mut out);
+    }
+    out
+}
+
+fn push_sentence(s: &str, out: &mut Vec<String>) {
+    let s = s.trim();
+    if !s.is_empty() && s.chars().count() <= SENTENCE_MAX {
+        out.push(s.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.to_lowercase()
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(|w| w.replace('’', "'"))
+        .collect()
+}
+
+fn has_phrase(words: &[String], phrase: &[&str]) -> bool {
+    words.windows(phrase.len()).any(|w| w.iter().zip(phrase).all(|(a, b)| a == b))
+}
+
+/// Rules, preferences and corrections in the user's words: (kind, priority, sentence).
+pub fn user_facts(prompt: &str) -> Vec<(&'static str, &'static str, String)> {
+    let mut out = Vec::new();
+    for s in sentences(&prompt.replace('’', "'")) {
+        if s.ends_with('?') || s.chars().count() < 12 {
+            continue;
+        }
+        let w = words(&s);
+        let first = w.first().map(String::as_str).unwrap_or("");
+        let rule = ["never", "always"].iter().any(|k| w.iter().any(|x| x == k))
+            || ["don't", "dont", "must", "mustn't"].iter().any(|k| w.iter().any(|x| x == k))
+            || [&["do", "not"][..], &["from", "now", "on"], &["make", "sure"], &["should", "not"], &["shouldn't"]]
+                .iter()
+                .any(|p| has_phrase(&w, p));
+        let preference = w.iter().any(|x| x.starts_with("prefer"))
+            || [&["i'd", "rather"][..], &["i", "like"], &["i", "want"], &["i", "hate"]].iter().any(|p| has_phrase(&w, p));
+        let redirect = w.iter().any(|x| x == "instead")
+            || has_phrase(&w, &["rather", "than"])
+            || (first == "stop" && w.len() > 2)
+            || (first == "use" && w.len() > 2 && (w.contains(&"not".to_string()) || w.contains(&"instead".to_string())));
+        let correction = first == "no"
+            || s.to_lowercase().starts_with("that's wrong")
+            || s.to_lowercase().starts_with("that is wrong")
+            || first == "wrong"
+            || (first == "actually" && w.len() > 3);
+        // A correction alone ("no, the other file") is a fact only with something durable in it.
+        let kind = if rule {
+            "rule"
+        } else if preference {
+            "preference"
+        } else if redirect {
+            "correction"
+        } else {
+            continue;
+        };
+        let priority = if rule || correction { "high" } else { "medium" };
+        out.push((kind, priority, s));
+    }
+    out
+}
+
+/// The program a command runs: its first word after environment assignments, `sudo`, and a
+/// leading `cd … &&`.
+pub fn program(command: &str) -> String {
+    let last = command.rsplit("&&").next().unwrap_or(command);
+    let mut parts = last.split_whitespace().filter(|p| !p.contains('=') || p.starts_with('-'));
+    let mut first = parts.next().unwrap_or("");
+    if first == "sudo" || first == "time" || first == "npx" || first == "uv" {
+        first = parts.next().unwrap_or(first);
+    }
+    let first = first.rsplit('/').next().unwrap_or(first);
+    // Node's package managers run the same scripts: `npm test` failing and `pnpm test` passing
+    // is one program fixed.
+    let first = if matches!(first, "npm" | "pnpm" | "yarn" | "bun") { "npm" } else { first };
+    let second = parts.next().filter(|p| !p.starts_with('-') && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    match (first, second) {
+        ("cargo" | "npm" | "go" | "git" | "make" | "docker" | "kubectl" | "pip" | "python" | "python3" | "pytest", Some(s)) => {
+            format!("{first} {s}")
+        }
+        _ => first.to_string(),
+    }
+}
+
+/// Errors in the card at `i` that a later command of the same program fixed.
+pub fn fixed_errors(session: &[Card], i: usize) -> Vec<String> {
+    let card = &session[i];
+    let mut out: Vec<String> = Vec::new();
+    let mut done: Vec<String> = Vec::new();
+    for (n, failed) in card.commands.iter().enumerate() {
+        let Some(code) = failed.exit.filter(|c| *c != 0) else { continue };
+        let prog = program(&failed.command);
+        if prog.is_empty() || done.contains(&prog) {
+            continue;
+        }
+        // The same program succeeding later: in this turn after it, or in the next turns.
+        let later_here = card.commands[n + 1..].iter().map(|c| (c, i));
+        let later_turns = session[i + 1..(i + 1 + FIX_WINDOW).min(session.len())]
+            .iter()
+            .enumerate()
+            .flat_map(|(k, c)| c.commands.iter().map(move |cmd| (cmd, i + 1 + k)));
+        let Some((fix, at)) = later_here.chain(later_turns).find(|(c, _)| c.exit == Some(0) && program(&c.command) == prog) else {
+            continue;
+        };
+        done.push(prog.clone());
+        let what = failed.output.lines().map(str::trim).find(|l| !l.is_empty()).map(|l| cut(l, 160));
+        let mut files: Vec<&str> = Vec::new();
+        for c in &session[i..=at] {
+            for f in &c.files {
+                if !files.contains(&f.as_str()) {
+                    files.push(f);
+                }
+            }
+        }
+        let mut fact = format!("`{}` failed (exit {code}", cut(&failed.command, 120));
+        if let Some(w) = what {
+            fact.push_str(&format!(": {w}"));
+        }
+        fact.push(')');
+        if fix.command == failed.command {
+            fact.push_str("; it passed on a later run");
+        } else {
+            fact.push_str(&format!("; `{}` then succeeded", cut(&fix.command, 120)));
+        }
+        if !files.is_empty() {
+            let shown: Vec<&str> = files.iter().take(5).copied().collect();
+            fact.push_str(&format!(" after changes to {}", shown.join(", ")));
+        }
+        out.push(fact);
+    }
+    out
+}
+
+/// Sentences of an answer that state a decision.
+pub fn decisions(answer: &str) -> Vec<String> {
+    const CUES: &[&[&str]] = &[
+        &["i'll", "use"],
+        &["i", "will", "use"],
+        &["we'll", "use"],
+        &["decided", "to"],
+        &["decision", "is"],
+        &["going", "with"],
+        &["switched", "to"],
+        &["i", "chose"],
+        &["we", "chose"],
+        &["root", "cause"],
+        &["the", "fix", "is"],
+    ];
+    sentences(&answer.replace('’', "'"))
+        .into_iter()
+        .filter(|s| !s.ends_with('?') && !s.ends_with('…') && s.chars().count() >= 20)
+        .filter(|s| {
+            let w = words(s);
+            CUES.iter().any(|p| has_phrase(&w, p))
+        })
+        .take(2)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cards::CommandRun;
+
+    fn card(turn: usize, prompt: &str, commands: Vec<(&str, i32, &str)>, files: &[&str], answer: &str) -> Card {
+        Card {
+            id: format!("tc-{turn}"),
+            agent: "claude".into(),
+            session: "s1".into(),
+            turn,
+            ts: "2026-11-30T10:00:00.000Z".into(),
+            duration_ms: None,
+            outcome: "completed".into(),
+            prompt: prompt.into(),
+            files: files.iter().map(|s| s.to_string()).collect(),
+            commands: commands
+                .into_iter()
+                .map(|(c, e, o)| CommandRun { command: c.into(), exit: Some(e), output: o.into() })
+                .collect(),
+            errors: vec![],
+            answer: answer.into(),
+        }
+    }
+
+    #[test]
+    fn the_users_rules_and_corrections_are_facts() {
+        let facts = user_facts("no, never use npm here, use pnpm. Also run the tests");
+        assert_eq!(facts.len(), 1);
+        assert_eq!(facts[0].0, "rule");
+        assert_eq!(facts[0].2, "no, never use npm here, use pnpm.");
+        assert_eq!(user_facts("I prefer tabs over spaces in this repo")[0].0, "preference");
+        assert_eq!(user_facts("Use ripgrep instead of grep for searching")[0].0, "correction");
+        assert_eq!(user_facts("Don't commit the generated files")[0].0, "rule");
+        assert!(user_facts("should we always use pnpm?").is_empty(), "a question is not a rule");
+        assert!(user_facts("fix the failing test in src/lib.rs").is_empty());
+        assert!(user_facts("```\nnever gonna give you up\n```").is_empty(), "code is not said");
+    }
+
+    #[test]
+    fn an_error_fixed_later_is_a_fact() {
+        let session = vec![
+            card(0, "run the tests", vec![("cargo test", 101, "error[E0425]: cannot find value `x`\nmore")], &[], ""),
+            card(1, "fix it", vec![("ls", 0, ""), ("cargo test --lib", 0, "")], &["src/lib.rs"], ""),
+        ];
+        let facts = fixed_errors(&session, 0);
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert!(facts[0].contains("`cargo test` failed (exit 101: error[E0425]"), "{}", facts[0]);
+        assert!(facts[0].contains("`cargo test --lib` then succeeded after changes to src/lib.rs"), "{}", facts[0]);
+        // Nothing fixed it: no fact.
+        let lonely = vec![card(0, "x", vec![("make build", 2, "boom")], &[], "")];
+        assert!(fixed_errors(&lonely, 0).is_empty());
+    }
+
+    #[test]
+    fn programs_ignore_env_and_cd() {
+        assert_eq!(program("cd /x && RUST_LOG=debug cargo test --lib"), "cargo test");
+        assert_eq!(program("sudo systemctl restart caddy"), "systemctl");
+        assert_eq!(program("/usr/bin/python3 -m pytest"), "python3");
+        assert_eq!(program("pnpm test"), program("npm test"));
+        assert_ne!(program("npm test"), program("npm install"));
+    }
+
+    #[test]
+    fn decisions_come_from_answers() {
+        let d = decisions("Looked into it. I'll use a file lock from std instead of a crate. Done!");
+        assert_eq!(d, vec!["I'll use a file lock from std instead of a crate."]);
+        assert!(decisions("Here is the diff.").is_empty());
+    }
+
+    #[test]
+    fn candidates_carry_the_turn() {
+        let session = vec![card(2, "never push to main directly", vec![], &[], "")];
+        let c = observe(&session, &[0]);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].source.as_deref(), Some("tc-2"));
+        assert_eq!(c[0].session_id.as_deref(), Some("claude/s1"));
+        assert_eq!(c[0].write_verdict.as_deref(), Some("allow"));
+        assert!(c[0].narrative.as_deref().unwrap().contains("turn 3"));
+    }
+}

@@ -1,0 +1,764 @@
+//! Secret redaction: finding API keys, tokens, private keys and passwords in text, and
+//! replacing them with `[REDACTED:<kind>]`.
+//!
+//! This module is pure: it takes text and gives back text or [`Finding`]s. It owns the
+//! built-in rules (one per secret shape, named by a stable `kind` such as `openai-key`); the
+//! `[redact] patterns` of `cairn.toml` are added on top with [`Redactor::new`]. It does not
+//! decide where redaction happens (writers call [`Redactor::redact`] before anything reaches
+//! the repository; the pre-commit hook calls [`Redactor::findings`] on staged blobs).
+//!
+//! A token with a recognisable shape (`ghp_…`, `sk-ant-api03-…`, a JWT, a private key block)
+//! is replaced whole. A secret known only by its name (`password=…`, `"api_key": "…"`,
+//! `Authorization: Bearer …`, `https://user:…@host`) keeps its name and loses only its value:
+//! `password=hunter2secret` becomes `password=[REDACTED:password]`. A value that looks like a
+//! placeholder or code (`${TOKEN}`, `os.environ.get`, `None`, a value without a digit) is not a
+//! secret, so prose and source code come back unchanged.
+//!
+//! Speed: every rule is one alternative of a single regex, searched once over the text by the
+//! regex crate's lazy DFA; capture groups are resolved only inside each match. A literal
+//! prefilter (the prefixes and names the rules need) skips the search for text that holds none
+//! of them, returning it borrowed.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use regex::{Regex, RegexBuilder};
+
+/// A `[redact]` pattern that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The pattern is not a valid regular expression, or it matches the empty string.
+    #[error("the [redact] pattern {pattern:?} is not usable: {reason}")]
+    BadPattern { pattern: String, reason: String },
+}
+
+impl From<Error> for crate::error::Error {
+    fn from(err: Error) -> Self {
+        crate::error::Error::new(crate::error::Kind::Config, err.to_string())
+            .with_fix("correct or remove it under [redact] patterns in cairn.toml")
+    }
+}
+
+/// The kind reported for a match of a `[redact]` pattern from `cairn.toml`.
+pub const CUSTOM_KIND: &str = "custom";
+
+/// A secret found in text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// What it is: a built-in kind (`github-token`, `password`, …) or [`CUSTOM_KIND`].
+    pub kind: &'static str,
+    /// The 1-based line the secret starts on.
+    pub line: usize,
+    /// Byte offset where the redacted span starts (the value only, for `name=value` shapes).
+    pub start: usize,
+    /// Byte offset just past the redacted span.
+    pub end: usize,
+}
+
+/// What is checked about a match before it counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// The shape is distinctive enough on its own.
+    Shape,
+    /// A value named by its key (`password=…`): placeholders and code are not secrets.
+    Assigned,
+    /// A token after `Bearer`: it must hold a digit (prose has none).
+    Digit,
+}
+
+struct Rule {
+    kind: &'static str,
+    /// `\b` is rewritten to the ASCII word boundary, so the DFA never gives up on non-ASCII
+    /// text. The first capture group, if any, is the value to redact; the rest of the match is
+    /// a name that stays.
+    pattern: &'static str,
+    check: Check,
+}
+
+const fn rule(kind: &'static str, pattern: &'static str, check: Check) -> Rule {
+    Rule {
+        kind,
+        pattern,
+        check,
+    }
+}
+
+/// The built-in rules. Order matters: where two rules match at the same place, the earlier
+/// wins, so specific shapes come before generic ones.
+const RULES: &[Rule] = &[
+    rule(
+        "private-key",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?:[A-Za-z0-9+/=\s:,-]|\\[nr])*)",
+        Check::Shape,
+    ),
+    rule(
+        "anthropic-key",
+        r"\bsk-ant-(?:api|admin|oat|ort)\d\d-[A-Za-z0-9_-]{32,}",
+        Check::Shape,
+    ),
+    rule(
+        "openai-key",
+        r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|[A-Za-z0-9]{32,})",
+        Check::Shape,
+    ),
+    rule(
+        "github-token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})",
+        Check::Shape,
+    ),
+    rule("gitlab-token", r"\bglpat-[A-Za-z0-9_-]{20,}", Check::Shape),
+    rule(
+        "aws-access-key-id",
+        r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
+        Check::Shape,
+    ),
+    rule(
+        "slack-webhook",
+        r"\bhttps://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}",
+        Check::Shape,
+    ),
+    rule(
+        "slack-token",
+        r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
+        Check::Shape,
+    ),
+    rule("google-api-key", r"\bAIza[A-Za-z0-9_-]{35}", Check::Shape),
+    rule(
+        "google-oauth-secret",
+        r"\bGOCSPX-[A-Za-z0-9_-]{28}",
+        Check::Shape,
+    ),
+    rule(
+        "stripe-key",
+        r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}",
+        Check::Shape,
+    ),
+    rule(
+        "stripe-webhook-secret",
+        r"\bwhsec_[A-Za-z0-9+/]{32,}",
+        Check::Shape,
+    ),
+    rule("twilio-api-key", r"\bSK[0-9a-f]{32}\b", Check::Shape),
+    rule(
+        "sendgrid-key",
+        r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b",
+        Check::Shape,
+    ),
+    rule("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", Check::Shape),
+    rule("pypi-token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}", Check::Shape),
+    rule(
+        "huggingface-token",
+        r"\bhf_[A-Za-z0-9]{34,}\b",
+        Check::Shape,
+    ),
+    rule(
+        "discord-bot-token",
+        r"\b(?:M[Tjz]|N[DTjz]|O[DT])[A-Za-z0-9_-]{21,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b",
+        Check::Shape,
+    ),
+    rule("mailgun-key", r"\bkey-[0-9a-f]{32}\b", Check::Shape),
+    rule(
+        "digitalocean-token",
+        r"\bdo[opr]_v1_[0-9a-f]{64}\b",
+        Check::Shape,
+    ),
+    rule(
+        "shopify-token",
+        r"\bshp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}\b",
+        Check::Shape,
+    ),
+    rule(
+        "jwt",
+        r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+        Check::Shape,
+    ),
+    rule(
+        "url-password",
+        r#"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>\\]+:([^\s/?#@"'<>\\]+)@"#,
+        Check::Shape,
+    ),
+    rule(
+        "basic-auth",
+        r#"(?i:authorization)\\?["']?[ \t]*[:=][ \t]*\\?["']?(?i:basic)[ \t]+([A-Za-z0-9+/]{12,}={0,2})"#,
+        Check::Shape,
+    ),
+    rule(
+        "bearer-token",
+        r"\b(?i:bearer)[ \t]+([A-Za-z0-9._~+/-]{16,}=*)",
+        Check::Digit,
+    ),
+    rule(
+        "aws-secret-key",
+        r#"(?i:secret[_-]?access[_-]?key|aws[_-]?secret[_-]?key)\\?["']?[ \t]*(?::=|=>|=|:)[ \t]*\\?["']?([A-Za-z0-9/+]{40,})"#,
+        Check::Shape,
+    ),
+    rule("password", ASSIGNED_PASSWORD, Check::Assigned),
+    rule("secret", ASSIGNED_SECRET, Check::Assigned),
+    rule("api-key", ASSIGNED_API_KEY, Check::Assigned),
+    rule("token", ASSIGNED_TOKEN, Check::Assigned),
+];
+
+// `name = value` shapes: the name ends in the keyword (a prefix like `DB_` or `client_` is
+// left alone), then `=`, `:`, `:=` or `=>`, then a value that is double-quoted (also inside a
+// JSON string, `\"…\"`), single-quoted, or bare up to a space or punctuation.
+macro_rules! assigned {
+    ($names:literal) => {
+        concat!(
+            r"(?i:",
+            $names,
+            r#")\\?["']?[ \t]*(?::=|=>|=|:)[ \t]*(?:\\?"([^"\\\s]{3,})\\?"|'([^'\\\s]{3,})'|([^\s"'\\,;(){}\[\]<>`]{3,}))"#
+        )
+    };
+}
+const ASSIGNED_PASSWORD: &str = assigned!("password|passwd|passphrase");
+const ASSIGNED_SECRET: &str = assigned!("secret|secret[_-]?key");
+const ASSIGNED_API_KEY: &str = assigned!("api[_-]?key|access[_-]?key");
+const ASSIGNED_TOKEN: &str = assigned!("token");
+
+/// Text holding none of these (any case) cannot match a built-in rule, so it is not searched.
+/// Every rule needs one of them; a unit test checks each corpus line holds one.
+/// Text holding none of these cannot match a built-in rule, so it is not searched. Every rule
+/// needs one of them (the names of `name = value` rules in any case); a unit test checks that
+/// each corpus line holds one.
+const NEEDLES: &[&str] = &[
+    "-----BEGIN",
+    "sk-",
+    "sk_",
+    "rk_",
+    "gh",
+    "github_pat_",
+    "glpat-",
+    "AKIA",
+    "ASIA",
+    "ABIA",
+    "ACCA",
+    "xox",
+    "AIza",
+    "GOCSPX-",
+    "whsec_",
+    "SK",
+    "SG.",
+    "npm_",
+    "pypi-",
+    "hf_",
+    "key-",
+    "_v1_",
+    "shp",
+    "eyJ",
+    "://",
+    // Discord bot tokens begin with the base64 of a user id's first digit.
+    "MT",
+    "Mj",
+    "Mz",
+    "ND",
+    "NT",
+    "Nj",
+    "Nz",
+    "OD",
+    "OT",
+];
+const NAME_NEEDLES: &str =
+    "bearer|basic|password|passwd|passphrase|secret|token|api_?key|api-key|access_?key|access-key";
+
+/// One alternative of the combined regex.
+#[derive(Clone)]
+struct Alt {
+    kind: &'static str,
+    check: Check,
+    /// The index of the group wrapping the whole alternative.
+    group: usize,
+    /// How many groups the alternative holds inside it.
+    inner: usize,
+    /// Whether the inner groups are values to redact (built-in rules), or a custom pattern's
+    /// own groups (the whole match is redacted).
+    value_groups: bool,
+}
+
+/// Finds and redacts secrets: the built-in rules plus any extra patterns.
+#[derive(Clone)]
+pub struct Redactor {
+    combined: Regex,
+    alts: Vec<Alt>,
+    /// `None` when extra patterns are configured: they may match anything.
+    prefilter: Option<Regex>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Redactor")
+            .field("rules", &self.alts.len())
+            .finish()
+    }
+}
+
+fn ascii_boundaries(pattern: &str) -> String {
+    pattern.replace(r"\b", r"(?-u:\b)")
+}
+
+impl Redactor {
+    /// The built-in rules plus `extra`, regular expressions from `cairn.toml` `[redact]
+    /// patterns` (whose whole match is redacted as [`CUSTOM_KIND`]). An extra pattern that does
+    /// not compile, or that matches the empty string, is an error naming it.
+    pub fn new(extra: &[String]) -> Result<Redactor, Error> {
+        let mut alts = Vec::new();
+        let mut sources = Vec::new();
+        let mut group = 1;
+        let builtins = RULES
+            .iter()
+            .map(|r| (r.kind, ascii_boundaries(r.pattern), r.check, true));
+        for pattern in extra {
+            let re = Regex::new(pattern).map_err(|e| Error::BadPattern {
+                pattern: pattern.clone(),
+                reason: e
+                    .to_string()
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_string(),
+            })?;
+            if re.is_match("") {
+                return Err(Error::BadPattern {
+                    pattern: pattern.clone(),
+                    reason: "it matches the empty string".to_string(),
+                });
+            }
+        }
+        let extras = extra
+            .iter()
+            .map(|p| (CUSTOM_KIND, p.clone(), Check::Shape, false));
+        for (kind, source, check, value_groups) in builtins.chain(extras) {
+            let inner = Regex::new(&source)
+                .map_err(|e| Error::BadPattern {
+                    pattern: source.clone(),
+                    reason: e.to_string(),
+                })?
+                .captures_len()
+                - 1;
+            alts.push(Alt {
+                kind,
+                check,
+                group,
+                inner,
+                value_groups,
+            });
+            group += 1 + inner;
+            sources.push(format!("({source})"));
+        }
+        let combined = RegexBuilder::new(&sources.join("|"))
+            .size_limit(64 << 20)
+            .dfa_size_limit(16 << 20)
+            .build()
+            .map_err(|e| Error::BadPattern {
+                pattern: extra.join(" | "),
+                reason: format!("the patterns cannot be combined: {e}"),
+            })?;
+        let prefilter = if extra.is_empty() {
+            let needles: Vec<String> = NEEDLES.iter().map(|n| regex::escape(n)).collect();
+            let source = format!("{}|(?i:{NAME_NEEDLES})", needles.join("|"));
+            Some(Regex::new(&source).expect("the needles are escaped literals"))
+        } else {
+            None
+        };
+        Ok(Redactor {
+            combined,
+            alts,
+            prefilter,
+        })
+    }
+
+    /// The built-in rules alone, compiled once for the whole process.
+    pub fn builtin() -> &'static Redactor {
+        static BUILTIN: OnceLock<Redactor> = OnceLock::new();
+        BUILTIN.get_or_init(|| Redactor::new(&[]).expect("the built-in rules compile"))
+    }
+
+    /// The redactor for `cairn.toml` `[redact] patterns`: the process's shared built-in one
+    /// when there are none (compiled once), else a new one.
+    pub fn configured(extra: &[String]) -> Result<Cow<'static, Redactor>, Error> {
+        if extra.is_empty() { Ok(Cow::Borrowed(Redactor::builtin())) } else { Redactor::new(extra).map(Cow::Owned) }
+    }
+
+    /// `text` with every secret replaced by `[REDACTED:<kind>]`; borrowed when there was none.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let findings = self.findings(text);
+        if findings.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for f in &findings {
+            out.push_str(&text[at..f.start]);
+            out.push_str("[REDACTED:");
+            out.push_str(f.kind);
+            out.push(']');
+            at = f.end;
+        }
+        out.push_str(&text[at..]);
+        Cow::Owned(out)
+    }
+
+    /// Every secret in `text`, in order, without overlaps.
+    pub fn findings(&self, text: &str) -> Vec<Finding> {
+        let mut out = Vec::new();
+        if let Some(prefilter) = &self.prefilter
+            && !prefilter.is_match(text)
+        {
+            return out;
+        }
+        let mut locs = self.combined.capture_locations();
+        let mut lines = LineCounter::default();
+        let mut pos = 0;
+        while pos <= text.len() {
+            let Some(m) = self.combined.captures_read_at(&mut locs, text, pos) else {
+                break;
+            };
+            let (start, end) = (m.start(), m.end());
+            // Extra patterns never match the empty string, built-in rules cannot; still, never loop.
+            pos = if end > start { end } else { end + 1 };
+            let Some(alt) = self.alts.iter().find(|a| locs.get(a.group).is_some()) else {
+                continue;
+            };
+            let span = if alt.value_groups {
+                (1..=alt.inner)
+                    .find_map(|g| locs.get(alt.group + g))
+                    .unwrap_or((start, end))
+            } else {
+                (start, end)
+            };
+            let value = &text[span.0..span.1];
+            if value.starts_with("[REDACTED:") || !plausible(alt.check, value, quoted(text, span.0))
+            {
+                // Not a secret; a shape inside it still may be.
+                if span.0 > start {
+                    pos = span.0;
+                }
+                continue;
+            }
+            let kind = if span != (start, end) {
+                self.kind_within(text, span, alt.kind)
+            } else {
+                alt.kind
+            };
+            out.push(Finding {
+                kind,
+                line: lines.line_of(text, span.0),
+                start: span.0,
+                end: span.1,
+            });
+        }
+        out
+    }
+
+    /// The kind of a named value: a distinctive shape inside it (`token=ghp_…` is a
+    /// `github-token`) names it better than its name does.
+    fn kind_within(
+        &self,
+        text: &str,
+        (start, end): (usize, usize),
+        named: &'static str,
+    ) -> &'static str {
+        let mut locs = self.combined.capture_locations();
+        let mut pos = start;
+        while let Some(m) = self.combined.captures_read_at(&mut locs, &text[..end], pos) {
+            let (s, e) = (m.start(), m.end());
+            if let Some(alt) = self.alts.iter().find(|a| locs.get(a.group).is_some())
+                && alt.check == Check::Shape
+                && alt.value_groups
+                && alt.inner == 0
+            {
+                return alt.kind;
+            }
+            pos = if e > s { e } else { e + 1 };
+            if pos > end {
+                break;
+            }
+        }
+        named
+    }
+}
+
+/// Whether the value starting at `at` was written in quotes.
+fn quoted(text: &str, at: usize) -> bool {
+    matches!(text.as_bytes().get(at.wrapping_sub(1)), Some(b'"' | b'\''))
+}
+
+/// Whether a matched value can be a secret. Named values are judged by their look: a
+/// placeholder (`${X}`, `<token>`, `****`) or a code path (`os.environ.get`) is not, and a bare
+/// value needs a digit or mixed case over 16 characters, which prose and identifiers lack.
+fn plausible(check: Check, value: &str, quoted: bool) -> bool {
+    match check {
+        Check::Shape => true,
+        Check::Digit => value.bytes().any(|b| b.is_ascii_digit()),
+        Check::Assigned => {
+            let Some(first) = value.chars().next() else {
+                return false;
+            };
+            if matches!(first, '$' | '<' | '{' | '%' | '[' | '@' | '&' | '*')
+                || value.chars().all(|c| c == first)
+            {
+                return false;
+            }
+            if quoted {
+                return value.len() >= 4;
+            }
+            let digit = value.bytes().any(|b| b.is_ascii_digit());
+            let mixed = value.bytes().any(|b| b.is_ascii_uppercase())
+                && value.bytes().any(|b| b.is_ascii_lowercase());
+            let code_path = value.contains('.')
+                && value.split('.').all(|part| {
+                    part.chars()
+                        .next()
+                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                        && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                });
+            value.len() >= 6 && !code_path && (digit || (mixed && value.len() >= 16))
+        }
+    }
+}
+
+/// Line numbers for increasing offsets, counting each newline once.
+#[derive(Default)]
+struct LineCounter {
+    at: usize,
+    line: usize,
+}
+
+impl LineCounter {
+    fn line_of(&mut self, text: &str, offset: usize) -> usize {
+        self.line += text.as_bytes()[self.at..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        self.at = offset;
+        self.line + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The corpus: `kind<TAB>text` lines; `\n` in the text stands for a newline.
+    fn corpus() -> Vec<(String, String)> {
+        let text = include_str!("../tests/fixtures/secrets/corpus.txt");
+        text.lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|l| {
+                let (kind, text) = l.split_once('\t').expect("corpus lines are kind<TAB>text");
+                (kind.to_string(), text.replace("\\n", "\n"))
+            })
+            .collect()
+    }
+
+    /// The secret a corpus line holds: what its finding covers.
+    fn secret_of(text: &str, f: &Finding) -> String {
+        text[f.start..f.end].to_string()
+    }
+
+    #[test]
+    fn builtin_rules_compile() {
+        let _ = Redactor::builtin();
+    }
+
+    #[test]
+    fn corpus_has_at_least_25_shapes() {
+        let corpus = corpus();
+        assert!(corpus.len() >= 25, "{}", corpus.len());
+        let kinds: std::collections::BTreeSet<&str> =
+            corpus.iter().map(|(k, _)| k.as_str()).collect();
+        assert!(kinds.len() >= 25, "{kinds:?}");
+        for rule in RULES {
+            assert!(
+                kinds.contains(rule.kind),
+                "no corpus line for {}",
+                rule.kind
+            );
+        }
+    }
+
+    #[test]
+    fn every_corpus_secret_is_found_with_its_kind_and_redacted() {
+        let r = Redactor::builtin();
+        for (kind, text) in corpus() {
+            let found = r.findings(&text);
+            assert_eq!(found.len(), 1, "{kind}: {text:?} → {found:?}");
+            assert_eq!(found[0].kind, kind, "{text:?}");
+            let secret = secret_of(&text, &found[0]);
+            assert!(secret.len() >= 8, "{kind}: the secret is {secret:?}");
+            let redacted = r.redact(&text);
+            assert!(!redacted.contains(&secret), "{kind}: {redacted}");
+            assert!(
+                redacted.contains(&format!("[REDACTED:{kind}]")),
+                "{kind}: {redacted}"
+            );
+            // Redacting twice changes nothing more.
+            assert_eq!(r.redact(&redacted), redacted, "{kind}");
+        }
+    }
+
+    #[test]
+    fn the_whole_corpus_at_once_keeps_the_lines_and_loses_every_secret() {
+        let r = Redactor::builtin();
+        let corpus = corpus();
+        let text: String = corpus.iter().map(|(_, t)| format!("{t}\n")).collect();
+        let found = r.findings(&text);
+        assert_eq!(found.len(), corpus.len());
+        let redacted = r.redact(&text);
+        for f in &found {
+            assert!(!redacted.contains(&secret_of(&text, f)));
+            let line = text[..f.start].matches('\n').count() + 1;
+            assert_eq!(f.line, line);
+        }
+    }
+
+    #[test]
+    fn names_stay_and_values_go() {
+        let r = Redactor::builtin();
+        let cases = [
+            ("password=hunter2secret", "password=[REDACTED:password]"),
+            (
+                "https://user:pa55word@host/x",
+                "https://user:[REDACTED:url-password]@host/x",
+            ),
+            (
+                r#"{"password": "hunter2", "user": "bob"}"#,
+                r#"{"password": "[REDACTED:password]", "user": "bob"}"#,
+            ),
+            (
+                r#"{"text":"export DB_PASSWORD=\"s3cr3t-pw\" now"}"#,
+                r#"{"text":"export DB_PASSWORD=\"[REDACTED:password]\" now"}"#,
+            ),
+            (
+                "client_secret: 'abc123def456'",
+                "client_secret: '[REDACTED:secret]'",
+            ),
+            (
+                "Authorization: Bearer abcdef0123456789abcdef",
+                "Authorization: Bearer [REDACTED:bearer-token]",
+            ),
+            (
+                "GITHUB_TOKEN=ghp_R4nd0mT0k3nV4lu3F0rT3st1ngOnly012345",
+                "GITHUB_TOKEN=[REDACTED:github-token]",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(r.redact(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn ordinary_text_and_code_come_back_borrowed() {
+        let text = r#"The password field is hashed with argon2 before it is stored; never log a password.
+Commit 4c0edad1f3b2a9e8d7c6b5a4f3e2d1c0b9a8f7e6 fixed the task-scheduler (see risk-assessment).
+Session 550e8400-e29b-41d4-a716-446655440000 asked for a token: it must not be reused.
+fn login(user: &str, password: &str) -> Result<Token> { let token = issue(user)?; Ok(token) }
+const token = await getToken(); let apiKey = process.env.OPENAI_API_KEY; password = None
+def connect(password: str, token: Optional[str] = None): secret = os.environ.get("SECRET")
+Set api_key: ${OPENAI_API_KEY} or password: <your-password> in the config; max_tokens: 4096.
+Visit https://docs.example.com:8443/guide?x=1 or ssh git@github.com:owner/repo.git today.
+The sk-learn package and desk-lamp-controller; basic auth and bearer tokens are explained.
+The secret: nobody reads the manual. A token: of esteem. KEY points were made by MT and NT.
+Ünïcödé prose — naïve café, 東京 and Москва — with a password mentioned only in passing.
+"#;
+        let r = Redactor::builtin();
+        assert!(
+            r.findings(text).is_empty(),
+            "{:?}",
+            r.findings(text)
+                .iter()
+                .map(|f| &text[f.start..f.end])
+                .collect::<Vec<_>>()
+        );
+        assert!(matches!(r.redact(text), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn text_without_needles_is_not_searched() {
+        let r = Redactor::builtin();
+        assert!(
+            !r.prefilter
+                .as_ref()
+                .unwrap()
+                .is_match("just some words about caching, queues and keys")
+        );
+        assert!(matches!(r.redact("plain words"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn every_corpus_line_holds_a_needle() {
+        let r = Redactor::builtin();
+        for (kind, text) in corpus() {
+            assert!(r.prefilter.as_ref().unwrap().is_match(&text), "{kind}");
+        }
+    }
+
+    #[test]
+    fn extra_patterns_are_redacted_as_custom() {
+        let r = Redactor::new(&["ACME-[0-9]{6}".to_string()]).unwrap();
+        assert_eq!(
+            r.redact("ticket ACME-123456 open"),
+            "ticket [REDACTED:custom] open"
+        );
+        let f = r.findings("a\nb ACME-654321");
+        assert_eq!(
+            f,
+            vec![Finding {
+                kind: CUSTOM_KIND,
+                line: 2,
+                start: 4,
+                end: 15
+            }]
+        );
+        // The built-in rules still apply.
+        assert_eq!(
+            r.redact("password=hunter2secret"),
+            "password=[REDACTED:password]"
+        );
+    }
+
+    #[test]
+    fn a_bad_extra_pattern_is_an_error_naming_it() {
+        for bad in ["ACME-(", "x*"] {
+            let err = Redactor::new(&["fine-[0-9]+".to_string(), bad.to_string()]).unwrap_err();
+            assert!(err.to_string().contains(&format!("{bad:?}")), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_private_key_block_goes_whole() {
+        let text = "before\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\nAAAAAAAAAAEAAAAzAAAAC3NzaC1lZDI1NTE5\n-----END OPENSSH PRIVATE KEY-----\nafter\n";
+        let r = Redactor::builtin();
+        assert_eq!(r.redact(text), "before\n[REDACTED:private-key]\nafter\n");
+        assert_eq!(r.findings(text)[0].line, 2);
+    }
+
+    /// Throughput, in a release build: `cargo test --release --lib redact -- --ignored`.
+    #[test]
+    #[ignore]
+    fn throughput() {
+        let corpus = corpus();
+        let mut chunk = String::new();
+        for i in 0..200 {
+            chunk.push_str(r#"{"type":"assistant","message":{"content":[{"type":"text","text":"I ran cargo test and the token parser passed; see https://docs.rs/regex for the API. "#);
+            chunk.push_str("fn main() { let x = compute(42); println!(\"{x}\"); } // refactor the key handling\\n");
+            if i % 50 == 0 {
+                chunk.push_str(&corpus[i % corpus.len()].1.replace('\n', "\\n"));
+            }
+            chunk.push_str("\"}]}}\n");
+        }
+        let mut text = String::new();
+        while text.len() < 50 << 20 {
+            text.push_str(&chunk);
+        }
+        let r = Redactor::builtin();
+        let t = std::time::Instant::now();
+        let n = r.findings(&text).len();
+        let secs = t.elapsed().as_secs_f64();
+        eprintln!(
+            "{} MB in {secs:.3}s: {:.0} MB/s, {n} findings",
+            text.len() >> 20,
+            (text.len() >> 20) as f64 / secs
+        );
+    }
+}

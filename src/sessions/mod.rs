@@ -1,0 +1,1119 @@
+//! Reading the transcripts coding agents write: Claude Code, Codex CLI and pi.
+//!
+//! Pure parsing: bytes in, a [`Transcript`] out. No file is opened or written here; `cairn
+//! sessions ingest` reads the files and stores the turn cards and episodes. Each agent has its
+//! reader ([`claude`], [`codex`], [`pi`]); they share the model below and the [`Builder`] that
+//! cuts a stream of events into turns, so the outcome rules are written once.
+//!
+//! # Lines
+//!
+//! Every format is JSON Lines. Blank lines are ignored. A line that is not JSON (or not the
+//! shape its type needs) is a [`LineError`] with its 1-based number, and the rest of the file
+//! is still read. A last line without its newline that is not JSON is a write in progress: it
+//! is ignored, not an error, and no turn's `end_offset` passes it, so a growing transcript read
+//! again later picks it up. Line types a reader does not know are skipped silently.
+//!
+//! # Turns
+//!
+//! A turn starts at a real prompt (each reader says what counts) and holds every line up to the
+//! next real prompt; `end_offset` is the byte just past its last line (its last active-branch
+//! entry for a pi tree). Lines before the first prompt belong to no turn. The answer is the
+//! assistant's text, pieces joined with a blank line; thinking is not kept.
+//!
+//! # Outcomes
+//!
+//! Decided from the last thing that happened in the turn:
+//!
+//! - `interrupted`: the user interrupted (claude `[Request interrupted by user…]`, codex
+//!   `turn_aborted`, pi `stopReason: "aborted"`), or the session was resumed mid-turn (codex: a
+//!   new `session_meta` while the turn was not completed). This wins over the rules below.
+//! - `error`: the last event was an API error (claude `isApiErrorMessage`, codex `error` event,
+//!   pi `stopReason: "error"`) or a tool result flagged as an error, with no answer after it.
+//! - `completed`: the last event was assistant text and no tool call is waiting for its result.
+//! - `unfinished`: anything else: the next prompt (or the end of the file) came before an
+//!   answer, or while tool calls were pending, or after tool results with no reply to them.
+//!
+//! # Episodes
+//!
+//! A compaction note or a session summary, in file order. `first_turn` is one past the
+//! `last_turn` of the episode before (or 0); `last_turn` is the latest turn started before the
+//! episode's line (`None` when none was), so an automatic compaction in the middle of a turn
+//! covers that turn.
+
+pub mod claude;
+pub mod codex;
+pub mod pi;
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+/// How many characters of a command output or an error message are kept.
+pub const SNIPPET_CHARS: usize = 300;
+
+/// How many non-blank lines [`detect`] looks at.
+const DETECT_LINES: usize = 10;
+
+/// The coding agent that wrote a transcript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Agent {
+    /// Claude Code (`~/.claude/projects/*/<session>.jsonl`).
+    Claude,
+    /// OpenAI Codex CLI (`~/.codex/sessions/**/rollout-*.jsonl`).
+    Codex,
+    /// pi (`~/.pi/agent/sessions/*/<time>_<uuid>.jsonl`).
+    Pi,
+}
+
+impl Agent {
+    /// Every agent, in the order they are documented.
+    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Pi];
+
+    /// The lowercase name used in flags and records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Pi => "pi",
+        }
+    }
+}
+
+impl fmt::Display for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Agent {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "claude" | "claude-code" => Ok(Agent::Claude),
+            "codex" => Ok(Agent::Codex),
+            "pi" => Ok(Agent::Pi),
+            _ => Err(Error::UnknownAgent(s.to_string())),
+        }
+    }
+}
+
+/// What parsing can fail on; everything else is reported inside the [`Transcript`].
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The first lines match none of the known formats.
+    #[error(
+        "cannot tell which agent wrote this transcript; to fix: name the agent (claude, codex or pi)"
+    )]
+    UnknownFormat,
+    /// An agent name that is not one of ours.
+    #[error("unknown agent `{0}`; expected claude, codex or pi")]
+    UnknownAgent(String),
+}
+
+/// One session transcript, read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Transcript {
+    /// Who wrote it.
+    pub agent: Agent,
+    /// The session id found in the content, else the caller's fallback.
+    pub session: String,
+    /// The working directory the session ran in, when the transcript says.
+    pub cwd: Option<String>,
+    /// The turns, in order.
+    pub turns: Vec<Turn>,
+    /// Compaction notes and session summaries, in order.
+    pub episodes: Vec<Episode>,
+    /// Lines that could not be read.
+    pub errors: Vec<LineError>,
+}
+
+/// One prompt and everything the agent did about it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Turn {
+    /// 0-based position in the session (in the active branch of a pi tree).
+    pub index: usize,
+    /// 1-based line of the prompt.
+    pub line: usize,
+    /// Byte offset just past the last line that belongs to this turn.
+    pub end_offset: u64,
+    /// Time of the prompt.
+    pub started: Option<DateTime<Utc>>,
+    /// Time of the last line of the turn that has one.
+    pub ended: Option<DateTime<Utc>>,
+    /// What the user asked (text only; an image is `[image]`).
+    pub prompt: String,
+    /// The assistant's text replies, joined with a blank line.
+    pub answer: String,
+    /// How the turn ended.
+    pub outcome: Outcome,
+    /// Paths written or edited, deduplicated, in order of first write.
+    pub files_written: Vec<String>,
+    /// Shell commands the agent ran.
+    pub commands: Vec<CommandRun>,
+    /// Tool results flagged as errors and API errors, each cut to [`SNIPPET_CHARS`].
+    pub errors: Vec<String>,
+    /// Names of the tools called, in order, duplicates kept.
+    pub tools: Vec<String>,
+}
+
+/// A shell command run during a turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommandRun {
+    /// The command line.
+    pub command: String,
+    /// Its exit status, when the transcript tells.
+    pub exit: Option<i32>,
+    /// The start of its output, cut to [`SNIPPET_CHARS`].
+    pub output: String,
+}
+
+/// How a turn ended; the rules are in the module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The turn ended with an assistant answer.
+    Completed,
+    /// The turn ended in an API error or a failed tool call.
+    Error,
+    /// The next prompt, or the end of the file, came before an answer.
+    Unfinished,
+    /// The user interrupted, or the session was resumed mid-turn.
+    Interrupted,
+}
+
+impl Outcome {
+    /// The lowercase name used in records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::Error => "error",
+            Outcome::Unfinished => "unfinished",
+            Outcome::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// A compaction note or session summary, covering the turns since the one before.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Episode {
+    /// Which kind of note.
+    pub kind: EpisodeKind,
+    /// 1-based line it was read from.
+    pub line: usize,
+    /// When it was written, if the line says.
+    pub time: Option<DateTime<Utc>>,
+    /// The summary text.
+    pub text: String,
+    /// First turn it covers.
+    pub first_turn: usize,
+    /// Last turn it covers; `None` when no turn precedes it.
+    pub last_turn: Option<usize>,
+}
+
+/// The kinds of [`Episode`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EpisodeKind {
+    /// The agent compacted its context and wrote what it kept.
+    Compaction,
+    /// A summary of the session (claude `summary` lines, pi branch summaries).
+    Summary,
+}
+
+impl EpisodeKind {
+    /// The lowercase name used in records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EpisodeKind::Compaction => "compaction",
+            EpisodeKind::Summary => "summary",
+        }
+    }
+}
+
+/// A line that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What was wrong with it.
+    pub message: String,
+}
+
+/// Which agent wrote `bytes`, judged from the `type` of its first JSON lines.
+pub fn detect(bytes: &[u8]) -> Option<Agent> {
+    #[derive(Deserialize)]
+    struct Probe<'a> {
+        #[serde(rename = "type", borrow)]
+        kind: Option<Cow<'a, str>>,
+    }
+    for line in lines(bytes).take(DETECT_LINES) {
+        let Ok(probe) = serde_json::from_slice::<Probe>(line.text) else {
+            continue;
+        };
+        match probe.kind.as_deref() {
+            Some(
+                "user"
+                | "assistant"
+                | "summary"
+                | "system"
+                | "file-history-snapshot"
+                | "queue-operation",
+            ) => return Some(Agent::Claude),
+            Some("session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted") => {
+                return Some(Agent::Codex);
+            }
+            Some("session" | "message" | "model_change" | "thinking_level_change") => {
+                return Some(Agent::Pi);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Reads a transcript. `agent` forces the format; without it the content decides. The session
+/// id comes from the content, else `fallback_session` (the file name, say).
+pub fn parse(
+    bytes: &[u8],
+    agent: Option<Agent>,
+    fallback_session: &str,
+) -> Result<Transcript, Error> {
+    let agent = agent
+        .or_else(|| detect(bytes))
+        .ok_or(Error::UnknownFormat)?;
+    let mut builder = Builder::new(agent);
+    match agent {
+        Agent::Claude => claude::read(bytes, &mut builder),
+        Agent::Codex => codex::read(bytes, &mut builder),
+        Agent::Pi => pi::read(bytes, &mut builder),
+    }
+    Ok(builder.finish(fallback_session))
+}
+
+/// One non-blank line of the input.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Line<'a> {
+    /// 1-based line number.
+    pub number: usize,
+    /// Byte offset just past its newline (or the end of the input).
+    pub end: u64,
+    /// The line without its newline.
+    pub text: &'a [u8],
+    /// Whether a newline ends it.
+    pub complete: bool,
+}
+
+/// The non-blank lines of `bytes`.
+pub(crate) fn lines(bytes: &[u8]) -> impl Iterator<Item = Line<'_>> {
+    let mut start = 0;
+    let mut number = 0;
+    std::iter::from_fn(move || {
+        while start < bytes.len() {
+            number += 1;
+            let (end, next, complete) = match bytes[start..].iter().position(|&b| b == b'\n') {
+                Some(i) => (start + i, start + i + 1, true),
+                None => (bytes.len(), bytes.len(), false),
+            };
+            let text = &bytes[start..end];
+            start = next;
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            return Some(Line {
+                number,
+                end: next as u64,
+                text,
+                complete,
+            });
+        }
+        None
+    })
+}
+
+/// Parses one line as `T`; a failure is recorded on `builder` unless it is an unfinished last
+/// line (see the module docs).
+pub(crate) fn parse_line<'a, T: Deserialize<'a>>(
+    line: &Line<'a>,
+    builder: &mut Builder,
+) -> Option<T> {
+    match serde_json::from_slice(line.text) {
+        Ok(value) => Some(value),
+        Err(e) => {
+            if line.complete {
+                builder.errors.push(LineError {
+                    line: line.number,
+                    message: e.to_string(),
+                });
+            }
+            None
+        }
+    }
+}
+
+/// An RFC 3339 time, or nothing.
+pub(crate) fn time(text: Option<&str>) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text?)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// `text` trimmed and cut to [`SNIPPET_CHARS`] characters.
+pub(crate) fn snippet(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(SNIPPET_CHARS) {
+        Some((i, _)) => format!("{}…", text[..i].trim_end()),
+        None => text.to_string(),
+    }
+}
+
+/// A string of which only the first [`SNIPPET_CHARS`] (or so) characters are kept: tool
+/// outputs can be megabytes, and serde hands us a borrowed `&str` even for escaped strings, so
+/// nothing bigger is allocated.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Snippet(pub String);
+
+impl Snippet {
+    fn push(&mut self, text: &str) {
+        // A little more than the cut, so `snippet` can trim and still mark the cut.
+        let room = (SNIPPET_CHARS + 1).saturating_sub(self.0.chars().count());
+        if room == 0 {
+            return;
+        }
+        if !self.0.is_empty() {
+            self.0.push('\n');
+        }
+        match text.char_indices().nth(room) {
+            Some((i, _)) => self.0.push_str(&text[..i]),
+            None => self.0.push_str(text),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Snippet {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(SnippetVisitor)
+    }
+}
+
+/// Reads a string, or an array of `{"type":"text","text":…}` blocks (tool result content), or
+/// anything else (ignored), into a [`Snippet`].
+struct SnippetVisitor;
+
+impl<'de> Visitor<'de> for SnippetVisitor {
+    type Value = Snippet;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string or a list of text blocks")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Snippet, E> {
+        let mut s = Snippet::default();
+        s.push(v);
+        Ok(s)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Snippet, A::Error> {
+        #[derive(Deserialize)]
+        struct Block {
+            #[serde(rename = "type", default)]
+            kind: Snippet,
+            #[serde(default)]
+            text: Snippet,
+        }
+        let mut s = Snippet::default();
+        while let Some(block) = seq.next_element::<Block>()? {
+            if block.kind.0 == "image" {
+                s.push("[image]");
+            } else if !block.text.0.is_empty() {
+                s.push(&block.text.0);
+            }
+        }
+        Ok(s)
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Snippet, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Snippet::default())
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Snippet, E> {
+        Ok(Snippet::default())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Snippet, E> {
+        Ok(Snippet::default())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Snippet, E> {
+        Ok(Snippet::default())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Snippet, E> {
+        Ok(Snippet::default())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Snippet, E> {
+        Ok(Snippet::default())
+    }
+}
+
+// Content blocks, in the Anthropic shape Claude Code and pi both write.
+
+/// `message.content`: a string or a list of blocks.
+#[derive(Default)]
+pub(crate) enum Content<'a> {
+    #[default]
+    Empty,
+    Text(Cow<'a, str>),
+    Blocks(Vec<Block<'a>>),
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Block<'a> {
+    #[serde(rename = "type", borrow, default)]
+    pub(crate) kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub(crate) text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub(crate) id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub(crate) name: Option<Cow<'a, str>>,
+    /// A tool call's input (claude).
+    #[serde(borrow, default)]
+    pub(crate) input: Option<Input<'a>>,
+    /// A tool call's input (pi).
+    #[serde(borrow, default)]
+    pub(crate) arguments: Option<Input<'a>>,
+    #[serde(borrow, default)]
+    pub(crate) tool_use_id: Option<Cow<'a, str>>,
+    /// A tool result's content; only its start is kept.
+    #[serde(default)]
+    pub(crate) content: Snippet,
+    #[serde(default)]
+    pub(crate) is_error: Option<bool>,
+}
+
+/// The fields of a tool call's input we read; the rest (file contents…) is skipped unread.
+#[derive(Deserialize)]
+pub(crate) struct Input<'a> {
+    #[serde(borrow, default)]
+    pub(crate) command: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub(crate) file_path: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub(crate) notebook_path: Option<Cow<'a, str>>,
+    /// pi's name for the file of `edit` and `write`.
+    #[serde(borrow, default)]
+    pub(crate) path: Option<Cow<'a, str>>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ContentVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for ContentVisitor<'a> {
+            type Value = Content<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string or a list of content blocks")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut blocks = Vec::new();
+                while let Some(block) = seq.next_element()? {
+                    blocks.push(block);
+                }
+                Ok(Content::Blocks(blocks))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Content::Empty)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Content::Empty)
+            }
+        }
+        deserializer.deserialize_any(ContentVisitor(std::marker::PhantomData))
+    }
+}
+
+impl Content<'_> {
+    /// The text of the message (images as `[image]`), tool results left out.
+    pub(crate) fn text(&self) -> String {
+        match self {
+            Content::Empty => String::new(),
+            Content::Text(text) => text.to_string(),
+            Content::Blocks(blocks) => {
+                let mut out = String::new();
+                for block in blocks {
+                    let piece = match block.kind.as_ref() {
+                        "text" => block.text.as_deref().unwrap_or(""),
+                        "image" => "[image]",
+                        _ => continue,
+                    };
+                    if !out.is_empty() {
+                        out.push('\n');
+                    }
+                    out.push_str(piece);
+                }
+                out
+            }
+        }
+    }
+
+    pub(crate) fn blocks(&self) -> &[Block<'_>] {
+        match self {
+            Content::Blocks(blocks) => blocks,
+            _ => &[],
+        }
+    }
+}
+
+/// A string field that another version might write as something else: anything but a string
+/// reads as empty instead of failing the line. Borrowed from the input when unescaped.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Text<'a>(pub Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for TextVisitor<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Text::default())
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Text::default())
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Text::default())
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Text::default())
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Text::default())
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Text::default())
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Text::default())
+            }
+        }
+        deserializer.deserialize_any(TextVisitor(std::marker::PhantomData))
+    }
+}
+
+impl Text<'_> {
+    /// The string, `""` when absent.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The number in `… code N` / `Exit code N` / `exited with code N` in a tool output.
+pub(crate) fn exit_code_in(text: &str) -> Option<i32> {
+    const MARKERS: [&str; 4] = [
+        "exited with code ",
+        "Exit code: ",
+        "Exit code ",
+        "exit code ",
+    ];
+    MARKERS.iter().find_map(|marker| {
+        let at = text.rfind(marker)? + marker.len();
+        let digits: &str = &text[at..];
+        let end = digits
+            .char_indices()
+            .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && c == '-')))
+            .map_or(digits.len(), |(i, _)| i);
+        digits[..end].parse().ok()
+    })
+}
+
+/// What happened last in the open turn; decides its outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Last {
+    Nothing,
+    Answer,
+    ToolCall,
+    ToolOk,
+    ToolError,
+    ApiError,
+}
+
+/// A turn being read.
+#[derive(Debug)]
+struct Open {
+    turn: Turn,
+    last: Last,
+    /// Tool calls waiting for their result, by call id; the value is the command's index.
+    pending: HashMap<String, Option<usize>>,
+    /// Command index by call id, kept after the result so late exit codes find it.
+    commands: HashMap<String, usize>,
+    /// Text already taken as answer, per reply id: a reply split over lines counts once.
+    seen: HashSet<(String, String)>,
+    interrupted: bool,
+}
+
+impl Open {
+    fn outcome(&self) -> Outcome {
+        if self.interrupted {
+            Outcome::Interrupted
+        } else if matches!(self.last, Last::ApiError | Last::ToolError) {
+            Outcome::Error
+        } else if self.last == Last::Answer && self.pending.is_empty() {
+            Outcome::Completed
+        } else {
+            Outcome::Unfinished
+        }
+    }
+}
+
+/// Cuts a stream of events into turns and episodes; each reader feeds it.
+#[derive(Debug)]
+pub(crate) struct Builder {
+    agent: Agent,
+    /// Session id found in the content.
+    pub session: Option<String>,
+    /// Working directory found in the content.
+    pub cwd: Option<String>,
+    turns: Vec<Turn>,
+    episodes: Vec<Episode>,
+    errors: Vec<LineError>,
+    open: Option<Open>,
+}
+
+impl Builder {
+    fn new(agent: Agent) -> Self {
+        Builder {
+            agent,
+            session: None,
+            cwd: None,
+            turns: Vec::new(),
+            episodes: Vec::new(),
+            errors: Vec::new(),
+            open: None,
+        }
+    }
+
+    /// Whether a turn has started.
+    pub fn in_turn(&self) -> bool {
+        self.open.is_some()
+    }
+
+    /// Whether the open turn would end `completed` if it ended now.
+    pub fn completed(&self) -> bool {
+        self.open
+            .as_ref()
+            .is_some_and(|o| o.outcome() == Outcome::Completed)
+    }
+
+    /// Starts a turn at a real prompt, closing the one before.
+    pub fn prompt(&mut self, line: &Line, time: Option<DateTime<Utc>>, prompt: String) {
+        self.close();
+        self.open = Some(Open {
+            turn: Turn {
+                index: self.turns.len(),
+                line: line.number,
+                end_offset: line.end,
+                started: time,
+                ended: time,
+                prompt,
+                answer: String::new(),
+                outcome: Outcome::Unfinished,
+                files_written: Vec::new(),
+                commands: Vec::new(),
+                errors: Vec::new(),
+                tools: Vec::new(),
+            },
+            last: Last::Nothing,
+            pending: HashMap::new(),
+            commands: HashMap::new(),
+            seen: HashSet::new(),
+            interrupted: false,
+        });
+    }
+
+    /// Counts `line` (read at `time`) as part of the open turn, if any.
+    pub fn touch(&mut self, line: &Line, time: Option<DateTime<Utc>>) {
+        if let Some(open) = &mut self.open {
+            open.turn.end_offset = open.turn.end_offset.max(line.end);
+            if time.is_some() {
+                open.turn.ended = time;
+            }
+        }
+    }
+
+    /// Assistant text. `reply` is the id of the message it belongs to, if the format has one:
+    /// the same text seen again under the same id is a repeat, not more answer.
+    pub fn answer(&mut self, reply: Option<&str>, text: &str) {
+        let Some(open) = &mut self.open else { return };
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        if let Some(id) = reply
+            && !open.seen.insert((id.to_string(), text.to_string()))
+        {
+            return;
+        }
+        if !open.turn.answer.is_empty() {
+            open.turn.answer.push_str("\n\n");
+        }
+        open.turn.answer.push_str(text);
+        open.last = Last::Answer;
+    }
+
+    /// A tool call: its id (for pairing), the tool's name, the shell command it runs if it is
+    /// one, and the files it writes. A call id seen before in this turn is a repeat and ignored.
+    pub fn tool_call<'p>(
+        &mut self,
+        id: &str,
+        name: &str,
+        command: Option<String>,
+        files: impl IntoIterator<Item = Cow<'p, str>>,
+    ) {
+        let Some(open) = &mut self.open else { return };
+        if !id.is_empty() && (open.pending.contains_key(id) || open.commands.contains_key(id)) {
+            return;
+        }
+        open.turn.tools.push(name.to_string());
+        let index = command.map(|command| {
+            open.turn.commands.push(CommandRun {
+                command,
+                exit: None,
+                output: String::new(),
+            });
+            open.turn.commands.len() - 1
+        });
+        if let Some(i) = index {
+            open.commands.insert(id.to_string(), i);
+        }
+        for file in files {
+            if !file.is_empty() && !open.turn.files_written.iter().any(|f| f == file.as_ref()) {
+                open.turn.files_written.push(file.into_owned());
+            }
+        }
+        open.pending.insert(id.to_string(), index);
+        open.last = Last::ToolCall;
+    }
+
+    /// The result of tool call `id`. A command's exit status is `exit` when given; a non-zero
+    /// exit makes the result an error.
+    pub fn tool_result(&mut self, id: &str, is_error: bool, exit: Option<i32>, output: &str) {
+        let Some(open) = &mut self.open else { return };
+        if open.pending.remove(id).is_none() && !open.commands.contains_key(id) {
+            // A result whose call is not in this turn (a repeat, or a call before the prompt).
+            return;
+        }
+        let is_error = is_error || exit.is_some_and(|e| e != 0);
+        // A failure already recorded by `command_exit` is not recorded twice.
+        let mut recorded = false;
+        if let Some(&i) = open.commands.get(id) {
+            let run = &mut open.turn.commands[i];
+            recorded = run.exit.is_some_and(|e| e != 0);
+            if exit.is_some() {
+                run.exit = exit;
+            }
+            if run.output.is_empty() {
+                run.output = snippet(output);
+            }
+        }
+        if is_error && !recorded {
+            let message = snippet(output);
+            open.turn.errors.push(if message.is_empty() {
+                format!(
+                    "{} failed",
+                    open.turn.tools.last().map_or("tool", String::as_str)
+                )
+            } else {
+                message
+            });
+        }
+        open.last = if is_error {
+            Last::ToolError
+        } else {
+            Last::ToolOk
+        };
+    }
+
+    /// An exit status learnt after the result (codex `exec_command_end`, a finished background
+    /// process). A newly known non-zero exit is recorded as an error.
+    pub fn command_exit(&mut self, id: &str, exit: i32, output: &str) {
+        let Some(open) = &mut self.open else { return };
+        let Some(&i) = open.commands.get(id) else {
+            return;
+        };
+        let run = &mut open.turn.commands[i];
+        let known = run.exit.is_some();
+        run.exit = Some(exit);
+        if run.output.is_empty() {
+            run.output = snippet(output);
+        }
+        if !known && exit != 0 {
+            let message = format!("exit {exit}: {}", run.command);
+            open.turn.errors.push(snippet(&message));
+        }
+    }
+
+    /// A shell command the user ran themselves (pi `!cmd`): not a tool call of the agent.
+    pub fn user_command(&mut self, command: &str, exit: Option<i32>, output: &str) {
+        let Some(open) = &mut self.open else { return };
+        let output = snippet(output);
+        open.turn.commands.push(CommandRun {
+            command: command.to_string(),
+            exit,
+            output,
+        });
+    }
+
+    /// An error from the model's API.
+    pub fn api_error(&mut self, message: &str) {
+        let Some(open) = &mut self.open else { return };
+        open.turn.errors.push(snippet(message));
+        open.last = Last::ApiError;
+    }
+
+    /// The user interrupted the open turn (or the session was resumed in its middle).
+    pub fn interrupt(&mut self) {
+        if let Some(open) = &mut self.open {
+            open.interrupted = true;
+        }
+    }
+
+    /// A compaction note or summary read at `line`.
+    pub fn episode(
+        &mut self,
+        kind: EpisodeKind,
+        line: &Line,
+        time: Option<DateTime<Utc>>,
+        text: String,
+    ) {
+        let started = self.turns.len() + usize::from(self.open.is_some());
+        let last_turn = started.checked_sub(1);
+        let after_previous = self
+            .episodes
+            .last()
+            .and_then(|e| e.last_turn)
+            .map_or(0, |t| t + 1);
+        // Two episodes in one turn: the second covers (the rest of) that turn.
+        let first_turn = after_previous.min(last_turn.unwrap_or(0));
+        self.episodes.push(Episode {
+            kind,
+            line: line.number,
+            time,
+            text: text.trim().to_string(),
+            first_turn,
+            last_turn,
+        });
+    }
+
+    /// The text of the last episode, if it is a compaction still without one.
+    pub fn compaction_text(&mut self) -> Option<&mut String> {
+        self.episodes
+            .last_mut()
+            .filter(|e| e.kind == EpisodeKind::Compaction && e.text.is_empty())
+            .map(|e| &mut e.text)
+    }
+
+    fn close(&mut self) {
+        if let Some(open) = self.open.take() {
+            let outcome = open.outcome();
+            let mut turn = open.turn;
+            turn.outcome = outcome;
+            self.turns.push(turn);
+        }
+    }
+
+    fn finish(mut self, fallback_session: &str) -> Transcript {
+        self.close();
+        Transcript {
+            agent: self.agent,
+            session: self.session.unwrap_or_else(|| fallback_session.to_string()),
+            cwd: self.cwd,
+            turns: self.turns,
+            episodes: self.episodes,
+            errors: self.errors,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sessions");
+
+    /// Every fixture transcript: agent, file, turns and episodes counted by
+    /// `tests/fixtures/sessions/count_prompts.py` (see the README there).
+    pub(crate) const COUNTS: [(Agent, &str, usize, usize); 7] = [
+        (
+            Agent::Claude,
+            "claude-code/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+            1,
+            0,
+        ),
+        (
+            Agent::Claude,
+            "claude-code/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
+            1,
+            0,
+        ),
+        (
+            Agent::Claude,
+            "claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+            2,
+            1,
+        ),
+        (Agent::Claude, "claude-code/session-624a4a58.jsonl", 15, 1),
+        (Agent::Claude, "claude-code/session-9eda1058.jsonl", 3, 16),
+        (
+            Agent::Codex,
+            "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+            2,
+            0,
+        ),
+        (Agent::Pi, "pi/before-compaction.jsonl", 55, 2),
+    ];
+
+    pub(crate) fn fixture(name: &str) -> Vec<u8> {
+        std::fs::read(format!("{FIXTURES}/{name}")).expect("the fixture is in the repository")
+    }
+
+    #[test]
+    fn every_fixture_has_the_independently_counted_turns_and_episodes() {
+        for (agent, name, turns, episodes) in COUNTS {
+            let t = parse(&fixture(name), None, "fallback").unwrap();
+            assert_eq!(t.agent, agent, "{name}");
+            assert_eq!(t.turns.len(), turns, "{name}: turns");
+            assert_eq!(t.episodes.len(), episodes, "{name}: episodes");
+            assert!(t.errors.is_empty(), "{name}: {:?}", t.errors);
+            assert_ne!(
+                t.session, "fallback",
+                "{name}: the session id is in the content"
+            );
+            assert!(t.cwd.is_some(), "{name}: cwd");
+            for (i, turn) in t.turns.iter().enumerate() {
+                assert_eq!(turn.index, i);
+                assert!(!turn.prompt.is_empty(), "{name}: turn {i} has a prompt");
+            }
+        }
+    }
+
+    #[test]
+    fn detection_names_the_agent_of_every_fixture() {
+        for (agent, name, _, _) in COUNTS {
+            assert_eq!(detect(&fixture(name)), Some(agent), "{name}");
+        }
+        assert_eq!(detect(b"not json\n{\"a\":1}\n"), None);
+        assert!(matches!(
+            parse(b"{\"type\":\"weird\"}\n", None, "x"),
+            Err(Error::UnknownFormat)
+        ));
+    }
+
+    #[test]
+    fn a_wrong_forced_agent_reads_no_turns_and_does_not_panic() {
+        for (agent, name, _, _) in COUNTS {
+            let bytes = fixture(name);
+            for wrong in Agent::ALL.into_iter().filter(|a| *a != agent) {
+                let t = parse(&bytes, Some(wrong), "x").unwrap();
+                assert!(
+                    t.turns.is_empty(),
+                    "{name} read as {wrong}: {} turns",
+                    t.turns.len()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_transcript_cut_at_a_turn_end_reads_as_a_prefix_of_the_whole() {
+        for (_, name, _, _) in COUNTS {
+            let bytes = fixture(name);
+            let whole = parse(&bytes, None, "x").unwrap();
+            for cut in whole.turns.iter().map(|t| t.end_offset as usize) {
+                let part = parse(&bytes[..cut], None, "x").unwrap();
+                assert_eq!(
+                    part.turns[..],
+                    whole.turns[..part.turns.len()],
+                    "{name} cut at {cut}"
+                );
+                assert!(part.errors.is_empty());
+            }
+            // A cut in the middle of a line: the torn line is neither an error nor a turn's.
+            let middle = bytes.len() / 2;
+            let part = parse(&bytes[..middle], None, "x").unwrap();
+            assert!(part.errors.is_empty(), "{name}: {:?}", part.errors);
+            assert!(part.turns.iter().all(|t| t.end_offset as usize <= middle));
+        }
+    }
+
+    #[test]
+    fn a_garbage_line_is_one_error_and_the_lines_after_it_are_read() {
+        for (_, name, turns, _) in COUNTS {
+            let bytes = fixture(name);
+            let whole = parse(&bytes, None, "x").unwrap();
+            let Some(second) = whole.turns.get(1) else {
+                continue;
+            };
+            // Put the garbage just before the second prompt.
+            let at = whole.turns[0].end_offset as usize;
+            let mut spoiled = bytes[..at].to_vec();
+            spoiled.extend_from_slice(b"this is {not json\n\n{\"type\":\"from-the-future\"}\n");
+            spoiled.extend_from_slice(&bytes[at..]);
+            let t = parse(&spoiled, None, "x").unwrap();
+            assert_eq!(t.turns.len(), turns, "{name}");
+            assert_eq!(t.errors.len(), 1, "{name}");
+            assert_eq!(t.errors[0].line, second.line, "{name}");
+            assert_eq!(t.turns[1].line, second.line + 3, "{name}");
+            assert_eq!(t.turns[1].prompt, second.prompt, "{name}");
+        }
+    }
+
+    #[test]
+    fn exit_codes_are_read_from_the_texts_agents_write() {
+        let cases = [
+            ("Exit code 2\nboom", Some(2)),
+            ("...\n\nCommand exited with code 1", Some(1)),
+            ("Process exited with code 0\nOutput:", Some(0)),
+            ("Exit code: 127", Some(127)),
+            ("all good", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(exit_code_in(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn snippets_keep_the_start_of_long_texts() {
+        let long = "é".repeat(1000);
+        let s = snippet(&long);
+        assert_eq!(s.chars().count(), SNIPPET_CHARS + 1);
+        assert!(s.ends_with('…'));
+        let parsed: Snippet =
+            serde_json::from_str(&format!("\"{}\\n\"", "x".repeat(5000))).unwrap();
+        assert!(parsed.0.len() <= SNIPPET_CHARS + 1);
+        let blocks: Snippet =
+            serde_json::from_str(r#"[{"type":"text","text":"a"},{"type":"image"}]"#).unwrap();
+        assert_eq!(blocks.0, "a\n[image]");
+    }
+}

@@ -1,0 +1,420 @@
+//! Transcripts to turn cards, episodes and observations, end to end through the binary.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::support::*;
+
+/// A tool call in a made-up Claude Code turn: (tool, input, result text, is_error).
+type Tool<'a> = (&'a str, Value, &'a str, bool);
+
+/// Lines of a Claude Code 2.x transcript in its real shape (user line, assistant lines sharing a
+/// message id, tool_use paired with tool_result by id), one turn per `(prompt, tools, answer)`.
+pub fn claude_transcript(session: &str, turns: &[(&str, Vec<Tool>, &str)]) -> String {
+    let mut out = String::new();
+    let mut parent: Option<String> = None;
+    let mut n = 0u32;
+    let mut line = |v: Value, parent: &mut Option<String>, n: &mut u32| {
+        *n += 1;
+        let uuid = format!("00000000-0000-4000-8000-{:012}", *n);
+        let mut v = v;
+        let o = v.as_object_mut().unwrap();
+        o.insert("parentUuid".into(), json!(parent.clone()));
+        o.insert("isSidechain".into(), json!(false));
+        o.insert("userType".into(), json!("external"));
+        o.insert("cwd".into(), json!("/home/ana/shop"));
+        o.insert("sessionId".into(), json!(session));
+        o.insert("version".into(), json!("2.0.14"));
+        o.insert("uuid".into(), json!(uuid.clone()));
+        o.insert("timestamp".into(), json!(format!("2026-11-20T10:{:02}:{:02}.000Z", *n / 60, *n % 60)));
+        *parent = Some(uuid);
+        out.push_str(&v.to_string());
+        out.push('\n');
+    };
+    for (t, (prompt, tools, answer)) in turns.iter().enumerate() {
+        line(json!({"type": "user", "message": {"role": "user", "content": prompt}}), &mut parent, &mut n);
+        let msg = format!("msg_{session}_{t}");
+        for (k, (tool, input, result, is_error)) in tools.iter().enumerate() {
+            let id = format!("toolu_{t}_{k}");
+            line(
+                json!({"type": "assistant", "message": {"id": msg, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": [{"type": "tool_use", "id": id, "name": tool, "input": input}], "stop_reason": null}}),
+                &mut parent,
+                &mut n,
+            );
+            line(
+                json!({"type": "user", "message": {"role": "user", "content": [{"tool_use_id": id, "type": "tool_result", "content": result, "is_error": is_error}]},
+                    "toolUseResult": {"stdout": result, "stderr": "", "interrupted": false}}),
+                &mut parent,
+                &mut n,
+            );
+        }
+        line(
+            json!({"type": "assistant", "message": {"id": format!("{msg}_end"), "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": answer}], "stop_reason": "end_turn"}}),
+            &mut parent,
+            &mut n,
+        );
+    }
+    out
+}
+
+fn pnpm_session() -> String {
+    claude_transcript(
+        "5f0c7a1e-3b1d-4c8e-9f00-00000000a001",
+        &[
+            (
+                "install the dependencies and run the tests",
+                vec![
+                    ("Bash", json!({"command": "npm install"}), "added 312 packages", false),
+                    ("Bash", json!({"command": "npm test"}), "Error: Cannot find module 'vitest'\nExit code 1", true),
+                ],
+                "I installed the dependencies with npm, but the tests fail: vitest is missing.",
+            ),
+            (
+                "no, never use npm here, use pnpm. The lockfile is pnpm-lock.yaml",
+                vec![
+                    ("Bash", json!({"command": "rm -rf node_modules package-lock.json && pnpm install"}), "Done in 4.2s", false),
+                    ("Bash", json!({"command": "pnpm test"}), "Test Files  12 passed (12)", false),
+                ],
+                "Switched to pnpm: removed package-lock.json, installed with pnpm, and all 12 test files pass.",
+            ),
+        ],
+    )
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn commits(env: &Env, repo: &Path) -> u64 {
+    env.git(repo, &["rev-list", "--count", "HEAD"]).trim().parse().unwrap()
+}
+
+fn card_lines(repo: &Path) -> Vec<Value> {
+    let dir = repo.join("vault/sessions");
+    let mut out = Vec::new();
+    for agent in std::fs::read_dir(&dir).unwrap() {
+        let agent = agent.unwrap().path();
+        if agent.is_dir() {
+            out.extend(jsonl_lines(&agent));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_correction_becomes_a_rule_that_recall_returns() {
+    let (env, repo) = Env::repo();
+    let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
+    let data = env.cairn_in(&repo, &["--json", "sessions", "ingest", t.to_str().unwrap()]).code(0).data();
+    assert_eq!(data["cards"], 2, "{data}");
+    let cards = card_lines(&repo);
+    assert_eq!(cards.len(), 2);
+    assert_eq!(cards[1]["prompt"], "no, never use npm here, use pnpm. The lockfile is pnpm-lock.yaml");
+    assert_eq!(cards[0]["commands"][1]["command"], "npm test");
+    assert_ne!(cards[0]["commands"][1]["exit"], 0, "{}", cards[0]);
+
+    let data = env.cairn_in(&repo, &["--json", "observe", "--all"]).code(0).data();
+    assert_eq!(data["counts"]["observer"], "builtin");
+    let obs = data["observations"].as_array().unwrap();
+    let rule = obs
+        .iter()
+        .find(|o| o["observation"].as_str().unwrap().contains("never use npm here, use pnpm"))
+        .unwrap_or_else(|| panic!("no rule in {data}"));
+    assert_eq!(rule["write_verdict"], "allow");
+    assert_eq!(rule["category_id"], "rules-conventions");
+    assert_eq!(rule["source"], cards[1]["id"], "the fact names its turn");
+
+    let out = env.cairn_in(&repo, &["--json", "recall", "pnpm"]).code(0).data();
+    let ids: Vec<&Value> = out["results"].as_array().unwrap().iter().map(|r| &r["id"]).collect();
+    assert!(ids.contains(&&rule["id"]), "{out}");
+    // In Markdown, the turn's results sit under its card's head line.
+    let md = env.cairn_in(&repo, &["recall", "--format", "md", "pnpm"]).code(0);
+    assert!(md.stdout.contains("### turn claude/5f0c7a1e-3b1d-4c8e-9f00-00000000a001#2"), "{}", md.stdout);
+
+    // Observing again writes nothing.
+    let before = commits(&env, &repo);
+    let again = env.cairn_in(&repo, &["--json", "observe", "--all"]).code(0).data();
+    assert_eq!(again["counts"]["turns"], 0, "{again}");
+    assert_eq!(commits(&env, &repo), before);
+    assert_eq!(git_status(&env, &repo), "");
+
+    // Telemetry has both runs, and stats --telemetry shows them.
+    let stats = env.cairn_in(&repo, &["--json", "stats", "--telemetry", "--component", "observe"]).code(0).data();
+    let events = stats["events"].as_array().unwrap();
+    assert_eq!(events.len(), 2, "{stats}");
+    assert!(events[0]["metadata"]["allowed"].as_u64().unwrap() >= 1);
+    assert!(events[0]["metadata"].get("tokens_in").is_some());
+    env.cairn_in(&repo, &["stats"]).code(0).stdout_has("observe run: 2 runs");
+}
+
+#[test]
+fn an_error_fixed_later_is_observed() {
+    let (env, repo) = Env::repo();
+    let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()]).code(0);
+    let data = env.cairn_in(&repo, &["--json", "observe", "--all"]).code(0).data();
+    let obs = data["observations"].as_array().unwrap();
+    let fix = obs.iter().find(|o| o["observation_type"] == "error-fix").unwrap_or_else(|| panic!("{data}"));
+    let text = fix["observation"].as_str().unwrap();
+    assert!(text.starts_with("`npm test` failed"), "{text}");
+    assert!(text.contains("`pnpm test` then succeeded"), "{text}");
+}
+
+#[test]
+fn an_observe_killed_after_writing_is_finished_by_the_next() {
+    let run = |crash: bool| {
+        let (env, repo) = Env::repo();
+        let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
+        env.cairn_in(&repo, &["--now", "2026-11-30T12:00:00Z", "sessions", "ingest", t.to_str().unwrap()]).code(0);
+        if crash {
+            let mut cmd = env.command(env!("CARGO_BIN_EXE_cairn"), &repo);
+            cmd.args(["--now", "2026-11-30T12:00:00Z", "observe", "--all"]).env("CAIRN_FAILPOINT", "observe-after-append");
+            let status = cmd.output().unwrap().status;
+            assert!(!status.success(), "the failpoint stops the process");
+            assert_ne!(git_status(&env, &repo), "", "the crash left the append uncommitted");
+        }
+        env.cairn_in(&repo, &["--now", "2026-11-30T12:00:00Z", "observe", "--all"]).code(0);
+        assert_eq!(git_status(&env, &repo), "");
+        let obs = read(&repo, "vault/observations/2026-11-30.jsonl");
+        (obs, commits(&env, &repo))
+    };
+    let (clean, _) = run(false);
+    let (recovered, _) = run(true);
+    assert_eq!(recovered, clean, "the same lines whether or not a run was killed");
+}
+
+#[test]
+fn an_ingest_killed_before_its_commit_is_committed_by_the_next() {
+    let (env, repo) = Env::repo();
+    let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
+    let mut cmd = env.command(env!("CARGO_BIN_EXE_cairn"), &repo);
+    cmd.args(["sessions", "ingest", t.to_str().unwrap()]).env("CAIRN_FAILPOINT", "ingest-before-commit");
+    assert!(!cmd.output().unwrap().status.success());
+    let data = env.cairn_in(&repo, &["--json", "sessions", "ingest", t.to_str().unwrap()]).code(0).data();
+    assert_eq!(data["cards"], 0, "nothing new: {data}");
+    assert_eq!(git_status(&env, &repo), "", "the leftover was committed");
+    assert_eq!(card_lines(&repo).len(), 2);
+}
+
+#[test]
+fn secrets_in_a_transcript_never_reach_the_repository() {
+    let corpus = std::fs::read_to_string(fixtures().join("secrets/corpus.txt")).unwrap();
+    let secrets: Vec<(String, String)> = corpus
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (kind, text) = l.split_once('\t').expect("kind<TAB>text");
+            (kind.to_string(), text.replace("\\n", "\n"))
+        })
+        .collect();
+    assert!(secrets.len() >= 20, "at least 20 secret shapes, got {}", secrets.len());
+    let turns: Vec<(String, String)> = secrets
+        .iter()
+        .map(|(kind, text)| (format!("never paste this {kind} again: {text}"), format!("Noted; the value was {text}")))
+        .collect();
+    let turn_refs: Vec<(&str, Vec<Tool>, &str)> = turns
+        .iter()
+        .map(|(p, a)| (p.as_str(), vec![("Bash", json!({"command": format!("echo {a}")}), a.as_str(), false)], a.as_str()))
+        .collect();
+    let (env, repo) = Env::repo();
+    let t = write(env.path(), "t/secrets.jsonl", &claude_transcript("5f0c7a1e-0000-4000-8000-00000000beef", &turn_refs));
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()]).code(0);
+    env.cairn_in(&repo, &["observe", "--all"]).code(0);
+    // The other writers redact too: the slog, remember, import.
+    let mut import = String::new();
+    for (kind, text) in &secrets {
+        env.cairn_in(&repo, &["slog", "rotate", "secrets", &format!("rotated the {kind}: {}", text.replace('\n', " "))]).code(0);
+        env.cairn_in(&repo, &["remember", "--source", kind, &format!("the {kind} was leaked once: {text}")]).code(0);
+        import.push_str(&json!({"observation": format!("imported {kind}: {text}"), "source": format!("i-{kind}"), "narrative": text}).to_string());
+        import.push('\n');
+    }
+    let file = write(env.path(), "import.jsonl", &import);
+    env.cairn_in(&repo, &["import", "observations", file.to_str().unwrap()]).code(0);
+    let recall = env.cairn_in(&repo, &["--json", "search", "never", "paste", "--limit", "100"]);
+    // Every file cairn wrote, committed or derived, and what it printed.
+    let mut written = String::new();
+    for entry in walk(&repo) {
+        if entry.components().any(|c| c.as_os_str() == ".git") {
+            continue;
+        }
+        written.push_str(&String::from_utf8_lossy(&std::fs::read(&entry).unwrap()));
+    }
+    written.push_str(&recall.stdout);
+    for (kind, text) in &secrets {
+        let value = secret_value(text);
+        assert!(!written.contains(&value), "{kind} leaked: {value}");
+    }
+    assert!(written.contains("[REDACTED:"), "redaction marks are there");
+}
+
+/// The secret part of a corpus line: its longest token (split at spaces, quotes, brackets and
+/// URL punctuation) that mixes cases or letters and digits.
+fn secret_value(text: &str) -> String {
+    text.split(|c: char| c.is_whitespace() || "\"'(),:@;/=".contains(c))
+        .filter(|w| {
+            w.len() >= 12
+                && w.chars().any(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+                && w.chars().any(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
+        .max_by_key(|w| w.len())
+        .unwrap_or_else(|| panic!("no secret in {text:?}"))
+        .to_string()
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_bad_line_is_named_and_the_rest_is_read() {
+    let (env, repo) = Env::repo();
+    let mut text = pnpm_session();
+    let at = text.find('\n').unwrap() + 1;
+    text.insert_str(at, "{not json\n");
+    let t = write(env.path(), "t/bad.jsonl", &text);
+    let out = env.cairn_in(&repo, &["--json", "sessions", "ingest", t.to_str().unwrap()]).code(2);
+    assert!(out.stderr.contains("bad.jsonl:2:"), "{}", out.stderr);
+    assert_eq!(out.data()["cards"], 2, "the other lines were read");
+}
+
+#[test]
+fn observe_needs_sessions_named_or_all() {
+    let (env, repo) = Env::repo();
+    env.cairn_in(&repo, &["observe"]).code(2).stderr_has("--all");
+    env.cairn_in(&repo, &["observe", "nope"]).code(2).stderr_has("no ingested session");
+}
+
+/// The observer's XML for the turns named in a prompt: one rule from the last turn.
+fn observer_xml(prompt: &str) -> String {
+    let ids: Vec<&str> = prompt
+        .match_indices("tc-")
+        .map(|(i, _)| &prompt[i..i + 15])
+        .filter(|id| id[3..].chars().all(|c| c.is_ascii_hexdigit()))
+        .collect();
+    let mut unique: Vec<&str> = Vec::new();
+    for id in ids {
+        if !unique.contains(&id) {
+            unique.push(id);
+        }
+    }
+    let last = unique.last().expect("the prompt names turns");
+    format!(
+        "<observations>\n  <segment turns=\"{}\">\n    <narrative>The user moved the project from npm to pnpm after the tests failed.</narrative>\n    <fact priority=\"high\" gate=\"allow\" confidence=\"0.92\" category=\"rules-conventions\" turn=\"{last}\">This repository uses pnpm, never npm (the lockfile is pnpm-lock.yaml).</fact>\n  </segment>\n</observations>",
+        unique.join(" ")
+    )
+}
+
+/// A mock of `provider`'s chat API answering `reply(prompt)` in that API's real shape.
+fn chat_mock(server: &mut mockito::Server, provider: &str, reply: fn(&str) -> String) -> mockito::Mock {
+    let path = match provider {
+        "openai" => "/v1/chat/completions",
+        "anthropic" => "/v1/messages",
+        _ => "/api/chat",
+    };
+    let provider = provider.to_string();
+    server
+        .mock("POST", path)
+        .with_status(200)
+        .with_header("content-type", "application/json")
+        .with_body_from_request(move |req| {
+            let body: Value = serde_json::from_slice(req.body().unwrap()).unwrap();
+            let prompt = body.to_string();
+            let text = reply(&prompt);
+            let out = match provider.as_str() {
+                "openai" => json!({
+                    "id": "chatcmpl-1", "object": "chat.completion", "created": 1764500000, "model": "test-model",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 812, "completion_tokens": 95, "total_tokens": 907}
+                }),
+                "anthropic" => json!({
+                    "id": "msg_01", "type": "message", "role": "assistant", "model": "test-model",
+                    "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": null,
+                    "usage": {"input_tokens": 812, "output_tokens": 95}
+                }),
+                _ => json!({
+                    "model": "test-model", "created_at": "2026-11-30T12:00:00Z",
+                    "message": {"role": "assistant", "content": text}, "done": true, "done_reason": "stop",
+                    "prompt_eval_count": 812, "eval_count": 95
+                }),
+            };
+            serde_json::to_vec(&out).unwrap()
+        })
+        .create()
+}
+
+fn configure_llm(repo: &Path, provider: &str, base_url: &str) {
+    let toml = read(repo, "cairn.toml").replacen(
+        "provider = \"\"\nbase_url = \"\"\nmodel = \"\"",
+        &format!("provider = \"{provider}\"\nbase_url = \"{base_url}\"\nmodel = \"test-model\""),
+        1,
+    );
+    assert!(toml.contains(&format!("provider = \"{provider}\"")), "{toml}");
+    std::fs::write(repo.join("cairn.toml"), toml).unwrap();
+}
+
+#[test]
+fn the_llm_observer_works_through_each_api() {
+    for provider in ["openai", "anthropic", "ollama"] {
+        let mut server = mockito::Server::new();
+        let mock = chat_mock(&mut server, provider, observer_xml);
+        let (env, repo) = Env::repo();
+        configure_llm(&repo, provider, &server.url());
+        let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
+        env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()]).code(0);
+        let data = env.cairn_in(&repo, &["--json", "observe", "--all"]).code(0).data();
+        mock.assert();
+        assert_eq!(data["counts"]["observer"], "llm", "{provider}: {data}");
+        assert_eq!(data["counts"]["tokens_in"], 812, "{provider}: {data}");
+        assert_eq!(data["counts"]["tokens_out"], 95, "{provider}: {data}");
+        let obs = &data["observations"][0];
+        assert_eq!(obs["category_id"], "rules-conventions", "{provider}: {data}");
+        assert_eq!(obs["write_verdict"], "allow");
+        assert_eq!(obs["narrative"], "The user moved the project from npm to pnpm after the tests failed.");
+        let cards = card_lines(&repo);
+        assert_eq!(obs["source"], cards[1]["id"], "{provider}");
+        let out = env.cairn_in(&repo, &["--json", "recall", "--kind", "observation", "pnpm"]).code(0).data();
+        assert_eq!(out["results"][0]["id"], obs["id"], "{provider}: {out}");
+        let stats = env.cairn_in(&repo, &["--json", "stats", "--telemetry", "--component", "observe"]).code(0).data();
+        assert_eq!(stats["events"][0]["metadata"]["tokens_in"], 812, "{provider}");
+    }
+}
+
+#[test]
+fn a_malformed_llm_reply_writes_nothing() {
+    fn cut_off(prompt: &str) -> String {
+        let xml = observer_xml(prompt);
+        xml[..xml.len() / 2].to_string()
+    }
+    let mut server = mockito::Server::new();
+    let _mock = chat_mock(&mut server, "openai", cut_off);
+    let (env, repo) = Env::repo();
+    configure_llm(&repo, "openai", &server.url());
+    let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()]).code(0);
+    let before = commits(&env, &repo);
+    let out = env.cairn_in(&repo, &["observe", "--all"]).code(2);
+    assert!(out.stderr.contains("malformed LLM reply"), "{}", out.stderr);
+    assert_eq!(commits(&env, &repo), before);
+    assert!(!repo.join("vault/observations").exists() || jsonl_lines(&repo.join("vault/observations")).is_empty());
+    let stats = env.cairn_in(&repo, &["--json", "stats", "--telemetry", "--component", "observe"]).code(0).data();
+    assert_eq!(stats["events"][0]["success"], false, "{stats}");
+    assert!(stats["events"][0]["metadata"]["error"].as_str().unwrap().contains("malformed"));
+}
