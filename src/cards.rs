@@ -134,14 +134,18 @@ pub fn file_of(agent: Agent, session: &str) -> String {
 }
 
 /// The records of a transcript, in order: each turn's card, each episode after the turns it
-/// covers. `now` dates records whose transcript has no times.
-pub fn records(t: &Transcript, redactor: &Redactor, now: &str) -> Vec<Record> {
+/// covers. A record without a time of its own takes the time of the record before it (the
+/// first, the transcript's earliest time); `fallback` (the file's mtime) dates a transcript
+/// with no times at all. The rendering depends on the transcript alone, so ingesting it again
+/// renders the same lines.
+pub fn records(t: &Transcript, redactor: &Redactor, fallback: &str) -> Vec<Record> {
     let red = |s: &str| redactor.redact(s).into_owned();
     let mut episodes: Vec<&crate::sessions::Episode> = t.episodes.iter().collect();
     episodes.sort_by_key(|e| e.line);
     let mut out = Vec::with_capacity(t.turns.len() + episodes.len());
     let mut next_episode = episodes.into_iter().peekable();
-    let mut last_ts = now.to_string();
+    let earliest = t.turns.iter().filter_map(|x| x.started).chain(t.episodes.iter().filter_map(|e| e.time)).min();
+    let mut last_ts = earliest.map(crate::time::format).unwrap_or_else(|| fallback.to_string());
     for turn in &t.turns {
         while let Some(e) = next_episode.peek() {
             if e.line < turn.line {

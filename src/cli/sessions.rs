@@ -132,10 +132,10 @@ fn ingest_one(
     forced: Option<Agent>,
     fallback_session: &str,
     redactor: &Redactor,
-    now: &str,
+    mtime: &str,
 ) -> std::result::Result<(Outcome, Vec<sessions::LineError>), String> {
     let transcript = sessions::parse(bytes, forced, fallback_session).map_err(|e| e.to_string())?;
-    let records = cards::records(&transcript, redactor, now);
+    let records = cards::records(&transcript, redactor, mtime);
     let mut out = Outcome::default();
     let errors = transcript.errors.clone();
     if records.is_empty() {
@@ -231,7 +231,6 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
     let _lock = repo.lock()?;
     crate::repo::ignore_derived(&repo)?;
     let mut checkpoints = load_checkpoints(&repo);
-    let now = crate::time::format(ctx.now);
     let bar = crate::output::progress(files.len() as u64, ctx.interactive, "ingesting");
     let (mut unchanged, mut read_bytes, mut cards_added, mut episodes_added, mut rewritten) = (0usize, 0u64, 0usize, 0usize, 0usize);
     let mut changed: Vec<String> = Vec::new();
@@ -253,7 +252,8 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
         let bytes = std::fs::read(file).map_err(|e| Error::io(file.display(), &e))?;
         read_bytes += bytes.len() as u64;
         let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        match ingest_one(ctx, &repo, &bytes, forced, &stem, &redactor, &now) {
+        let modified = meta.modified().map(chrono::DateTime::<chrono::Utc>::from).unwrap_or(ctx.now);
+        match ingest_one(ctx, &repo, &bytes, forced, &stem, &redactor, &crate::time::format(modified)) {
             Err(message) => warnings.push(format!("{}: skipped: {message}", file.display())),
             Ok((out, errors)) => {
                 cards_added += out.cards;

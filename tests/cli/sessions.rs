@@ -418,3 +418,115 @@ fn a_malformed_llm_reply_writes_nothing() {
     assert_eq!(stats["events"][0]["success"], false, "{stats}");
     assert!(stats["events"][0]["metadata"]["error"].as_str().unwrap().contains("malformed"));
 }
+
+/// Card and episode lines per session file.
+fn counts_per_session(repo: &Path) -> std::collections::BTreeMap<String, (usize, usize)> {
+    let mut out = std::collections::BTreeMap::new();
+    for r in card_lines(repo) {
+        let key = format!("{}/{}", r["agent"].as_str().unwrap(), r["session"].as_str().unwrap());
+        let e = out.entry(key).or_insert((0, 0));
+        if r["type"] == "card" {
+            e.0 += 1;
+        } else {
+            e.1 += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn every_fixture_ingests_with_its_counted_turns_and_reingest_changes_nothing() {
+    let (env, repo) = Env::repo();
+    let dir = fixtures().join("sessions");
+    let data = env.cairn_in(&repo, &["--json", "sessions", "ingest", dir.to_str().unwrap()]).code(0).data();
+    assert_eq!(data["transcripts"], 7, "{data}");
+    assert_eq!(data["errors"].as_array().unwrap().len(), 0, "{data}");
+    // The counts of tests/fixtures/sessions/README.md, made by count_prompts.py from the raw lines.
+    let want: Vec<(&str, (usize, usize))> = vec![
+        ("claude/1af7fc5e-8455-4414-9ccd-011d40f70b2a", (1, 0)),
+        ("claude/5c0375b4-57a5-4f26-b12d-d022ee4e51b7", (1, 0)),
+        ("claude/624a4a58-b34c-462d-a70d-13421c8125a8", (15, 1)),
+        ("claude/9eda1058-9706-484a-b992-d03f9cfa2546", (3, 16)),
+        ("claude/fe5e1c67-53e7-4862-81ae-d0e013e3270b", (2, 1)),
+        ("codex/019e1625-789d-76c0-80ab-3724b5ddb799", (2, 0)),
+        ("pi/ffae836b-9420-4060-ac13-7745215f90ff", (55, 2)),
+    ];
+    let got = counts_per_session(&repo);
+    assert_eq!(got.into_iter().collect::<Vec<_>>(), want.into_iter().map(|(k, v)| (k.to_string(), v)).collect::<Vec<_>>());
+    assert_eq!(data["cards"], 79);
+    assert_eq!(data["episodes"], 20);
+    assert_eq!(git_status(&env, &repo), "");
+
+    // Again: every transcript unchanged, nothing written, no commit.
+    let before = commits(&env, &repo);
+    let again = env.cairn_in(&repo, &["--json", "sessions", "ingest", dir.to_str().unwrap()]).code(0).data();
+    assert_eq!(again["unchanged"], 7, "{again}");
+    assert_eq!(again["cards"], 0);
+    assert_eq!(commits(&env, &repo), before);
+    // Without the checkpoints (a fresh clone), the comparison alone still writes nothing.
+    std::fs::remove_file(repo.join(".cairn/sessions.json")).unwrap();
+    let third = env.cairn_in(&repo, &["--json", "sessions", "ingest", dir.to_str().unwrap()]).code(0).data();
+    assert_eq!((third["unchanged"].as_u64(), third["cards"].as_u64()), (Some(0), Some(0)), "{third}");
+    assert_eq!(commits(&env, &repo), before);
+
+    // Cards and episodes are recalled and searched as kinds card and episode.
+    let found = env.cairn_in(&repo, &["--json", "search", "--kind", "card", "processedRecordIds"]).code(0).data();
+    assert_eq!(found["results"][0]["kind"], "card", "{found}");
+    let found = env.cairn_in(&repo, &["--json", "search", "--kind", "episode", "compaction", "summary"]).code(0).data();
+    assert!(!found["results"].as_array().unwrap().is_empty(), "{found}");
+}
+
+#[test]
+fn appending_turns_to_a_copy_adds_exactly_those_cards() {
+    let (env, repo) = Env::repo();
+    let original = std::fs::read_to_string(fixtures().join("sessions/claude-code/session-624a4a58.jsonl")).unwrap();
+    let lines: Vec<&str> = original.split_inclusive('\n').collect();
+    // Line 106 is a real prompt ("I think that processedRecordIds…"): cut just before it.
+    assert!(lines[105].contains("I think that processedRecordIds"));
+    let copy = write(env.path(), "t/growing.jsonl", &lines[..105].concat());
+    let first = env.cairn_in(&repo, &["--json", "sessions", "ingest", copy.to_str().unwrap()]).code(0).data();
+    let before = first["cards"].as_u64().unwrap();
+    assert!(before > 0 && before < 15, "{first}");
+    std::fs::write(&copy, &original).unwrap();
+    let grown = env.cairn_in(&repo, &["--json", "sessions", "ingest", copy.to_str().unwrap()]).code(0).data();
+    assert_eq!(grown["cards"].as_u64().unwrap(), 15 - before, "{grown}");
+    assert_eq!(grown["rewritten"], 0, "the new turns were appended: {grown}");
+    // The same file as ingesting the whole transcript at once.
+    let (env2, repo2) = Env::repo();
+    let whole = write(env2.path(), "t/whole.jsonl", &original);
+    env2.cairn_in(&repo2, &["sessions", "ingest", whole.to_str().unwrap()]).code(0);
+    let rel = "vault/sessions/claude/624a4a58-b34c-462d-a70d-13421c8125a8.jsonl";
+    assert_eq!(read(&repo, rel), read(&repo2, rel));
+}
+
+#[test]
+fn a_transcript_rewritten_in_its_middle_is_read_again_whole() {
+    let (env, repo) = Env::repo();
+    let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()]).code(0);
+    let edited = pnpm_session().replace("install the dependencies and run the tests", "install the dependencies, then run every test");
+    std::fs::write(&t, edited).unwrap();
+    let data = env.cairn_in(&repo, &["--json", "sessions", "ingest", t.to_str().unwrap()]).code(0).data();
+    assert_eq!(data["rewritten"], 1, "{data}");
+    assert_eq!(data["cards"], 0, "same turns, same ids: {data}");
+    let cards = card_lines(&repo);
+    assert_eq!(cards.len(), 2);
+    assert_eq!(cards[0]["prompt"], "install the dependencies, then run every test");
+    let found = env.cairn_in(&repo, &["--json", "search", "--kind", "card", "every", "test"]).code(0).data();
+    assert_eq!(found["results"][0]["id"], cards[0]["id"], "the index was brought up to date: {found}");
+}
+
+#[test]
+fn ingest_all_reads_the_agents_default_folders() {
+    let (env, repo) = Env::repo();
+    let home = env.home();
+    let claude = home.join(".claude/projects/-home-ana-shop");
+    std::fs::create_dir_all(&claude).unwrap();
+    std::fs::write(claude.join("5f0c7a1e-3b1d-4c8e-9f00-00000000a001.jsonl"), pnpm_session()).unwrap();
+    let pi = home.join(".pi/agent/sessions/--home-ana-shop--");
+    std::fs::create_dir_all(&pi).unwrap();
+    std::fs::copy(fixtures().join("sessions/pi/before-compaction.jsonl"), pi.join("2025-12-09T00-53-29-825Z_ffae836b.jsonl")).unwrap();
+    let data = env.cairn_in(&repo, &["--json", "sessions", "ingest", "--all"]).code(0).data();
+    assert_eq!(data["transcripts"], 2, "{data}");
+    assert_eq!(data["cards"], 57, "{data}");
+}
