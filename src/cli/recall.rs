@@ -31,7 +31,7 @@ pub struct RecallArgs {
     /// Only this category
     #[arg(long)]
     pub category: Option<String>,
-    /// Only these kinds (slog, adr, memory, observation), comma-separated or repeated
+    /// Only these kinds (slog, adr, memory, observation, card, episode), comma-separated or repeated
     #[arg(long, value_delimiter = ',')]
     pub kind: Vec<String>,
     /// Include observations the gate held back
