@@ -553,6 +553,8 @@ struct SizeResult {
     appended_inproc: Option<Duration>,
     scan: Stats,
     new_day: Option<(Duration, u64)>,
+    /// `recall --mode words` and `--mode hybrid`, run alternately.
+    modes: (Stats, Stats),
 }
 
 fn bench_size(
@@ -673,6 +675,20 @@ fn bench_size(
         recall_rss = recall_rss.max(kib);
     }
 
+    // 2b. Words only against hybrid (BM25 and vectors fused), alternately, same queries.
+    eprintln!("recall-bench: {label} records: --mode words vs --mode hybrid ({runs} runs each) …");
+    let mut words_t = Vec::new();
+    let mut hybrid_t = Vec::new();
+    for q in QUERIES {
+        recall_mode(env, dir, q, "hybrid");
+    }
+    for i in 0..runs {
+        let q = QUERIES[i % QUERIES.len()];
+        words_t.push(recall_mode(env, dir, q, "words").0);
+        hybrid_t.push(recall_mode(env, dir, q, "hybrid").0);
+    }
+    let modes = (Stats::of(words_t), Stats::of(hybrid_t));
+
     // 3. Recall right after one appended observation, each run appending first.
     eprintln!(
         "recall-bench: {label} records: recall after one appended observation ({APPEND_RUNS} runs) …"
@@ -761,7 +777,15 @@ fn bench_size(
         appended_inproc,
         scan,
         new_day,
+        modes,
     }
+}
+
+fn recall_mode(env: &BenchEnv, dir: &Path, query: &str, mode: &str) -> (Duration, Output) {
+    let mut args = vec!["--json", "recall", "--mode", mode];
+    args.extend(query.split_whitespace());
+    let mut cmd = env.cairn(dir, &args);
+    timed(&mut cmd, &[0, 1], &format!("cairn --json recall --mode {mode} {query}"))
 }
 
 fn recall(env: &BenchEnv, dir: &Path, query: &str) -> (Duration, Output) {
@@ -2101,6 +2125,20 @@ fn print_report(
             ),
             format!("{} [{}]", dur(r.scan.median), dur(r.scan.p90)),
             format!("{:.2}x", ratio(r.recall.median, r.scan.median)),
+        );
+    }
+    let _ = writeln!(o, "\nWords only vs hybrid (BM25 + built-in vectors fused), alternating runs, median [p90]:");
+    for r in results {
+        let (w, h) = &r.modes;
+        let _ = writeln!(
+            o,
+            "  {:>9}  --mode words {} [{}]   --mode hybrid {} [{}]   hybrid/words {:.2}x (target <= 1.5x)",
+            thousands(r.size as u64),
+            dur(w.median),
+            dur(w.p90),
+            dur(h.median),
+            dur(h.p90),
+            ratio(h.median, w.median)
         );
     }
     for r in results {
