@@ -206,8 +206,16 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             Error::bad_input(format!("--agent {other:?} is not claude, codex, pi or auto"))
         })?),
     };
-    let redactor = Redactor::configured(&repo.config.redact.patterns)
-        .map_err(|e| Error::new(Kind::Config, format!("cairn.toml [redact]: {e}")))?;
+    // Compiled only when a transcript has to be read: an unchanged set costs stats alone.
+    let redactor_cell = std::cell::OnceCell::new();
+    let redactor = || -> Result<&Redactor> {
+        if redactor_cell.get().is_none() {
+            let r = Redactor::configured(&repo.config.redact.patterns)
+                .map_err(|e| Error::new(Kind::Config, format!("cairn.toml [redact]: {e}")))?;
+            let _ = redactor_cell.set(r);
+        }
+        Ok(redactor_cell.get().expect("just set"))
+    };
     let mut files = Vec::new();
     for p in &args.paths {
         let p = if p.is_absolute() { p.clone() } else { ctx.cwd.join(p) };
@@ -231,6 +239,7 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
     let _lock = repo.lock()?;
     crate::repo::ignore_derived(&repo)?;
     let mut checkpoints = load_checkpoints(&repo);
+    let before = checkpoints.clone();
     let bar = crate::output::progress(files.len() as u64, ctx.interactive, "ingesting");
     let (mut unchanged, mut read_bytes, mut cards_added, mut episodes_added, mut rewritten) = (0usize, 0u64, 0usize, 0usize, 0usize);
     let mut changed: Vec<String> = Vec::new();
@@ -253,7 +262,7 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
         read_bytes += bytes.len() as u64;
         let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let modified = meta.modified().map(chrono::DateTime::<chrono::Utc>::from).unwrap_or(ctx.now);
-        match ingest_one(ctx, &repo, &bytes, forced, &stem, &redactor, &crate::time::format(modified)) {
+        match ingest_one(ctx, &repo, &bytes, forced, &stem, redactor()?, &crate::time::format(modified)) {
             Err(message) => warnings.push(format!("{}: skipped: {message}", file.display())),
             Ok((out, errors)) => {
                 cards_added += out.cards;
@@ -289,8 +298,10 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
         changed.len()
     );
     let commit = ctx.commit_with_pending(&repo, &changed, &super::message(&subject, &[]))?;
-    let text = serde_json::to_string_pretty(&checkpoints).expect("checkpoints serialize");
-    crate::files::write_atomic(&repo.path(CHECKPOINTS), text.as_bytes())?;
+    if checkpoints != before {
+        let text = serde_json::to_string(&checkpoints).expect("checkpoints serialize");
+        crate::files::write_atomic(&repo.path(CHECKPOINTS), text.as_bytes())?;
+    }
     let metadata = json!({
         "transcripts": files.len(), "unchanged": unchanged, "bytes": read_bytes,
         "cards": cards_added, "episodes": episodes_added, "rewritten": rewritten, "errors": problems.len(),
