@@ -74,6 +74,17 @@ pub struct BriefArgs {
     pub profile: Option<String>,
 }
 
+/// Results with any secret in their text redacted again before they are shown (a record
+/// written before a rule existed, or by hand).
+fn redacted(mut results: Vec<recall::Recalled>) -> Vec<recall::Recalled> {
+    for r in &mut results {
+        if let Ok(std::borrow::Cow::Owned(t)) = crate::redact::redact_one(&[], &r.text) {
+            r.text = t;
+        }
+    }
+    results
+}
+
 fn kinds(names: &[String]) -> Result<Vec<Kind>> {
     names
         .iter()
@@ -94,7 +105,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
     let index = Index::open(&repo)?;
     let mode = recall::Mode::parse(args.mode.as_deref().unwrap_or(&repo.config.recall.mode))?;
     let request = Request { query: recall::rewrite(&query, profile, &repo.config), limit, filter, now: ctx.now, mode };
-    let results = recall::recall(&index, &repo.config, &request)?;
+    let results = redacted(recall::recall(&index, &repo.config, &request)?);
     let observed: Vec<&str> = results.iter().filter(|r| r.kind == Kind::Observation).map(|r| r.id.as_str()).collect();
     recall::counts::record(&repo, &observed, ctx.now)?;
     let mut warnings = index.refresh.warnings.clone();
@@ -138,7 +149,7 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     let index = Index::open(&repo)?;
     let filter = Filter { kinds, category: None, include_hold: true };
     let mode = recall::Mode::parse(args.mode.as_deref().unwrap_or(&repo.config.recall.mode))?;
-    let results = recall::search(&index, &repo.config, &words, &filter, args.limit, mode)?;
+    let results = redacted(recall::search(&index, &repo.config, &words, &filter, args.limit, mode)?);
     let human = recall::to_text(&results, false, &recall::turns::heads(&index, &results));
     let status = if results.is_empty() { Status::NothingOrFailed } else { Status::Ok };
     let data = json!({ "words": words, "exact": false, "results": results });
@@ -178,6 +189,7 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
             }
         }
     }
+    let results = redacted(results);
     let observed: Vec<&str> = results.iter().filter(|r| r.kind == Kind::Observation).map(|r| r.id.as_str()).collect();
     recall::counts::record(&repo, &observed, ctx.now)?;
     let mut human = format!(

@@ -57,10 +57,11 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         .map(|t| crate::time::parse(t, ctx.now))
         .transpose()
         .map_err(Error::bad_input)?;
-    let redactor = crate::redact::Redactor::configured(&repo.config.redact.patterns)
-        .map_err(|e| Error::new(crate::error::Kind::Config, format!("cairn.toml [redact]: {e}")))?;
+    let text = crate::redact::redact_one(&repo.config.redact.patterns, &args.text)
+        .map_err(|e| Error::new(crate::error::Kind::Config, format!("cairn.toml [redact]: {e}")))?
+        .into_owned();
     let candidate = Candidate {
-        observation: redactor.redact(&args.text).into_owned(),
+        observation: text,
         timestamp: at.map(crate::time::format),
         session_id: args.session,
         source: Some(args.source),

@@ -69,14 +69,17 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     }
     let repo = ctx.repo()?;
     // No secret reaches the repository: the free text is redacted before it is written.
-    let redactor = crate::redact::Redactor::configured(&repo.config.redact.patterns)
-        .map_err(|e| crate::error::Error::new(crate::error::Kind::Config, format!("cairn.toml [redact]: {e}")))?;
-    let red = |s: String| redactor.redact(&s).into_owned();
+    let patterns = &repo.config.redact.patterns;
+    let red = |s: String| -> Result<String> {
+        crate::redact::redact_one(patterns, &s)
+            .map(|c| c.into_owned())
+            .map_err(|e| crate::error::Error::new(crate::error::Kind::Config, format!("cairn.toml [redact]: {e}")))
+    };
     let new = NewEntry {
         action: args.action.unwrap_or_default(),
         tool: args.tool.unwrap_or_default(),
-        detail: red(args.detail.unwrap_or_default()),
-        reason: args.reason.map(red),
+        detail: red(args.detail.unwrap_or_default())?,
+        reason: args.reason.map(red).transpose()?,
         session: args.session,
         actor: args.actor,
         tags: args.tags,

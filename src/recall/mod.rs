@@ -341,7 +341,8 @@ pub fn shown(r: &Recalled) -> String {
         lines.retain(|l| l.trim() != r.title && !l.starts_with("# "));
     }
     let joined = lines.join("\n");
-    let text = crate::redact::Redactor::builtin().redact(&joined);
+    // Redacted again when shown; the regexes are compiled only if a rule could match.
+    let text = crate::redact::redact_one(&[], &joined).unwrap_or(std::borrow::Cow::Borrowed(&joined));
     if text.chars().count() > SHOWN_CHARS {
         let cut: String = text.chars().take(SHOWN_CHARS).collect();
         format!("{}…", cut.trim_end())

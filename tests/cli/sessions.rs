@@ -530,3 +530,19 @@ fn ingest_all_reads_the_agents_default_folders() {
     assert_eq!(data["transcripts"], 2, "{data}");
     assert_eq!(data["cards"], 57, "{data}");
 }
+
+#[test]
+fn a_secret_written_by_hand_is_redacted_when_shown() {
+    let (env, repo) = Env::repo();
+    let token = "ghp_6TT0rTBoRiuAz4T0PSdGKVVKyIlBszRddiiG";
+    let line = json!({"id": "ob-0000000000000001", "observation": format!("the deploy bot token is {token}"),
+        "timestamp": "2026-11-29T10:00:00.000Z", "write_verdict": "allow", "category_id": "operations"});
+    write(&repo, "vault/observations/2026-11-29.jsonl", &format!("{line}\n"));
+    let json = env.cairn_in(&repo, &["--json", "recall", "deploy", "bot", "token"]).code(0);
+    assert!(json.stdout.contains("[REDACTED:github-token]"), "{}", json.stdout);
+    assert!(!json.stdout.contains(token));
+    let md = env.cairn_in(&repo, &["recall", "--format", "md", "deploy", "bot", "token"]).code(0);
+    assert!(!md.stdout.contains(token) && md.stdout.contains("[REDACTED:github-token]"), "{}", md.stdout);
+    let search = env.cairn_in(&repo, &["search", "deploy", "bot"]).code(0);
+    assert!(!search.stdout.contains(token));
+}
