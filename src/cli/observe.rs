@@ -115,19 +115,26 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         return Err(Error::bad_input("no sessions named")
             .with_fix("name sessions (`cairn observe SESSION`) or pass --all"));
     }
-    let client = match args.observer.as_str() {
-        "builtin" => None,
-        "auto" | "llm" => {
-            let client = ChatClient::from_config(&repo.config.llm).map_err(provider_error)?;
-            if client.is_none() && args.observer == "llm" {
-                return Err(Error::new(Kind::Config, "--observer llm, but [llm] names no provider")
-                    .with_fix("set [llm] provider, base_url and model in cairn.toml"));
-            }
-            client
+    if !matches!(args.observer.as_str(), "builtin" | "auto" | "llm") {
+        return Err(Error::bad_input(format!("--observer {:?} is not builtin, llm or auto", args.observer)));
+    }
+    let mut warnings = Vec::new();
+    // The chat client, if [llm] names a provider: the observer with --observer llm or auto,
+    // and the judge of ambiguous categories with either observer.
+    let client = match ChatClient::from_config(&repo.config.llm) {
+        Ok(client) => client,
+        Err(e) if args.observer == "builtin" => {
+            warnings.push(format!("[llm] not used for categories: {e}"));
+            None
         }
-        other => return Err(Error::bad_input(format!("--observer {other:?} is not builtin, llm or auto"))),
+        Err(e) => return Err(provider_error(e)),
     };
-    let observer = if client.is_some() { "llm" } else { builtin::NAME };
+    if client.is_none() && args.observer == "llm" {
+        return Err(Error::new(Kind::Config, "--observer llm, but [llm] names no provider")
+            .with_fix("set [llm] provider, base_url and model in cairn.toml"));
+    }
+    let llm_observes = client.is_some() && args.observer != "builtin";
+    let observer = if llm_observes { "llm" } else { builtin::NAME };
     let redactor = Redactor::configured(&repo.config.redact.patterns)
         .map_err(|e| Error::new(Kind::Config, format!("cairn.toml [redact]: {e}")))?;
 
@@ -166,12 +173,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut tokens = (0u64, 0u64);
     let mut calls = 0u64;
-    let mut warnings = Vec::new();
     for (s, t) in sessions.iter().zip(&targets) {
         if t.is_empty() {
             continue;
         }
-        match &client {
+        match client.as_ref().filter(|_| llm_observes) {
             None => candidates.extend(builtin::observe(&s.cards, t)),
             Some(client) => {
                 for batch in t.chunks(BATCH) {

@@ -546,3 +546,28 @@ fn a_secret_written_by_hand_is_redacted_when_shown() {
     let search = env.cairn_in(&repo, &["search", "deploy", "bot"]).code(0);
     assert!(!search.stdout.contains(token));
 }
+
+#[test]
+fn an_ambiguous_category_is_asked_of_the_llm_when_one_is_configured() {
+    fn answer(prompt: &str) -> String {
+        assert!(prompt.contains("<text>"), "only categories are asked with --observer builtin: {prompt}");
+        "<category>projects</category>".to_string()
+    }
+    let mut server = mockito::Server::new();
+    let mock = chat_mock(&mut server, "openai", answer);
+    let (env, repo) = Env::repo();
+    configure_llm(&repo, "openai", &server.url());
+    let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()]).code(0);
+    let data = env.cairn_in(&repo, &["--json", "observe", "--all", "--observer", "builtin"]).code(0).data();
+    assert_eq!(data["counts"]["observer"], "builtin", "{data}");
+    // The rule's keywords are clear (never → rules-conventions): not asked. The decision
+    // "Switched to pnpm…" has no cue word: asked, and the LLM's answer kept.
+    let obs = data["observations"].as_array().unwrap();
+    let rule = obs.iter().find(|o| o["observation_type"] == "rule").unwrap();
+    assert_eq!(rule["category_id"], "rules-conventions");
+    let decision = obs.iter().find(|o| o["observation_type"] == "decision").unwrap_or_else(|| panic!("{data}"));
+    assert_eq!(decision["category_id"], "projects");
+    assert!(data["counts"]["calls"].as_u64().unwrap() >= 1);
+    assert!(mock.matched());
+}
