@@ -94,7 +94,7 @@ pub struct Recalled {
     /// The score before decay: BM25 (words), cosine (vectors), or the fused reciprocal-rank
     /// score (hybrid, whose lists were ranked with decay already).
     pub raw_score: f64,
-    /// `exp(-λ·days)`, times the stale factor where it applies.
+    /// `floor + (1 - floor) × exp(-λ·days)`, times the stale factor where it applies.
     pub decay: f64,
     /// What the results are ordered by: `raw_score × decay` for one list, the fused score for
     /// several.
