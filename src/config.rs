@@ -20,11 +20,11 @@ pub const DEFAULT_TOML: &str = r#"# cairn configuration. Every key below is set 
 [recall]
 # Default profile when none is asked for: lean | balanced | deep | auto.
 profile = "auto"
-# Ranked lists: words (BM25) | vectors | hybrid (both, fused by reciprocal rank).
+# Ranked lists: words (BM25) | vectors | hybrid (both, fused by standard score).
 mode = "words"
 # Weights of the two lists in hybrid fusion.
 words_weight = 1.0
-vectors_weight = 0.5
+vectors_weight = 0.8
 # Vector matches below this cosine are not recalled.
 min_similarity = 0.2
 # Time decay, per day, by record kind (0 = none).
@@ -142,7 +142,7 @@ impl Default for Recall {
             profile: "auto".to_string(),
             mode: "words".to_string(),
             words_weight: 1.0,
-            vectors_weight: 0.5,
+            vectors_weight: 0.8,
             min_similarity: 0.2,
             decay: decay.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             decay_floor: 0.5,
