@@ -20,15 +20,18 @@ pub const DEFAULT_TOML: &str = r#"# cairn configuration. Every key below is set 
 [recall]
 # Default profile when none is asked for: lean | balanced | deep | auto.
 profile = "auto"
-# Ranked lists: words (BM25) | vectors | hybrid (both, fused by reciprocal rank).
+# Ranked lists: words (BM25) | vectors | hybrid (both, fused by standard score).
 mode = "words"
 # Weights of the two lists in hybrid fusion.
 words_weight = 1.0
-vectors_weight = 0.5
+vectors_weight = 0.8
 # Vector matches below this cosine are not recalled.
 min_similarity = 0.2
-# Time decay, per day, by record kind: score × exp(-rate × days).
+# Time decay, per day, by record kind (0 = none).
 decay = { observation = 0.01, slog = 0.01, adr = 0.0, memory = 0.0, card = 0.01, episode = 0.01, note = 0.01 }
+# The share of a score that never decays: score × (floor + (1 - floor) × exp(-rate × days)),
+# so recency orders like matches but an old fact keeps at least this share of its weight.
+decay_floor = 0.5
 # Multiplier for superseded ADRs and stale observations.
 stale_factor = 0.5
 
@@ -120,6 +123,7 @@ pub struct Recall {
     pub vectors_weight: f64,
     pub min_similarity: f64,
     pub decay: BTreeMap<String, f64>,
+    pub decay_floor: f64,
     pub stale_factor: f64,
 }
 
@@ -138,9 +142,10 @@ impl Default for Recall {
             profile: "auto".to_string(),
             mode: "words".to_string(),
             words_weight: 1.0,
-            vectors_weight: 0.5,
+            vectors_weight: 0.8,
             min_similarity: 0.2,
             decay: decay.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            decay_floor: 0.5,
             stale_factor: 0.5,
         }
     }

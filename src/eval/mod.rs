@@ -42,7 +42,7 @@ pub struct Filled {
 pub struct Options {
     /// The observations' decay rate per day (default: cairn.toml's default, 0.01).
     pub decay: Option<f64>,
-    /// The ranked lists (default: cairn.toml's default, hybrid).
+    /// The ranked lists (default: cairn.toml's default, words).
     pub mode: Option<crate::recall::Mode>,
 }
 

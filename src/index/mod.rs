@@ -149,11 +149,15 @@ impl Doc {
     }
 }
 
-/// The decay applied at query time: `exp(-rate × days) × (stale ? stale_factor : 1)`.
+/// The decay applied at query time: `(floor + (1 - floor) × exp(-rate × days)) × (stale ?
+/// stale_factor : 1)`. The floor keeps recency a preference among matches of like strength
+/// rather than a sentence on old ones: with `exp` alone at 0.01 a day, a fact from eight months
+/// ago kept a tenth of its score and lost to any recent weak match.
 #[derive(Debug, Clone)]
 pub struct Decay {
     pub now: DateTime<Utc>,
     pub rates: [f64; Class::COUNT],
+    pub floor: f64,
     pub stale_factor: f64,
 }
 
@@ -169,13 +173,14 @@ impl Decay {
         rates[Class::Memory as usize] = rate("memory");
         rates[Class::Card as usize] = rate("card");
         rates[Class::Episode as usize] = rate("episode");
-        Decay { now, rates, stale_factor: config.stale_factor }
+        Decay { now, rates, floor: config.decay_floor.clamp(0.0, 1.0), stale_factor: config.stale_factor }
     }
 
     /// The factor for a record of `class` at `time_ms`.
     pub fn factor(&self, class: Class, time_ms: i64, stale: bool) -> f64 {
         let days = ((self.now.timestamp_millis() - time_ms) as f64 / 86_400_000.0).max(0.0);
-        let f = (-self.rates[class as usize] * days).exp();
+        let rate = self.rates[class as usize];
+        let f = if rate == 0.0 { 1.0 } else { self.floor + (1.0 - self.floor) * (-rate * days).exp() };
         if stale { f * self.stale_factor } else { f }
     }
 }
@@ -812,11 +817,17 @@ mod tests {
         let decay = Decay::from_config(&crate::config::Recall::default(), now);
         let day = 86_400_000i64;
         let t = now.timestamp_millis();
-        assert!((decay.factor(Class::Observation, t - 100 * day, false) - (-1.0f64).exp()).abs() < 1e-9);
+        // Half the score decays (the default floor is 0.5), the other half never does.
+        assert!((decay.factor(Class::Observation, t - 100 * day, false) - (0.5 + 0.5 * (-1.0f64).exp())).abs() < 1e-9);
+        assert!((decay.factor(Class::Observation, t - 10_000 * day, false) - 0.5).abs() < 1e-9);
         assert_eq!(decay.factor(Class::AdrCurrent, t - 1000 * day, false), 1.0);
         assert_eq!(decay.factor(Class::Memory, t - 1000 * day, false), 1.0);
         assert_eq!(decay.factor(Class::AdrCurrent, t, true), 0.5);
         assert_eq!(decay.factor(Class::Slog, t + day, false), 1.0, "future times do not boost");
+        let plain = crate::config::Recall { decay_floor: 0.0, ..crate::config::Recall::default() };
+        let decay = Decay::from_config(&plain, now);
+        assert!((decay.factor(Class::Observation, t - 100 * day, false) - (-1.0f64).exp()).abs() < 1e-9);
+        assert_eq!(decay.factor(Class::Observation, t - 100 * day, true), 0.5 * (-1.0f64).exp());
     }
 
     #[test]

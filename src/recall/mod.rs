@@ -1,9 +1,9 @@
 //! Recall: what an agent should remember, ranked by words and time.
 //!
 //! Pipeline: the query (rewritten by an LLM when a profile asks for it and one is configured:
-//! [`rewrite`] is the hook, the identity until providers exist) → ranked lists (today one,
-//! BM25 × decay from the index; a vector list joins in the next step) → [`fuse`] → the
-//! profile's cap. Recalled observations have their recall count raised ([`counts`]). The
+//! [`rewrite`] is the hook, the identity until providers exist) → ranked lists (BM25 × decay
+//! from the index, vectors × decay, or both read undecayed and fused by standard score, then
+//! decayed: see [`fuse`]) → the profile's cap. Recalled observations have their recall count raised ([`counts`]). The
 //! Markdown form quotes every recalled text as data from memory, never as instructions.
 
 pub mod counts;
@@ -92,13 +92,13 @@ pub struct Recalled {
     pub status: String,
     pub session: String,
     pub file: String,
-    /// The score before decay: BM25 (words), cosine (vectors), or the fused reciprocal-rank
-    /// score (hybrid, whose lists were ranked with decay already).
+    /// The score before decay: BM25 (words), cosine (vectors), or the fused score (hybrid: the
+    /// weighted sum of the record's standard scores in each list).
     pub raw_score: f64,
-    /// `exp(-λ·days)`, times the stale factor where it applies.
+    /// `floor + (1 - floor) × exp(-λ·days)`, times the stale factor where it applies.
     pub decay: f64,
-    /// What the results are ordered by: `raw_score × decay` for one list, the fused score for
-    /// several.
+    /// What the results are ordered by: `raw_score × decay` for one list, `raw_score +
+    /// ln(decay)` for fused lists (a standard score is on a log-like scale, and may be negative).
     pub score: f64,
     /// The rank (1-based) in each ranked list it appeared in.
     pub ranks: BTreeMap<&'static str, usize>,
@@ -112,7 +112,7 @@ pub enum Mode {
     Words,
     /// Vector similarity alone.
     Vectors,
-    /// Both, fused by reciprocal rank.
+    /// Both, fused by standard score.
     Hybrid,
 }
 
@@ -165,16 +165,14 @@ pub struct Ranked {
     pub hits: Vec<Hit>,
 }
 
-/// Fuses ranked lists into one. With one list its order and scores stand; with several,
-/// reciprocal rank fusion (k = 60) over their ranks gives the score (`raw_score` and `score`
-/// alike: the lists were each ranked with decay already, and `decay` says how much).
-pub fn fuse(lists: Vec<Ranked>, limit: usize) -> Vec<Recalled> {
-    let weights = vec![1.0; lists.len()];
-    fuse_weighted(lists, &weights, limit)
-}
-
-/// [`fuse`] with a weight per list.
-pub fn fuse_weighted(lists: Vec<Ranked>, weights: &[f64], limit: usize) -> Vec<Recalled> {
+/// Fuses ranked lists into one. With one list its order and scores stand. With several, each
+/// list's raw scores (read undecayed) become standard scores, `(s - mean) / sd` over the list,
+/// so that BM25's open scale and the cosine's narrow one weigh alike; a record's fused score is
+/// the weighted sum over the lists it is in (absent from a list, it gains nothing from it), and
+/// decay, when given, adds `ln(decay)`: the same relative loss a product gives a positive
+/// score. On LoCoMo dev this beat reciprocal rank fusion, whose scores are too compressed for
+/// decay (see [`recall`]).
+pub fn fuse(lists: Vec<Ranked>, weights: &[f64], decay: Option<&Decay>, limit: usize) -> Vec<Recalled> {
     if lists.len() == 1 {
         let list = lists.into_iter().next().expect("one list");
         return list
@@ -187,24 +185,34 @@ pub fn fuse_weighted(lists: Vec<Ranked>, weights: &[f64], limit: usize) -> Vec<R
     }
     let mut by_id: BTreeMap<String, (Hit, BTreeMap<&'static str, usize>, f64)> = BTreeMap::new();
     for (list, weight) in lists.into_iter().zip(weights) {
-        for (i, hit) in list.hits.into_iter().enumerate() {
-            let rrf = weight / (60.0 + (i + 1) as f64);
-            let entry = by_id.entry(hit.doc.id.clone()).or_insert_with(|| (hit.clone(), BTreeMap::new(), 0.0));
+        let z = standard_scores(&list.hits);
+        for (i, (hit, z)) in list.hits.into_iter().zip(z).enumerate() {
+            let entry = by_id.entry(hit.doc.id.clone()).or_insert_with(|| (hit, BTreeMap::new(), 0.0));
             entry.1.insert(list.name, i + 1);
-            entry.2 += rrf;
+            entry.2 += weight * z;
         }
     }
     let mut fused: Vec<Recalled> = by_id
         .into_values()
-        .map(|(mut hit, ranks, rrf)| {
-            hit.raw = rrf;
-            hit.score = rrf;
+        .map(|(mut hit, ranks, fused)| {
+            hit.decay = decay.map_or(1.0, |d| d.factor(hit.doc.class(), hit.doc.time.timestamp_millis(), hit.doc.is_stale()));
+            hit.raw = fused;
+            hit.score = fused + hit.decay.max(f64::MIN_POSITIVE).ln();
             to_recalled(hit, ranks)
         })
         .collect();
     fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
     fused.truncate(limit);
     fused
+}
+
+/// Each hit's raw score as a standard score over the list; all 0 when the scores do not vary
+/// (one hit, or ties), so that such a list neither helps nor hurts.
+fn standard_scores(hits: &[Hit]) -> Vec<f64> {
+    let n = hits.len().max(1) as f64;
+    let mean = hits.iter().map(|h| h.raw).sum::<f64>() / n;
+    let sd = (hits.iter().map(|h| (h.raw - mean).powi(2)).sum::<f64>() / n).sqrt();
+    hits.iter().map(|h| if sd > 1e-12 { (h.raw - mean) / sd } else { 0.0 }).collect()
 }
 
 fn to_recalled(h: Hit, ranks: BTreeMap<&'static str, usize>) -> Recalled {
@@ -237,23 +245,22 @@ pub fn recall(index: &Index, config: &Config, request: &Request) -> Result<Vec<R
         Mode::Words => {
             // BM25 × decay over every match, inside the collector (ADR 12).
             let words = index.search(query, filter, limit, Some(&decay))?;
-            Ok(fuse(vec![Ranked { name: "words", hits: words }], limit))
+            Ok(fuse(vec![Ranked { name: "words", hits: words }], &[1.0], None, limit))
         }
         Mode::Vectors => {
             let mut hits = decayed(index.search_vectors(query, filter, depth(limit), config.recall.min_similarity)?, &decay);
             hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-            Ok(fuse(vec![Ranked { name: "vectors", hits }], limit))
+            Ok(fuse(vec![Ranked { name: "vectors", hits }], &[1.0], None, limit))
         }
         Mode::Hybrid => {
-            // Each list ranked by its own score × decay (words exactly, over every match), then
-            // fused by weighted reciprocal rank: decay orders within a list without swamping
-            // relevance, as multiplying the compressed fused score by it did (ADR 13).
-            let words = index.search(query, filter, depth(limit), Some(&decay))?;
-            let mut vectors = decayed(index.search_vectors(query, filter, depth(limit), config.recall.min_similarity)?, &decay);
-            vectors.sort_by(|a, b| b.score.total_cmp(&a.score));
+            // Both lists read by relevance alone, fused by standard score, then decayed once.
+            // Ranking each list with decay and fusing ranks (ADR 13) let decay reorder twice and
+            // threw the scores away: on LoCoMo dev (categories 1-4, R@10) 0.581 against 0.641.
+            let words = index.search(query, filter, depth(limit), None)?;
+            let vectors = index.search_vectors(query, filter, depth(limit), config.recall.min_similarity)?;
             let weights = [config.recall.words_weight, config.recall.vectors_weight];
             let lists = vec![Ranked { name: "words", hits: words }, Ranked { name: "vectors", hits: vectors }];
-            Ok(fuse_weighted(lists, &weights, limit))
+            Ok(fuse(lists, &weights, Some(&decay), limit))
         }
     }
 }
@@ -268,11 +275,8 @@ pub fn search(index: &Index, config: &Config, query: &str, filter: &Filter, limi
         Mode::Hybrid => vec![Ranked { name: "words", hits: words()? }, Ranked { name: "vectors", hits: vectors()? }],
     };
     let weights = [config.recall.words_weight, config.recall.vectors_weight];
-    Ok(fuse_weighted(lists, &weights[..lists_len(mode)], limit))
-}
-
-fn lists_len(mode: Mode) -> usize {
-    if mode == Mode::Hybrid { 2 } else { 1 }
+    let weights = &weights[..lists.len()];
+    Ok(fuse(lists, weights, None, limit))
 }
 
 /// The head line of a result: kind, time, id (and title or status where there is one).
@@ -382,8 +386,12 @@ pub fn to_text(results: &[Recalled], explain: bool, turns: &turns::Heads) -> Str
 
 fn explain_line(r: &Recalled) -> String {
     let ranks: Vec<String> = r.ranks.iter().map(|(k, v)| format!("{k} #{v}")).collect();
+    // One list multiplies by decay; fused lists add its log (see `fuse`). The two agree when
+    // decay is 1, so the product form is the one to check for.
+    let product = (r.raw_score * r.decay - r.score).abs() <= 1e-9 * r.score.abs().max(1.0);
+    let how = if product { "×" } else { "+ ln" };
     format!(
-        "score {:.4} = raw {:.4} × decay {:.4}; {}",
+        "score {:.4} = raw {:.4} {how} decay {:.4}; {}",
         r.score,
         r.raw_score,
         r.decay,
@@ -424,30 +432,74 @@ mod tests {
 
     #[test]
     fn one_list_keeps_its_order_and_scores() {
-        let out = fuse(vec![Ranked { name: "words", hits: vec![hit("a", 2.0, 1.0), hit("b", 1.0, 0.5)] }], 5);
+        let out = fuse(vec![Ranked { name: "words", hits: vec![hit("a", 2.0, 1.0), hit("b", 1.0, 0.5)] }], &[1.0], None, 5);
         assert_eq!(out.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(out[1].raw_score, 2.0);
         assert_eq!(out[1].ranks["words"], 2);
     }
 
+    fn raw(id: &str, score: f64) -> Hit {
+        hit(id, score, 1.0)
+    }
+
     #[test]
-    fn rrf_rewards_agreement() {
-        let words = Ranked { name: "words", hits: vec![hit("a", 3.0, 1.0), hit("b", 2.0, 1.0), hit("c", 1.0, 1.0)] };
-        let vectors = Ranked { name: "vectors", hits: vec![hit("b", 0.9, 1.0), hit("c", 0.8, 1.0)] };
-        let out = fuse(vec![words, vectors], 3);
-        assert_eq!(out[0].id, "b", "high in both beats first in one");
-        assert_eq!(out[0].ranks.len(), 2);
-        assert!((out[0].score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-12);
-        let weighted = fuse_weighted(
+    fn fusion_rewards_agreement_and_weighs_lists_by_their_spread() {
+        // BM25 on an open scale, cosines packed close: each counts by how far it stands out.
+        let words = || Ranked { name: "words", hits: vec![raw("a", 12.0), raw("b", 8.0), raw("c", 4.0)] };
+        let vectors = || Ranked { name: "vectors", hits: vec![raw("b", 0.70), raw("c", 0.52), raw("d", 0.50)] };
+        let out = fuse(vec![words(), vectors()], &[1.0, 1.0], None, 4);
+        // c is low in both lists, d only in one: being last in a list is worse than absent.
+        assert_eq!(out.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["b", "a", "d", "c"]);
+        assert_eq!(out[0].ranks.len(), 2, "b is in both lists");
+        // b: words z = 0 (the mean), vectors z = (0.70 - mean) / sd.
+        let cos = [0.70f64, 0.52, 0.50];
+        let mean = cos.iter().sum::<f64>() / 3.0;
+        let sd = (cos.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / 3.0).sqrt();
+        assert!((out[0].score - (0.70 - mean) / sd).abs() < 1e-9);
+        assert!((out[1].score - 4.0 / (32.0f64 / 3.0).sqrt()).abs() < 1e-9, "a: words z alone");
+        // A lighter vector list leaves the words order alone.
+        let light = fuse(vec![words(), vectors()], &[1.0, 0.2], None, 4);
+        assert_eq!(light[0].id, "a");
+    }
+
+    #[test]
+    fn fused_scores_are_decayed_once_by_their_log() {
+        let now = Utc::now();
+        let old = |id: &str, score: f64| {
+            let mut h = raw(id, score);
+            h.doc.time = now - chrono::Duration::days(1000);
+            h
+        };
+        let decay = Decay::from_config(&crate::config::Recall::default(), now);
+        let words = Ranked { name: "words", hits: vec![old("old", 10.0), raw("new", 9.0), raw("c", 1.0)] };
+        let vectors = Ranked { name: "vectors", hits: vec![old("old", 0.7), raw("new", 0.69), raw("c", 0.3)] };
+        let out = fuse(vec![words, vectors], &[1.0, 1.0], Some(&decay), 3);
+        // Nearly the same relevance: recency decides.
+        assert_eq!(out[0].id, "new");
+        let o = out.iter().find(|r| r.id == "old").unwrap();
+        assert!((o.decay - 0.5).abs() < 1e-3, "the floor holds at 1000 days: {}", o.decay);
+        assert!((o.score - (o.raw_score + o.decay.ln())).abs() < 1e-12);
+        assert_eq!(out[0].decay, 1.0);
+        // Without decay the stronger old match wins.
+        let words = Ranked { name: "words", hits: vec![old("old", 10.0), raw("new", 9.0), raw("c", 1.0)] };
+        let vectors = Ranked { name: "vectors", hits: vec![old("old", 0.7), raw("new", 0.69), raw("c", 0.3)] };
+        assert_eq!(fuse(vec![words, vectors], &[1.0, 1.0], None, 3)[0].id, "old");
+    }
+
+    #[test]
+    fn a_list_whose_scores_do_not_vary_counts_for_nothing() {
+        assert_eq!(standard_scores(&[raw("a", 0.5)]), [0.0]);
+        assert_eq!(standard_scores(&[raw("a", 3.0), raw("b", 3.0)]), [0.0, 0.0]);
+        assert_eq!(standard_scores(&[]), Vec::<f64>::new());
+        let out = fuse(
             vec![
-                Ranked { name: "words", hits: vec![hit("a", 3.0, 1.0), hit("b", 2.0, 1.0)] },
-                Ranked { name: "vectors", hits: vec![hit("b", 0.9, 1.0), hit("a", 0.8, 1.0)] },
+                Ranked { name: "words", hits: vec![raw("a", 2.0), raw("b", 1.0)] },
+                Ranked { name: "vectors", hits: vec![raw("b", 0.9)] },
             ],
-            &[1.0, 0.5],
+            &[1.0, 1.0],
+            None,
             2,
         );
-        assert_eq!(weighted[0].id, "a", "the words list weighs more");
-        assert_eq!(out[1].id, "c");
-        assert_eq!(out[2].id, "a");
+        assert_eq!(out[0].id, "a");
     }
 }
