@@ -30,12 +30,16 @@ pub struct CommonArgs {
     /// Ranked lists: words, vectors or hybrid [default: from the built-in configuration]
     #[arg(long)]
     pub mode: Option<String>,
+    /// Store each turn with the turn before it in its session as its narrative (the context
+    /// an observer keeps with a fact), instead of the turn alone as EVAL.md's protocol says
+    #[arg(long)]
+    pub previous_turn: bool,
 }
 
 impl CommonArgs {
     fn options(&self) -> Result<eval::Options> {
         let mode = self.mode.as_deref().map(crate::recall::Mode::parse).transpose()?;
-        Ok(eval::Options { decay: self.decay, mode })
+        Ok(eval::Options { decay: self.decay, mode, previous_turn: self.previous_turn })
     }
 
     fn mode_name(&self) -> String {
@@ -96,13 +100,18 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
         outcome.questions,
         outcome.skipped,
         args.common.mode_name(),
-        args.common.decay.map(|d| format!(", decay {d}")).unwrap_or_default(),
+        format!(
+            "{}{}",
+            args.common.decay.map(|d| format!(", decay {d}")).unwrap_or_default(),
+            if args.common.previous_turn { ", each turn with the previous one as narrative" } else { "" }
+        ),
         outcome.table.render(&groups, &args.common.k)
     );
     let data = json!({
         "file": file,
         "mode": args.common.mode_name(),
         "decay": args.common.decay,
+        "previous_turn": args.common.previous_turn,
         "conversations": outcome.conversations,
         "questions": outcome.questions,
         "skipped": outcome.skipped,

@@ -44,6 +44,8 @@ pub struct Options {
     pub decay: Option<f64>,
     /// The ranked lists (default: cairn.toml's default, words).
     pub mode: Option<crate::recall::Mode>,
+    /// Keep the previous turn of the same session as each memory's narrative.
+    pub previous_turn: bool,
 }
 
 /// Makes a fresh repository holding `memories`, indexed.
@@ -58,8 +60,11 @@ pub fn fill(memories: &[Memory], now: DateTime<Utc>, options: &Options) -> Resul
         repo.config.recall.decay.insert("observation".into(), rate);
     }
     let mut lines = Vec::with_capacity(memories.len());
-    for m in memories {
+    for (i, m) in memories.iter().enumerate() {
+        let narrative = (options.previous_turn && i > 0 && memories[i - 1].session == m.session)
+            .then(|| memories[i - 1].text.clone());
         let c = Candidate {
+            narrative,
             observation: m.text.clone(),
             timestamp: Some(crate::time::format(m.time)),
             session_id: Some(m.session.clone()),
