@@ -93,18 +93,15 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
     bar.finish_and_clear();
     let groups = ["1-4", "1", "2", "3", "4", "5 (adversarial)"];
     let human = format!(
-        "LoCoMo {}: {} conversations ({}), {} questions ({} skipped without evidence), mode {}{}\n{}",
+        "LoCoMo {}: {} conversations ({}), {} questions ({} skipped without evidence), mode {}{}{}\n{}",
         file.display(),
         outcome.conversations.len(),
         outcome.conversations.join(", "),
         outcome.questions,
         outcome.skipped,
         args.common.mode_name(),
-        format!(
-            "{}{}",
-            args.common.decay.map(|d| format!(", decay {d}")).unwrap_or_default(),
-            if args.common.previous_turn { ", each turn with the previous one as narrative" } else { "" }
-        ),
+        args.common.decay.map(|d| format!(", decay {d}")).unwrap_or_default(),
+        if args.common.previous_turn { ", each turn with the previous one as narrative" } else { "" },
         outcome.table.render(&groups, &args.common.k)
     );
     let data = json!({
