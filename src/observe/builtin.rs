@@ -77,7 +77,8 @@ pub fn sentences(text: &str) -> Vec<String> {
             in_fence = !in_fence;
             continue;
         }
-        if in_fence || t.is_empty() || line.starts_with("    ") || line.starts_with('\t') || t.starts_with('>') {
+        // Code, quotes and headings are not something said.
+        if in_fence || t.is_empty() || line.starts_with("    ") || line.starts_with('\t') || t.starts_with('>') || t.starts_with('#') {
             continue;
         }
         let t = t.trim_start_matches(['-', '*', '•']).trim();
@@ -129,7 +130,7 @@ pub fn user_facts(prompt: &str) -> Vec<(&'static str, &'static str, String)> {
                 .iter()
                 .any(|p| has_phrase(&w, p));
         let preference = w.iter().any(|x| x.starts_with("prefer"))
-            || [&["i'd", "rather"][..], &["i", "like"], &["i", "want"], &["i", "hate"]].iter().any(|p| has_phrase(&w, p));
+            || [&["i'd", "rather"][..], &["i", "like"], &["i", "hate"]].iter().any(|p| has_phrase(&w, p));
         let redirect = w.iter().any(|x| x == "instead")
             || has_phrase(&w, &["rather", "than"])
             || (first == "stop" && w.len() > 2)
@@ -289,6 +290,8 @@ mod tests {
         assert!(user_facts("should we always use pnpm?").is_empty(), "a question is not a rule");
         assert!(user_facts("fix the failing test in src/lib.rs").is_empty());
         assert!(user_facts("```\nnever gonna give you up\n```").is_empty(), "code is not said");
+        assert!(user_facts("I want you to do a deep analysis, then a plan").is_empty(), "a request is not a preference");
+        assert!(decisions("## Root Cause Analysis\nnothing decided here yet").is_empty(), "a heading is not a decision");
     }
 
     #[test]
