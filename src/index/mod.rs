@@ -299,12 +299,12 @@ pub struct Index {
     pub refresh: Refresh,
     files: usize,
     /// Made on first use: most reads never embed anything.
-    vectorizer: std::cell::OnceCell<Box<dyn vectors::Vectorizer>>,
+    vectorizer: std::sync::OnceLock<Box<dyn vectors::Vectorizer>>,
     embed_config: crate::config::Embed,
     /// The vectorizer's model id, known without making it.
     model: String,
     vectors_dir: std::path::PathBuf,
-    store: std::cell::OnceCell<Option<vectors::Store>>,
+    store: std::sync::OnceLock<Option<vectors::Store>>,
     /// The payload of the last commit, read once (it holds a checkpoint per source file).
     payload: Payload,
 }
@@ -365,11 +365,11 @@ impl Index {
             fields,
             refresh,
             files: 0,
-            vectorizer: std::cell::OnceCell::new(),
+            vectorizer: std::sync::OnceLock::new(),
             embed_config: repo.config.embed.clone(),
             model: vectors::model_id_for(&repo.config.embed),
             vectors_dir,
-            store: std::cell::OnceCell::new(),
+            store: std::sync::OnceLock::new(),
             payload,
         };
         me.update(repo)?;
@@ -545,7 +545,7 @@ impl Index {
             s.append(&items)?;
             done += items.len();
         }
-        self.store = std::cell::OnceCell::new();
+        self.store = std::sync::OnceLock::new();
         Ok(done)
     }
 
