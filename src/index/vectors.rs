@@ -137,6 +137,8 @@ pub struct Store {
     dims: usize,
     /// The whole rows of the file, header included (empty when there is none).
     bytes: OwnedBytes,
+    /// The sign bits of every row (`<store>.sig`, see [`Signs`]), when present and complete.
+    signs: Option<OwnedBytes>,
     /// Opened to append only: `bytes` was not read and is not kept.
     append_only: bool,
 }
@@ -157,13 +159,15 @@ impl Store {
             let whole = (bytes.len() - HEADER) / row * row;
             bytes.slice(0..HEADER + whole)
         };
-        Ok(Store { path: path.to_path_buf(), dims, bytes, append_only: false })
+        let rows = bytes.len().saturating_sub(HEADER) / row;
+        let signs = Signs::open(&sig_path(path), dims, rows)?;
+        Ok(Store { path: path.to_path_buf(), dims, bytes, signs, append_only: false })
     }
 
     /// Opens the store to append without reading it: a few new rows must not cost a read of a
     /// million old ones.
     pub fn appender(path: &Path, dims: usize) -> Store {
-        Store { path: path.to_path_buf(), dims, bytes: OwnedBytes::empty(), append_only: true }
+        Store { path: path.to_path_buf(), dims, bytes: OwnedBytes::empty(), signs: None, append_only: true }
     }
 
     fn row_len(&self) -> usize {
@@ -235,9 +239,15 @@ impl Store {
                 file.set_len(whole as u64).map_err(io)?;
             }
         }
+        let rows_before = if valid { (len - HEADER) / self.row_len() } else { 0 };
         header.extend_from_slice(&out);
         file.write_all(&header).map_err(io)?;
+        // The sign bits follow the rows, under the same lock; a stale or missing signs file
+        // (an older store, a crash between the two writes) is rebuilt from the rows.
+        let signs = Signs::append(&self.path, self.dims, rows_before, &out);
         file.unlock().map_err(io)?;
+        signs?;
+        self.signs = None;
         if self.append_only {
             return Ok(());
         }
@@ -256,6 +266,11 @@ impl Store {
         let (q, q_scale) = quantize(query);
         if q_scale == 0.0 {
             return Vec::new();
+        }
+        if let Some(signs) = &self.signs
+            && self.len() > PREFILTER_FROM
+        {
+            return self.search_by_signs(signs, &q, q_scale, k);
         }
         // A small min-heap of the best k: (score, hash).
         let mut best: Vec<(f32, u64)> = Vec::with_capacity(k + 1);
@@ -285,6 +300,146 @@ impl Store {
         }
         best.sort_by(|a, b| b.0.total_cmp(&a.0));
         best.into_iter().map(|(s, h)| (h, s)).collect()
+    }
+}
+
+/// From this many rows on, a search first narrows by sign bits (below it, a full scan is as
+/// fast and exact).
+const PREFILTER_FROM: usize = 20_000;
+
+impl Store {
+    /// [`Store::search`] over the rows whose sign bits differ least from the query's: the
+    /// Hamming distance over `dims` bits orders rows roughly by angle, so the best
+    /// `max(16k, 1024)` by it are scored exactly. Reads an eighth of a row per row, and only
+    /// the candidates' int8 numbers.
+    fn search_by_signs(&self, signs: &OwnedBytes, q: &[i8], q_scale: f32, k: usize) -> Vec<(u64, f32)> {
+        let n = self.len();
+        let width = self.dims / 8;
+        let q_bits = sign_bits(q);
+        let q_words: Vec<u64> = q_bits.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+        let bits = &signs.as_slice()[SIG_HEADER..SIG_HEADER + n * width];
+        let mut distance: Vec<u16> = Vec::with_capacity(n);
+        let mut histogram = vec![0usize; self.dims + 1];
+        for row in bits.chunks_exact(width) {
+            let d: u32 = row
+                .chunks_exact(8)
+                .zip(&q_words)
+                .map(|(c, w)| (u64::from_le_bytes(c.try_into().expect("8 bytes")) ^ w).count_ones())
+                .sum();
+            histogram[d as usize] += 1;
+            distance.push(d as u16);
+        }
+        let want = (16 * k).max(1024);
+        let mut cut = 0;
+        let mut taken = 0;
+        for (d, count) in histogram.iter().enumerate() {
+            taken += count;
+            cut = d;
+            if taken >= want {
+                break;
+            }
+        }
+        let row_len = self.row_len();
+        let rows = self.bytes.get(HEADER..).unwrap_or_default();
+        let mut scored: Vec<(f32, u64)> = distance
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| usize::from(**d) <= cut)
+            .map(|(i, _)| {
+                let row = &rows[i * row_len..(i + 1) * row_len];
+                let scale = f32::from_le_bytes(row[8..12].try_into().expect("4 bytes"));
+                let hash = u64::from_le_bytes(row[..8].try_into().expect("8 bytes"));
+                (dot_row(q, &row[12..]) as f32 * q_scale * scale, hash)
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut out: Vec<(u64, f32)> = Vec::with_capacity(k);
+        for (score, hash) in scored {
+            if !out.iter().any(|(h, _)| *h == hash) {
+                out.push((hash, score));
+                if out.len() == k {
+                    break;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The signs file of a store: `CAIRNS01`, dims (u32 LE), 4 bytes of zero, then for every row
+/// of the store, in the same order, `dims / 8` bytes holding bit `j` set when number `j` is
+/// above zero. Derived from the rows, like them.
+struct Signs;
+
+const SIG_MAGIC: &[u8; 8] = b"CAIRNS01";
+const SIG_HEADER: usize = 16;
+
+/// The signs file beside a store file.
+fn sig_path(path: &Path) -> PathBuf {
+    path.with_extension("sig")
+}
+
+/// The sign bits of int8 numbers, eight a byte, lowest bit first.
+fn sign_bits(q: &[i8]) -> Vec<u8> {
+    q.chunks(8)
+        .map(|c| c.iter().enumerate().fold(0u8, |b, (j, &x)| if x > 0 { b | (1 << j) } else { b }))
+        .collect()
+}
+
+impl Signs {
+    /// The signs of a store of `rows` rows, mapped, if the file is there, of these dims, and
+    /// covers every row (else the search scans the rows themselves).
+    fn open(path: &Path, dims: usize, rows: usize) -> Result<Option<OwnedBytes>> {
+        if !dims.is_multiple_of(64) || rows == 0 {
+            return Ok(None);
+        }
+        let bytes = map(path)?;
+        let ok = bytes.len() >= SIG_HEADER
+            && &bytes[..8] == SIG_MAGIC
+            && u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize == dims
+            && (bytes.len() - SIG_HEADER) / (dims / 8) >= rows;
+        Ok(ok.then_some(bytes))
+    }
+
+    /// Adds the signs of `new_rows` (store rows, as appended) to the signs of the
+    /// `rows_before` rows stored before them; rebuilds the file from the store at `store`
+    /// when it does not hold exactly those. Called with the store file locked.
+    fn append(store: &Path, dims: usize, rows_before: usize, new_rows: &[u8]) -> Result<()> {
+        if !dims.is_multiple_of(64) {
+            return Ok(());
+        }
+        let path = &sig_path(store);
+        let io = |e: std::io::Error| Error::io(path.display(), &e);
+        let width = dims / 8;
+        let row_len = 12 + dims;
+        let signs_of = |rows: &[u8]| -> Vec<u8> {
+            let mut out = Vec::with_capacity(rows.len() / row_len * width);
+            for row in rows.chunks_exact(row_len) {
+                let q: Vec<i8> = row[12..].iter().map(|&b| b as i8).collect();
+                out.extend(sign_bits(&q));
+            }
+            out
+        };
+        let len = std::fs::metadata(path).map(|m| m.len() as usize).unwrap_or(0);
+        let header_ok = len >= SIG_HEADER && {
+            let mut h = [0u8; SIG_HEADER];
+            std::fs::File::open(path).and_then(|f| std::os::unix::fs::FileExt::read_exact_at(&f, &mut h, 0)).is_ok()
+                && &h[..8] == SIG_MAGIC
+                && u32::from_le_bytes(h[8..12].try_into().expect("4 bytes")) as usize == dims
+        };
+        if header_ok && len == SIG_HEADER + rows_before * width {
+            let mut f = OpenOptions::new().append(true).open(path).map_err(io)?;
+            return f.write_all(&signs_of(new_rows)).map_err(io);
+        }
+        // Rebuild: every row of the store, as it now is on disk.
+        let rows = std::fs::read(store).map_err(|e| Error::io(store.display(), &e))?;
+        let mut body = Vec::with_capacity(SIG_HEADER);
+        body.extend_from_slice(SIG_MAGIC);
+        body.extend_from_slice(&(dims as u32).to_le_bytes());
+        body.extend_from_slice(&0u32.to_le_bytes());
+        let stored = rows.get(HEADER..).unwrap_or_default();
+        body.extend(signs_of(&stored[..stored.len() / row_len * row_len]));
+        crate::files::write_atomic(path, &body)
     }
 }
 
@@ -381,5 +536,59 @@ mod tests {
         assert!(q.iter().chain(&r).all(|&x| x > -128), "the quantized range");
         let bytes: Vec<u8> = r.iter().map(|&x| x as u8).collect();
         assert_eq!(dot_row(&q, &bytes), dot_i8(&q, &r));
+    }
+
+    /// Deterministic pseudo-random unit vectors of 256 dims.
+    fn random_units(n: usize, seed: u64) -> Vec<Vec<f32>> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                let v: Vec<f32> = (0..256)
+                    .map(|_| {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        ((x >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+                    })
+                    .collect();
+                unit(&v)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_sign_prefilter_finds_what_the_full_scan_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_for(dir.path(), "m");
+        let vs = random_units(3000, 7);
+        let items: Vec<(u64, Vec<f32>)> = vs.iter().enumerate().map(|(i, v)| (i as u64, v.clone())).collect();
+        let mut store = Store::open(&path, 256).unwrap();
+        store.append(&items[..2000]).unwrap();
+        store.append(&items[2000..]).unwrap();
+        let store = Store::open(&path, 256).unwrap();
+        let signs = store.signs.as_ref().expect("the signs file covers every row");
+        for probe in [5usize, 1999, 2500] {
+            let (q, q_scale) = quantize(&vs[probe]);
+            let fast = store.search_by_signs(signs, &q, q_scale, 10);
+            assert_eq!(fast[0].0, probe as u64, "a stored vector is its own nearest");
+            let exact = store.search(&vs[probe], 10);
+            let same = fast.iter().filter(|f| exact.iter().any(|e| e.0 == f.0)).count();
+            assert!(same >= 9, "{same} of 10 shared with the full scan");
+        }
+    }
+
+    #[test]
+    fn a_missing_or_stale_signs_file_is_rebuilt_on_the_next_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_for(dir.path(), "m");
+        let vs = random_units(50, 3);
+        let items: Vec<(u64, Vec<f32>)> = vs.iter().enumerate().map(|(i, v)| (i as u64, v.clone())).collect();
+        Store::open(&path, 256).unwrap().append(&items[..40]).unwrap();
+        std::fs::remove_file(sig_path(&path)).unwrap();
+        assert!(Store::open(&path, 256).unwrap().signs.is_none(), "without it, searches scan the rows");
+        Store::appender(&path, 256).append(&items[40..]).unwrap();
+        let store = Store::open(&path, 256).unwrap();
+        let signs = store.signs.as_ref().expect("rebuilt");
+        assert_eq!(signs.len(), SIG_HEADER + 50 * 32);
+        let q: Vec<i8> = quantize(&vs[45]).0;
+        assert_eq!(&signs.as_slice()[SIG_HEADER + 45 * 32..SIG_HEADER + 46 * 32], sign_bits(&q).as_slice());
     }
 }
