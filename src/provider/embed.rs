@@ -354,14 +354,12 @@ mod tests {
     //! Against mockito servers on 127.0.0.1 answering in each API's real shape; no test
     //! touches the network.
 
-    use std::ffi::OsString;
     use std::time::{Duration, Instant};
 
     use mockito::{Matcher, Server};
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::provider::http::Retry;
 
     fn config(provider: &str, base_url: &str, model: &str, api_key_env: &str) -> Embed {
         Embed {
@@ -373,22 +371,7 @@ mod tests {
         }
     }
 
-    /// Short waits so that retry tests stay fast; no proxy, so loopback stays loopback.
-    fn settings(timeout: Duration) -> Settings {
-        Settings {
-            timeout,
-            retry: Retry {
-                attempts: 3,
-                base_delay: Duration::from_millis(10),
-                max_delay: Duration::from_millis(50),
-            },
-            env_proxy: false,
-        }
-    }
-
-    fn no_env(_: &str) -> Option<OsString> {
-        None
-    }
+    use crate::provider::http::testing::{no_env, settings};
 
     fn client_for(provider: &str, server: &Server) -> EmbedClient {
         let config = config(provider, &server.url(), "m", "");

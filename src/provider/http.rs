@@ -796,3 +796,26 @@ mod tests {
         );
     }
 }
+
+/// What the clients' tests share: short waits and no environment.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::ffi::OsString;
+    use std::time::Duration;
+
+    use super::{Retry, Settings};
+
+    /// Short waits so that retry tests stay fast; no proxy, so loopback stays loopback.
+    pub fn settings(timeout: Duration) -> Settings {
+        Settings {
+            timeout,
+            retry: Retry { attempts: 3, base_delay: Duration::from_millis(10), max_delay: Duration::from_millis(50) },
+            env_proxy: false,
+        }
+    }
+
+    /// An environment with no variables.
+    pub fn no_env(_: &str) -> Option<OsString> {
+        None
+    }
+}
