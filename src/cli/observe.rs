@@ -156,7 +156,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     }
 
     let _lock = repo.lock()?;
-    let observed = store::observed(&repo)?;
+    // One read of the store: what was observed, and the ids admitting checks against.
+    let store::Known { ids: mut seen, observed } = store::known(&repo)?;
     let mut sessions = Vec::new();
     let mut targets: Vec<Vec<usize>> = Vec::new();
     for rel in &chosen {
@@ -227,7 +228,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         }
     }
 
-    let mut seen = store::ids(&repo)?;
     let index = if candidates.is_empty() {
         None
     } else {

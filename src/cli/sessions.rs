@@ -1,7 +1,7 @@
 //! `cairn sessions ingest PATH… [--all] [--agent …]`: transcripts → turn cards and episodes.
 //!
 //! Incremental twice over. A checkpoint per transcript (`.cairn/sessions.json`: size, mtime,
-//! the lines its session file held) makes an unchanged transcript cost one `stat`. A changed
+//! the session file it renders to) makes an unchanged transcript cost one `stat`. A changed
 //! one is parsed whole and rendered; its session file is then compared line by line
 //! ([`cards::compare`]): new lines after the same lines are appended, so a growing session
 //! adds only its new turns, and a transcript rewritten in its middle rewrites the file. The
@@ -51,10 +51,6 @@ struct Checkpoint {
     mtime_ns: i128,
     /// The session file it renders to, relative to the repository root.
     file: String,
-    /// How many lines that file held.
-    lines: usize,
-    /// The hash of the last line (the last whole turn or episode).
-    last: String,
 }
 
 pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
@@ -191,8 +187,6 @@ fn ingest_one(
         size: 0,
         mtime_ns: 0,
         file: rel,
-        lines: new.len(),
-        last: crate::index::hash(new.last().map(String::as_bytes).unwrap_or_default()),
     });
     Ok((out, errors))
 }

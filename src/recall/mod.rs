@@ -358,14 +358,12 @@ pub fn shown(r: &Recalled) -> String {
     if r.kind == Kind::Adr {
         lines.retain(|l| l.trim() != r.title && !l.starts_with("# "));
     }
-    let joined = lines.join("\n");
-    // Redacted again when shown; the regexes are compiled only if a rule could match.
-    let text = crate::redact::redact_one(&[], &joined).unwrap_or(std::borrow::Cow::Borrowed(&joined));
+    let text = lines.join("\n");
     if text.chars().count() > SHOWN_CHARS {
         let cut: String = text.chars().take(SHOWN_CHARS).collect();
         format!("{}…", cut.trim_end())
     } else {
-        text.into_owned()
+        text
     }
 }
 

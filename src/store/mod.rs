@@ -291,18 +291,29 @@ pub fn contains(repo: &Repo, id: &str) -> Result<bool> {
     Ok(false)
 }
 
-/// Every id stored, and every id merged into another, for deduplicating a batch.
-pub fn ids(repo: &Repo) -> Result<std::collections::HashSet<String>> {
-    let mut out = std::collections::HashSet::new();
+/// What the store already holds, for deduplicating a batch: every id stored or merged into
+/// another, and the turn cards observed (card id → the hash of its line when observed).
+#[derive(Debug, Default)]
+pub struct Known {
+    pub ids: std::collections::HashSet<String>,
+    pub observed: HashMap<String, String>,
+}
+
+/// [`Known`], in one read of every observations file.
+pub fn known(repo: &Repo) -> Result<Known> {
+    let mut out = Known::default();
     for path in day_files(repo)? {
         let (lines, _) = read_file(&path)?;
         for (_, line) in lines {
             match line {
                 Line::Observation(o) => {
-                    out.insert(o.id);
+                    out.ids.insert(o.id);
                 }
                 Line::Event(Event { op: Op::Merge, from: Some(from), .. }) => {
-                    out.insert(from);
+                    out.ids.insert(from);
+                }
+                Line::Event(Event { op: Op::Observed, id, hash, .. }) => {
+                    out.observed.insert(id, hash.unwrap_or_default());
                 }
                 Line::Event(_) => {}
             }
@@ -311,21 +322,9 @@ pub fn ids(repo: &Repo) -> Result<std::collections::HashSet<String>> {
     Ok(out)
 }
 
-/// The turn cards observed so far: card id → the hash of its line when observed.
-pub fn observed(repo: &Repo) -> Result<HashMap<String, String>> {
-    let mut out = HashMap::new();
-    for path in day_files(repo)? {
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), &e))?;
-        for (i, line) in text.lines().enumerate() {
-            if !line.contains("\"op\":\"observed\"") {
-                continue;
-            }
-            if let Ok(Line::Event(e)) = parse_line(&path, i + 1, line) {
-                out.insert(e.id, e.hash.unwrap_or_default());
-            }
-        }
-    }
-    Ok(out)
+/// Every id stored, and every id merged into another.
+pub fn ids(repo: &Repo) -> Result<std::collections::HashSet<String>> {
+    Ok(known(repo)?.ids)
 }
 
 /// Appends lines (observations or events, serialized) to the day file of `now`, under its lock.
