@@ -14,8 +14,9 @@
 //!    tools, hosts, people, operations and everyday English), 15–60 words an observation;
 //! 2. times the first index build, `cairn --repo R index` with no `.cairn/index` (median of
 //!    3, or 1 run at 1,000,000 records), and its peak memory;
-//! 3. times `cairn --repo R --json recall WORDS` (median over the timed runs, the queries
-//!    rotated, after one warm-up run of each query), and its peak memory (max RSS of the
+//! 3. times `cairn --repo R --json recall --mode words WORDS` (median over the timed runs, the
+//!    queries rotated, after one warm-up run of each query), then `--mode words` against
+//!    `--mode hybrid` (the default) in alternating runs, and the default's peak memory (max RSS of the
 //!    child, from `/usr/bin/time -f %M` or python3's `getrusage(RUSAGE_CHILDREN)`);
 //! 4. times one recall right after one observation was appended by hand to today's file
 //!    (median of 10, each appending first);
@@ -789,11 +790,11 @@ fn recall_mode(env: &BenchEnv, dir: &Path, query: &str, mode: &str) -> (Duration
 }
 
 fn recall(env: &BenchEnv, dir: &Path, query: &str) -> (Duration, Output) {
-    let mut args = vec!["--json", "recall"];
+    let mut args = vec!["--json", "recall", "--mode", "words"];
     args.extend(query.split_whitespace());
     let mut cmd = env.cairn(dir, &args);
     // Exit 1 is "found nothing", not a failure.
-    timed(&mut cmd, &[0, 1], &format!("cairn --json recall {query}"))
+    timed(&mut cmd, &[0, 1], &format!("cairn --json recall --mode words {query}"))
 }
 
 /// The in-process durations cairn recorded for its recalls (`.cairn/telemetry.jsonl`).
@@ -2093,7 +2094,7 @@ fn print_report(
 
     let _ = writeln!(
         o,
-        "\nTimes (median; p90 in brackets; in-process = cairn's own recorded duration_ms):"
+        "\nTimes (median; p90 in brackets; in-process = cairn's own recorded duration_ms; recall = `--mode words`, the path the targets below were set for; recall RSS = the default mode, hybrid):"
     );
     let _ = writeln!(
         o,
@@ -2127,7 +2128,7 @@ fn print_report(
             format!("{:.2}x", ratio(r.recall.median, r.scan.median)),
         );
     }
-    let _ = writeln!(o, "\nWords only vs hybrid (BM25 + built-in vectors fused), alternating runs, median [p90]:");
+    let _ = writeln!(o, "\nWords only vs hybrid (the default: BM25, soft word matches and built-in vectors fused), alternating runs, median [p90]:");
     for r in results {
         let (w, h) = &r.modes;
         let _ = writeln!(

@@ -20,11 +20,14 @@ pub const DEFAULT_TOML: &str = r#"# cairn configuration. Every key below is set 
 [recall]
 # Default profile when none is asked for: lean | balanced | deep | auto.
 profile = "auto"
-# Ranked lists: words (BM25) | vectors | hybrid (both, fused by standard score).
-mode = "words"
-# Weights of the two lists in hybrid fusion.
+# Ranked lists: words (BM25) | vectors | hybrid (words, soft word matches and vectors, fused
+# by standard score).
+mode = "hybrid"
+# Weights of hybrid's lists: BM25, the query's words matched by meaning word for word, and
+# the cosine of whole texts.
 words_weight = 1.0
-vectors_weight = 0.8
+soft_weight = 0.8
+vectors_weight = 0.5
 # Vector matches below this cosine are not recalled.
 min_similarity = 0.2
 # Time decay, per day, by record kind (0 = none).
@@ -120,6 +123,7 @@ pub struct Recall {
     pub profile: String,
     pub mode: String,
     pub words_weight: f64,
+    pub soft_weight: f64,
     pub vectors_weight: f64,
     pub min_similarity: f64,
     pub decay: BTreeMap<String, f64>,
@@ -140,9 +144,10 @@ impl Default for Recall {
         ];
         Recall {
             profile: "auto".to_string(),
-            mode: "words".to_string(),
+            mode: "hybrid".to_string(),
             words_weight: 1.0,
-            vectors_weight: 0.8,
+            soft_weight: 0.8,
+            vectors_weight: 0.5,
             min_similarity: 0.2,
             decay: decay.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             decay_floor: 0.5,

@@ -43,6 +43,43 @@ impl Builtin {
         Builtin { wordpiece }
     }
 
+    /// The model of this process, loaded on first use and kept.
+    pub fn shared() -> &'static Builtin {
+        static MODEL: std::sync::OnceLock<Builtin> = std::sync::OnceLock::new();
+        MODEL.get_or_init(Builtin::load)
+    }
+
+    /// Calls `f` with each word of `text` (lower-cased, accents stripped; punctuation is a word
+    /// of its own), the first `limit` words.
+    pub fn for_each_word(&self, text: &str, limit: usize, f: &mut dyn FnMut(&str)) {
+        self.wordpiece.for_each_word(text, limit, f);
+    }
+
+    /// The unit vector of a `word` as [`Builtin::for_each_word`] gives it: the normalized mean
+    /// of its tokens' rows, `[UNK]` left out. False (and `out` untouched) when no token is known.
+    pub fn word_vector(&self, word: &str, out: &mut [f32; DIMS]) -> bool {
+        let mut ids = Vec::new();
+        self.wordpiece.word_ids(word, &mut ids);
+        let unk = self.wordpiece.unk();
+        let mut sum = [0f32; DIMS];
+        let mut known = false;
+        for &id in ids.iter().filter(|&&id| id != unk) {
+            known = true;
+            let (row, scale) = row(id as usize);
+            for (s, &q) in sum.iter_mut().zip(row) {
+                *s += f32::from(i8::from_ne_bytes([q])) * scale;
+            }
+        }
+        let norm = sum.iter().map(|s| s * s).sum::<f32>().sqrt();
+        if !known || norm == 0.0 {
+            return false;
+        }
+        for (o, s) in out.iter_mut().zip(sum) {
+            *o = s / norm;
+        }
+        true
+    }
+
     /// The token ids that [`Embedder::embed`] averages for `text`.
     pub fn token_ids(&self, text: &str) -> Vec<u32> {
         let mut ids = Vec::new();
@@ -73,13 +110,7 @@ impl Builtin {
         self.token_ids_into(text, ids);
         let mut sum = [0f32; DIMS];
         for &id in ids.iter() {
-            let id = id as usize;
-            let row = &TABLE[id * DIMS..(id + 1) * DIMS];
-            let scale = f32::from_le_bytes(
-                SCALES[id * 4..id * 4 + 4]
-                    .try_into()
-                    .expect("a 4-byte slice is an f32"),
-            );
+            let (row, scale) = row(id as usize);
             for (s, &q) in sum.iter_mut().zip(row) {
                 *s += f32::from(i8::from_ne_bytes([q])) * scale;
             }
@@ -93,6 +124,16 @@ impl Builtin {
         let norm = sum.iter().map(|s| s * s).sum::<f32>().sqrt() + 1e-32;
         sum.iter().map(|s| s / norm).collect()
     }
+}
+
+/// Row `id` of the table and its scale.
+fn row(id: usize) -> (&'static [u8], f32) {
+    let scale = f32::from_le_bytes(
+        SCALES[id * 4..id * 4 + 4]
+            .try_into()
+            .expect("a 4-byte slice is an f32"),
+    );
+    (&TABLE[id * DIMS..(id + 1) * DIMS], scale)
 }
 
 impl Embedder for Builtin {

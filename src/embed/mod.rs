@@ -12,6 +12,7 @@
 //! (`tests/fixtures/embed/`).
 
 mod builtin;
+pub mod soft;
 mod wordpiece;
 
 pub use builtin::{Builtin, DIMS, MODEL_ID};

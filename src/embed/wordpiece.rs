@@ -78,6 +78,8 @@ impl WordPiece {
             word: String::new(),
             ids,
             limit,
+            on_word: None,
+            words: 0,
         };
         let mut rest = text;
         while let Some((before, special, after)) = self.split_special(rest) {
@@ -89,6 +91,26 @@ impl WordPiece {
             rest = after;
         }
         self.tokenize_plain(rest, &mut state);
+    }
+
+    /// Calls `f` with each word of `text`, normalized and pre-tokenized as [`Self::tokenize`]
+    /// does (lower-cased, accents stripped, punctuation a word of its own), until `limit` words
+    /// have been seen. Added tokens are read as text. [`Self::word_ids`] gives a word's ids.
+    pub(crate) fn for_each_word(&self, text: &str, limit: usize, f: &mut dyn FnMut(&str)) {
+        let mut ids = Vec::new();
+        let mut state = State {
+            word: String::new(),
+            ids: &mut ids,
+            limit,
+            on_word: Some(f),
+            words: 0,
+        };
+        self.tokenize_plain(text, &mut state);
+    }
+
+    /// Appends the ids of one word as [`Self::for_each_word`] gives it.
+    pub(crate) fn word_ids(&self, word: &str, ids: &mut Vec<u32>) {
+        self.word_piece(word, ids);
     }
 
     /// The first added token in `text`: the text before it, its id, the text after it.
@@ -165,7 +187,13 @@ impl WordPiece {
 
     fn flush_word(&self, state: &mut State<'_>) {
         if !state.word.is_empty() {
-            self.word_piece(&state.word, state.ids);
+            match state.on_word.as_mut() {
+                Some(f) => {
+                    f(&state.word);
+                    state.words += 1;
+                }
+                None => self.word_piece(&state.word, state.ids),
+            }
             state.word.clear();
         }
     }
@@ -216,11 +244,15 @@ struct State<'a> {
     word: String,
     ids: &'a mut Vec<u32>,
     limit: usize,
+    /// Told of each word instead of making its ids ([`WordPiece::for_each_word`]).
+    on_word: Option<&'a mut dyn FnMut(&str)>,
+    /// Words told so far.
+    words: usize,
 }
 
 impl State<'_> {
     fn full(&self) -> bool {
-        self.ids.len() >= self.limit
+        self.ids.len() + self.words >= self.limit
     }
 }
 

@@ -33,6 +33,7 @@ use tantivy::query::{AllQuery, BooleanQuery, Occur, Query, QueryParser, TermQuer
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED, STRING,
 };
+use tantivy::tokenizer::TokenStream;
 use tantivy::{DocAddress, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::error::{Error, Kind as ErrorKind, Result};
@@ -745,6 +746,9 @@ impl Index {
             let raw = if factor > 0.0 { score / factor } else { 0.0 };
             hits.push(Hit { doc, raw, decay: factor, score });
         }
+        // Equal scores in the order of their ids, not of where the index happens to keep them
+        // (an index built in steps and one rebuilt at once must rank alike).
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.doc.id.cmp(&b.doc.id)));
         Ok(hits)
     }
 
@@ -771,6 +775,22 @@ impl Index {
         }
         out.sort_by(|a, b| a.id.cmp(&b.id).then(a.file.cmp(&b.file)));
         Ok(out)
+    }
+
+    /// The BM25 inverse document frequency of a word in the text field,
+    /// `ln(1 + (N - n + 0.5) / (n + 0.5))`, of the term the index makes of it (stemmed); 0 for
+    /// a word the index drops (a stop word). Soft matching weighs a query's words by it.
+    pub fn idf(&self) -> impl FnMut(&str) -> f64 + use<'_> {
+        let mut analyzer = tokenizer::analyzer();
+        let searcher = self.reader.searcher();
+        let n = searcher.num_docs() as f64;
+        let field = self.fields.text;
+        move |word| {
+            let mut stream = analyzer.token_stream(word);
+            let Some(token) = stream.next() else { return 0.0 };
+            let df = searcher.doc_freq(&Term::from_field_text(field, &token.text)).unwrap_or(0) as f64;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        }
     }
 
     /// Number of live documents.

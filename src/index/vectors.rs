@@ -39,24 +39,24 @@ pub trait Vectorizer: Send + Sync {
     fn query(&self, text: &str) -> Result<Vec<f32>>;
 }
 
-impl Vectorizer for crate::embed::Builtin {
+impl Vectorizer for &'static crate::embed::Builtin {
     fn model_id(&self) -> String {
-        crate::embed::Embedder::model_id(self).to_string()
+        crate::embed::Embedder::model_id(*self).to_string()
     }
 
     fn documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        Ok(crate::embed::Embedder::embed(self, texts))
+        Ok(crate::embed::Embedder::embed(*self, texts))
     }
 
     fn query(&self, text: &str) -> Result<Vec<f32>> {
-        Ok(crate::embed::Embedder::embed(self, &[text]).pop().unwrap_or_default())
+        Ok(crate::embed::Embedder::embed(*self, &[text]).pop().unwrap_or_default())
     }
 }
 
 /// The vectorizer `[embed]` names.
 pub fn for_config(embed: &crate::config::Embed) -> Result<Box<dyn Vectorizer>> {
     match embed.provider.trim() {
-        "" | "builtin" => Ok(Box::new(crate::embed::Builtin::load())),
+        "" | "builtin" => Ok(Box::new(crate::embed::Builtin::shared())),
         _ => {
             let client = crate::provider::EmbedClient::new(embed).map_err(|e| {
                 Error::new(crate::error::Kind::Config, format!("cairn.toml: [embed]: {e}"))

@@ -102,6 +102,10 @@ pub struct Recalled {
     pub score: f64,
     /// The rank (1-based) in each ranked list it appeared in.
     pub ranks: BTreeMap<&'static str, usize>,
+    /// Whether the score came from fused lists (`raw_score + ln(decay)`) rather than one list
+    /// (`raw_score × decay`).
+    #[serde(skip)]
+    pub fused: bool,
 }
 
 /// Which ranked lists recall uses.
@@ -198,7 +202,7 @@ pub fn fuse(lists: Vec<Ranked>, weights: &[f64], decay: Option<&Decay>, limit: u
             hit.decay = decay.map_or(1.0, |d| d.factor(hit.doc.class(), hit.doc.time.timestamp_millis(), hit.doc.is_stale()));
             hit.raw = fused;
             hit.score = fused + hit.decay.max(f64::MIN_POSITIVE).ln();
-            to_recalled(hit, ranks)
+            Recalled { fused: true, ..to_recalled(hit, ranks) }
         })
         .collect();
     fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
@@ -232,6 +236,7 @@ fn to_recalled(h: Hit, ranks: BTreeMap<&'static str, usize>) -> Recalled {
         decay: h.decay,
         score: h.score,
         ranks,
+        fused: false,
     }
 }
 
@@ -256,24 +261,58 @@ pub fn recall(index: &Index, config: &Config, request: &Request) -> Result<Vec<R
             // Both lists read by relevance alone, fused by standard score, then decayed once.
             // Ranking each list with decay and fusing ranks (ADR 13) let decay reorder twice and
             // threw the scores away: on LoCoMo dev (categories 1-4, R@10) 0.581 against 0.641.
-            let (words, vectors) = both(index, query, filter, depth(limit), config.recall.min_similarity)?;
-            let weights = [config.recall.words_weight, config.recall.vectors_weight];
-            let lists = vec![Ranked { name: "words", hits: words }, Ranked { name: "vectors", hits: vectors }];
-            Ok(fuse(lists, &weights, Some(&decay), limit))
+            let lists = hybrid(index, query, filter, depth(limit), config)?;
+            Ok(fuse(lists, &weights(config), Some(&decay), limit))
         }
     }
 }
 
-/// The words list and the vector list, undecayed, searched at the same time: the vector scan
-/// runs on a second thread while BM25 runs on this one, so hybrid costs little more than the
-/// slower of the two.
-fn both(index: &Index, query: &str, filter: &Filter, depth: usize, min_similarity: f64) -> Result<(Vec<Hit>, Vec<Hit>)> {
-    std::thread::scope(|s| {
-        let vectors = s.spawn(|| index.search_vectors(query, filter, depth, min_similarity));
+/// The weights of [`hybrid`]'s lists, in its order.
+fn weights(config: &Config) -> Vec<f64> {
+    vec![config.recall.words_weight, config.recall.soft_weight, config.recall.vectors_weight]
+}
+
+/// Hybrid's ranked lists, undecayed: words (BM25), soft (the records of both lists ranked by
+/// how well their words cover the query's words by meaning) and vectors (cosine of whole
+/// texts).
+///
+/// Soft matching ([`crate::embed::soft`]) weighs each query word by its IDF in the index and
+/// compares it with each word of a record, so a question's one telling word finds its synonym
+/// in a record that a whole-text average blurs. It scores the words list while the vector scan
+/// runs on a second thread, then the records only the vectors found. Records that cover
+/// nothing are left out of it.
+fn hybrid(index: &Index, query: &str, filter: &Filter, depth: usize, config: &Config) -> Result<Vec<Ranked>> {
+    let model = crate::embed::Builtin::shared();
+    let (words, vectors, soft) = std::thread::scope(|s| {
+        let vectors = s.spawn(|| index.search_vectors(query, filter, depth, config.recall.min_similarity));
         let words = index.search(query, filter, depth, None);
-        let vectors = vectors.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        Ok((words?, vectors?))
-    })
+        let soft_query = crate::embed::soft::SoftQuery::new(model, query, &mut index.idf());
+        let mut scorer = soft_query.scorer(model);
+        let mut soft: Vec<Hit> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut add = |hits: &[Hit], soft: &mut Vec<Hit>| {
+            for h in hits {
+                if seen.insert(h.doc.id.clone()) {
+                    let s = scorer.score(&h.doc.text);
+                    if s > 0.0 {
+                        soft.push(Hit { doc: h.doc.clone(), raw: s, decay: 1.0, score: s });
+                    }
+                }
+            }
+        };
+        let words = words?;
+        add(&words, &mut soft);
+        let vectors = vectors.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        add(&vectors, &mut soft);
+        Ok::<_, Error>((words, vectors, soft))
+    })?;
+    let mut soft = soft;
+    soft.sort_by(|a, b| b.raw.total_cmp(&a.raw).then(a.doc.id.cmp(&b.doc.id)));
+    Ok(vec![
+        Ranked { name: "words", hits: words },
+        Ranked { name: "soft", hits: soft },
+        Ranked { name: "vectors", hits: vectors },
+    ])
 }
 
 /// Plain ranked search: no decay, nothing counted.
@@ -283,14 +322,14 @@ pub fn search(index: &Index, config: &Config, query: &str, filter: &Filter, limi
     let lists = match mode {
         Mode::Words => vec![Ranked { name: "words", hits: words()? }],
         Mode::Vectors => vec![Ranked { name: "vectors", hits: vectors()? }],
-        Mode::Hybrid => {
-            let (words, vectors) = both(index, query, filter, depth(limit), config.recall.min_similarity)?;
-            vec![Ranked { name: "words", hits: words }, Ranked { name: "vectors", hits: vectors }]
-        }
+        Mode::Hybrid => hybrid(index, query, filter, depth(limit), config)?,
     };
-    let weights = [config.recall.words_weight, config.recall.vectors_weight];
-    let weights = &weights[..lists.len()];
-    Ok(fuse(lists, weights, None, limit))
+    let weights = match mode {
+        Mode::Words => vec![config.recall.words_weight],
+        Mode::Vectors => vec![config.recall.vectors_weight],
+        Mode::Hybrid => weights(config),
+    };
+    Ok(fuse(lists, &weights, None, limit))
 }
 
 /// The head line of a result: kind, time, id (and title or status where there is one).
@@ -398,10 +437,8 @@ pub fn to_text(results: &[Recalled], explain: bool, turns: &turns::Heads) -> Str
 
 fn explain_line(r: &Recalled) -> String {
     let ranks: Vec<String> = r.ranks.iter().map(|(k, v)| format!("{k} #{v}")).collect();
-    // One list multiplies by decay; fused lists add its log (see `fuse`). The two agree when
-    // decay is 1, so the product form is the one to check for.
-    let product = (r.raw_score * r.decay - r.score).abs() <= 1e-9 * r.score.abs().max(1.0);
-    let how = if product { "×" } else { "+ ln" };
+    // One list multiplies by decay; fused lists add its log (see `fuse`).
+    let how = if r.fused { "+ ln" } else { "×" };
     format!(
         "score {:.4} = raw {:.4} {how} decay {:.4}; {}",
         r.score,
