@@ -28,6 +28,10 @@ mode = "hybrid"
 words_weight = 1.0
 soft_weight = 0.8
 vectors_weight = 0.5
+# How hybrid fuses its lists: standard (each list's scores as standard scores, weighed and
+# summed) | rrf (reciprocal rank fusion, weight / (rrf_k + rank)).
+fusion = "standard"
+rrf_k = 60.0
 # Vector matches below this cosine are not recalled.
 min_similarity = 0.2
 # Time decay, per day, by record kind (0 = none).
@@ -125,6 +129,8 @@ pub struct Recall {
     pub words_weight: f64,
     pub soft_weight: f64,
     pub vectors_weight: f64,
+    pub fusion: String,
+    pub rrf_k: f64,
     pub min_similarity: f64,
     pub decay: BTreeMap<String, f64>,
     pub decay_floor: f64,
@@ -148,6 +154,8 @@ impl Default for Recall {
             words_weight: 1.0,
             soft_weight: 0.8,
             vectors_weight: 0.5,
+            fusion: "standard".to_string(),
+            rrf_k: 60.0,
             min_similarity: 0.2,
             decay: decay.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             decay_floor: 0.5,

@@ -34,12 +34,19 @@ pub struct CommonArgs {
     /// an observer keeps with a fact), instead of the turn alone as EVAL.md's protocol says
     #[arg(long)]
     pub previous_turn: bool,
+    /// How hybrid fuses its lists: standard or rrf [default: from the built-in configuration]
+    #[arg(long)]
+    pub fusion: Option<String>,
 }
 
 impl CommonArgs {
     fn options(&self) -> Result<eval::Options> {
         let mode = self.mode.as_deref().map(crate::recall::Mode::parse).transpose()?;
-        Ok(eval::Options { decay: self.decay, mode, previous_turn: self.previous_turn })
+        if let Some(f) = &self.fusion {
+            let probe = crate::config::Recall { fusion: f.clone(), ..crate::config::Recall::default() };
+            crate::recall::Fusion::from_config(&probe)?;
+        }
+        Ok(eval::Options { decay: self.decay, mode, previous_turn: self.previous_turn, fusion: self.fusion.clone() })
     }
 
     fn mode_name(&self) -> String {
@@ -100,7 +107,8 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
         outcome.questions,
         outcome.skipped,
         args.common.mode_name(),
-        args.common.decay.map(|d| format!(", decay {d}")).unwrap_or_default(),
+        args.common.decay.map(|d| format!(", decay {d}")).unwrap_or_default()
+            + &args.common.fusion.as_ref().map(|f| format!(", fusion {f}")).unwrap_or_default(),
         if args.common.previous_turn { ", each turn with the previous one as narrative" } else { "" },
         outcome.table.render(&groups, &args.common.k)
     );
@@ -109,6 +117,7 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
         "mode": args.common.mode_name(),
         "decay": args.common.decay,
         "previous_turn": args.common.previous_turn,
+        "fusion": args.common.fusion,
         "conversations": outcome.conversations,
         "questions": outcome.questions,
         "skipped": outcome.skipped,

@@ -46,6 +46,8 @@ pub struct Options {
     pub mode: Option<crate::recall::Mode>,
     /// Keep the previous turn of the same session as each memory's narrative.
     pub previous_turn: bool,
+    /// How hybrid fuses its lists (default: cairn.toml's default, standard).
+    pub fusion: Option<String>,
 }
 
 /// Makes a fresh repository holding `memories`, indexed.
@@ -58,6 +60,9 @@ pub fn fill(memories: &[Memory], now: DateTime<Utc>, options: &Options) -> Resul
     let mut repo = Repo::open(dir.path().canonicalize().map_err(|e| crate::error::Error::io(dir.path().display(), &e))?)?;
     if let Some(rate) = options.decay {
         repo.config.recall.decay.insert("observation".into(), rate);
+    }
+    if let Some(fusion) = &options.fusion {
+        repo.config.recall.fusion = fusion.clone();
     }
     let mut lines = Vec::with_capacity(memories.len());
     for (i, m) in memories.iter().enumerate() {

@@ -464,6 +464,36 @@ fn the_soft_list_matches_a_query_word_by_meaning() {
     assert!(others.iter().all(|r| r["ranks"]["soft"].as_u64().unwrap() > 1), "{data}");
 }
 
+/// `[recall] fusion = "rrf"` fuses by reciprocal rank (weight / (k + rank), times decay);
+/// a fusion cairn does not know is a clear error.
+#[test]
+fn rank_fusion_is_chosen_in_cairn_toml() {
+    let (env, repo) = Env::repo();
+    remember(&env, &repo, &["--source", "a", "postgres backups run nightly from cron"]);
+    remember(&env, &repo, &["--source", "b", "the backup bucket keeps thirty days of dumps"]);
+    let standard = recall(&env, &repo, &["--explain", "postgres", "backups"]);
+    let toml = std::fs::read_to_string(repo.join("cairn.toml")).unwrap();
+    assert!(toml.contains("fusion = \"standard\""), "{toml}");
+    std::fs::write(repo.join("cairn.toml"), toml.replace("fusion = \"standard\"", "fusion = \"rrf\"\nrrf_k = 10.0").replace("rrf_k = 60.0\n", "")).unwrap();
+    let rrf = recall(&env, &repo, &["postgres", "backups"]);
+    let first = &rrf["results"][0];
+    let ranks = first["ranks"].as_object().unwrap();
+    let want: f64 = ranks
+        .iter()
+        .map(|(list, rank)| {
+            let weight = match list.as_str() { "words" => 1.0, "soft" => 0.8, _ => 0.5 };
+            weight / (10.0 + rank.as_f64().unwrap())
+        })
+        .sum();
+    assert!((first["raw_score"].as_f64().unwrap() - want).abs() < 1e-9, "{rrf}");
+    assert!((first["score"].as_f64().unwrap() - want * first["decay"].as_f64().unwrap()).abs() < 1e-9);
+    assert_ne!(standard["results"][0]["raw_score"], first["raw_score"]);
+    let toml = std::fs::read_to_string(repo.join("cairn.toml")).unwrap();
+    std::fs::write(repo.join("cairn.toml"), toml.replace("fusion = \"rrf\"", "fusion = \"borda\"")).unwrap();
+    let err = env.cairn_in(&repo, &["recall", "postgres"]).code(2).stderr;
+    assert!(err.contains("fusion") && err.contains("standard or rrf"), "{err}");
+}
+
 #[test]
 fn remember_merges_a_near_duplicate_by_meaning() {
     let (env, repo) = Env::repo();
