@@ -17,8 +17,10 @@ use rustc_hash::FxHashMap;
 
 use super::{Builtin, DIMS};
 
-/// Words read from a text: its words past this many are not compared.
-const MAX_WORDS: usize = 2048;
+/// Words read from a text: its words past this many are not compared (the whole-text vector
+/// reads 512 tokens too), so that a pool of long turn cards costs what a pool of short records
+/// does.
+const MAX_WORDS: usize = 512;
 
 /// A query's words, with their vectors and weights.
 pub struct SoftQuery {
@@ -159,6 +161,17 @@ mod tests {
         assert!(s[0] > s[1] + 0.3, "{s:?}");
         let s = scores("which pets does she have", &["my dog and two cats", "the quarterly tax filing"]);
         assert!(s[0] > s[1], "{s:?}");
+    }
+
+    #[test]
+    fn words_past_the_cap_are_not_compared() {
+        let model = Builtin::shared();
+        let q = SoftQuery::new(model, "pottery", &mut |_| 1.0);
+        let early = format!("pottery {}", "cat ".repeat(MAX_WORDS));
+        let late = format!("{}pottery", "cat ".repeat(MAX_WORDS));
+        let s = q.scores(model, &[&early, &late]);
+        assert!((s[0] - 1.0).abs() < 1e-3, "{s:?}");
+        assert!(s[1] < 0.9, "{s:?}");
     }
 
     #[test]
