@@ -556,6 +556,9 @@ struct SizeResult {
     new_day: Option<(Duration, u64)>,
     /// `recall --mode words` and `--mode hybrid`, run alternately.
     modes: (Stats, Stats),
+    /// The built-in model in this process: (texts, their mean bytes, time to embed them all,
+    /// one query's embedding); up to 100,000 records.
+    embedding: Option<(usize, usize, Duration, Duration)>,
 }
 
 fn bench_size(
@@ -689,6 +692,7 @@ fn bench_size(
         hybrid_t.push(recall_mode(env, dir, q, "hybrid").0);
     }
     let modes = (Stats::of(words_t), Stats::of(hybrid_t));
+    let embedding = (size <= 100_000).then(|| embedding(dir, size));
 
     // 3. Recall right after one appended observation, each run appending first.
     eprintln!(
@@ -779,7 +783,45 @@ fn bench_size(
         scan,
         new_day,
         modes,
+        embedding,
     }
+}
+
+/// Embeds `count` of the repository's observation texts (repeated if there are fewer) with the
+/// built-in model in this process, on one thread, then one query 1,000 times: (texts, mean
+/// bytes, all of them, one query).
+fn embedding(dir: &Path, count: usize) -> (usize, usize, Duration, Duration) {
+    use cairn::embed::Embedder;
+    eprintln!("recall-bench: {} records: embedding the texts with the built-in model …", thousands(count as u64));
+    let mut texts = Vec::new();
+    let mut files: Vec<PathBuf> = fs::read_dir(dir.join("vault/observations"))
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.sort();
+    for file in files {
+        for line in fs::read_to_string(&file).unwrap_or_default().lines() {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(line)
+                && let Some(t) = v.get("observation").and_then(|t| t.as_str())
+            {
+                texts.push(t.to_string());
+            }
+        }
+    }
+    if texts.is_empty() {
+        die("no observation texts to embed");
+    }
+    let refs: Vec<&str> = texts.iter().cycle().take(count).map(String::as_str).collect();
+    let bytes = refs.iter().map(|t| t.len()).sum::<usize>() / refs.len().max(1);
+    let model = cairn::embed::Builtin::load();
+    let start = Instant::now();
+    let vectors = model.embed(&refs);
+    let all = start.elapsed();
+    assert_eq!(vectors.len(), refs.len());
+    let start = Instant::now();
+    for i in 0..1000 {
+        std::hint::black_box(model.embed(&[std::hint::black_box(QUERIES[i % QUERIES.len()])]));
+    }
+    (refs.len(), bytes, all, start.elapsed() / 1000)
 }
 
 fn recall_mode(env: &BenchEnv, dir: &Path, query: &str, mode: &str) -> (Duration, Output) {
@@ -2196,6 +2238,32 @@ fn print_report(
         );
     }
 
+    let _ = writeln!(o, "\nEmbedding with the built-in model (in this process, one thread; the index build spreads it over every core):");
+    for r in results {
+        if let Some((n, bytes, all, one)) = r.embedding {
+            let _ = writeln!(
+                o,
+                "  {:>9}  {} observation texts ({bytes} B mean) in {} ({}; target < 5 s at 100,000)   one query {:.1} µs (target < 1 ms)",
+                thousands(r.size as u64),
+                thousands(n as u64),
+                dur(all),
+                verdict(n < 100_000 || all < Duration::from_secs(5)),
+                one.as_secs_f64() * 1e6
+            );
+        }
+    }
+    let model: u64 = ["table.i8", "scales.f32", "vocab.txt"]
+        .iter()
+        .filter_map(|f| fs::metadata(Path::new(env!("CARGO_MANIFEST_DIR")).join("model/potion-base-8M").join(f)).ok())
+        .map(|m| m.len())
+        .sum();
+    let binary = fs::metadata(CAIRN).map(|m| m.len()).unwrap_or(0);
+    let _ = writeln!(
+        o,
+        "  binary {:.1} MB, of which the model (int8 table, scales, vocabulary) {:.2} MB",
+        binary as f64 / 1e6,
+        model as f64 / 1e6
+    );
     let _ = writeln!(o, "\nTargets (from the issue):");
     match r100k {
         Some(r) => {
