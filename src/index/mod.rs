@@ -511,8 +511,10 @@ impl Index {
         } else if let Ok(s) = vectors::Store::open(&path, dims.unwrap_or(crate::embed::DIMS)) {
             // The built-in model's dims; a provider's store is opened once its dims are known.
             if !s.is_empty() {
+                // Only the hashes are needed: append without keeping a copy of the rows (a
+                // store that keeps its rows copies them all at every append).
                 have = s.hashes();
-                store = Some(s);
+                store = Some(vectors::Store::appender(&path, s.dims()));
             }
         }
         let mut todo: Vec<(u64, &str)> = Vec::new();
@@ -540,7 +542,7 @@ impl Index {
             let Some(dims) = vecs.first().map(Vec::len) else { continue };
             let s = match &mut store {
                 Some(s) if s.dims() == dims => s,
-                _ => store.insert(vectors::Store::open(&path, dims)?),
+                _ => store.insert(vectors::Store::appender(&path, dims)),
             };
             let items: Vec<(u64, Vec<f32>)> = chunk.iter().map(|(h, _)| *h).zip(vecs).collect();
             s.append(&items)?;
