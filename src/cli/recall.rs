@@ -108,7 +108,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
     let results = redacted(recall::recall(&index, &repo.config, &request)?);
     let observed: Vec<&str> = results.iter().filter(|r| r.kind == Kind::Observation).map(|r| r.id.as_str()).collect();
     recall::counts::record(&repo, &observed, ctx.now)?;
-    let mut warnings = index.refresh.warnings.clone();
+    let mut warnings = index.warnings();
     let meta = json!({ "query": query, "profile": profile.as_str(), "results": results.len() });
     warnings.extend(crate::telemetry::emit(&repo, ctx.now, "recall", "recall", true, started, meta));
     let human = match args.format {
@@ -153,7 +153,7 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     let human = recall::to_text(&results, false, &recall::turns::heads(&index, &results));
     let status = if results.is_empty() { Status::NothingOrFailed } else { Status::Ok };
     let data = json!({ "words": words, "exact": false, "results": results });
-    Ok(Report::new("search", data, human).warnings(index.refresh.warnings.clone()).status(status))
+    Ok(Report::new("search", data, human).warnings(index.warnings()).status(status))
 }
 
 pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
@@ -199,7 +199,7 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
     human.push_str(memory_text.trim_end());
     human.push_str("\n\n## Recalled for this project\n\n");
     human.push_str(&recall::to_markdown(&results, false, &recall::turns::heads(&index, &results)));
-    let mut warnings = index.refresh.warnings.clone();
+    let mut warnings = index.warnings();
     let meta = json!({ "query": query, "results": results.len() });
     warnings.extend(crate::telemetry::emit(&repo, ctx.now, "recall", "brief", true, started, meta));
     let data = json!({

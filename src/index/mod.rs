@@ -308,6 +308,8 @@ pub struct Index {
     store: std::sync::OnceLock<Option<vectors::Store>>,
     /// The payload of the last commit, read once (it holds a checkpoint per source file).
     payload: Payload,
+    /// What reads after the refresh had to warn about (a vector list left out).
+    notes: std::sync::Mutex<Vec<String>>,
 }
 
 fn index_err(context: &str, err: impl std::fmt::Display) -> Error {
@@ -371,6 +373,7 @@ impl Index {
             model: vectors::model_id_for(&repo.config.embed),
             vectors_dir,
             store: std::sync::OnceLock::new(),
+            notes: std::sync::Mutex::new(Vec::new()),
             payload,
         };
         me.update(repo)?;
@@ -793,6 +796,18 @@ impl Index {
             let df = searcher.doc_freq(&Term::from_field_text(field, &token.text)).unwrap_or(0) as f64;
             (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         }
+    }
+
+    /// Notes a warning for the command's output (see [`Index::warnings`]).
+    pub fn note(&self, warning: String) {
+        self.notes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(warning);
+    }
+
+    /// The refresh's warnings, then those noted by reads since.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut all = self.refresh.warnings.clone();
+        all.extend(self.notes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().cloned());
+        all
     }
 
     /// Number of live documents.

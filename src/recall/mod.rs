@@ -357,7 +357,15 @@ fn hybrid(index: &Index, query: &str, filter: &Filter, depth: usize, config: &Co
         };
         let words = words?;
         add(&words, &mut soft);
-        let vectors = vectors.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        // Without the vector list (a provider that does not answer), words and soft matches
+        // still rank: recall degrades, it does not fail.
+        let vectors = match vectors.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
+            Ok(v) => v,
+            Err(e) => {
+                index.note(format!("the vector list was left out ({}); recall used words and soft matches", e.message));
+                Vec::new()
+            }
+        };
         add(&vectors, &mut soft);
         Ok::<_, Error>((words, vectors, soft))
     })?;

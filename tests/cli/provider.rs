@@ -80,3 +80,24 @@ fn words_still_work_when_the_provider_is_down() {
     let out = env.cairn_in(&repo, &["--json", "recall", "--mode", "vectors", "nfs"]).code(1);
     assert!(out.stderr.contains("embeddings provider: ollama"), "{}", out.stderr);
 }
+
+#[test]
+fn hybrid_recall_degrades_to_words_when_the_provider_stops_answering() {
+    let (env, repo) = Env::repo();
+    {
+        let mut server = mockito::Server::new();
+        let _mock = ollama(&mut server, Arc::new(AtomicUsize::new(0)));
+        configure(&repo, &server.url());
+        env.cairn_in(&repo, &["remember", "--source", "a", "stale NFS handles need root to unmount"]).code(0);
+        let data = env.cairn_in(&repo, &["--json", "recall", "nfs"]).code(0).data();
+        assert_eq!(data["results"][0]["ranks"]["vectors"], 1, "{data}");
+    }
+    // The server is gone: the query cannot be embedded, but the vectors exist.
+    assert!(repo.join(".cairn/vectors/ollama_test-embed.bin").is_file());
+    let out = env.cairn_in(&repo, &["--json", "recall", "nfs", "handles"]).code(0);
+    let data = out.data();
+    assert_eq!(data["mode"], "hybrid");
+    assert!(data["results"][0]["text"].as_str().unwrap().contains("NFS"), "{data}");
+    assert!(data["results"][0]["ranks"].get("vectors").is_none(), "{data}");
+    assert!(out.stderr.contains("the vector list was left out"), "{}", out.stderr);
+}
