@@ -208,22 +208,37 @@ pub fn fuse(lists: Vec<Ranked>, weights: &[f64], decay: Option<&Decay>, limit: u
             .map(|(i, h)| to_recalled(h, BTreeMap::from([(list.name, i + 1)])))
             .collect();
     }
-    let mut by_id: BTreeMap<String, (Hit, BTreeMap<&'static str, usize>, f64)> = BTreeMap::new();
-    for (list, weight) in lists.into_iter().zip(weights) {
+    let scored = lists.into_iter().zip(weights).map(|(list, weight)| {
         let z = standard_scores(&list.hits);
-        for (i, (hit, z)) in list.hits.into_iter().zip(z).enumerate() {
+        let points = z.into_iter().map(|z| weight * z).collect();
+        (list, points)
+    });
+    combine(scored, decay, limit, true)
+}
+
+/// Sums each record's points over the lists it is in (its rank in each noted), sets its decay,
+/// and keeps the best `limit`: the score is `raw + ln(decay)` when `log`, else `raw × decay`.
+fn combine(
+    lists: impl Iterator<Item = (Ranked, Vec<f64>)>,
+    decay: Option<&Decay>,
+    limit: usize,
+    log: bool,
+) -> Vec<Recalled> {
+    let mut by_id: BTreeMap<String, (Hit, BTreeMap<&'static str, usize>, f64)> = BTreeMap::new();
+    for (list, points) in lists {
+        for (i, (hit, p)) in list.hits.into_iter().zip(points).enumerate() {
             let entry = by_id.entry(hit.doc.id.clone()).or_insert_with(|| (hit, BTreeMap::new(), 0.0));
             entry.1.insert(list.name, i + 1);
-            entry.2 += weight * z;
+            entry.2 += p;
         }
     }
     let mut fused: Vec<Recalled> = by_id
         .into_values()
-        .map(|(mut hit, ranks, fused)| {
+        .map(|(mut hit, ranks, raw)| {
             hit.decay = decay.map_or(1.0, |d| d.factor(hit.doc.class(), hit.doc.time.timestamp_millis(), hit.doc.is_stale()));
-            hit.raw = fused;
-            hit.score = fused + hit.decay.max(f64::MIN_POSITIVE).ln();
-            Recalled { fused: true, ..to_recalled(hit, ranks) }
+            hit.raw = raw;
+            hit.score = if log { raw + hit.decay.max(f64::MIN_POSITIVE).ln() } else { raw * hit.decay };
+            Recalled { fused: log, ..to_recalled(hit, ranks) }
         })
         .collect();
     fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
@@ -235,26 +250,11 @@ pub fn fuse(lists: Vec<Ranked>, weights: &[f64], decay: Option<&Decay>, limit: u
 /// rank)` over the lists it is in (1-based ranks), and decay, when given, multiplies it. Kept
 /// to measure against [`fuse`] (`[recall] fusion = "rrf"`); on LoCoMo dev it ranks worse.
 pub fn fuse_ranks(lists: Vec<Ranked>, weights: &[f64], k: f64, decay: Option<&Decay>, limit: usize) -> Vec<Recalled> {
-    let mut by_id: BTreeMap<String, (Hit, BTreeMap<&'static str, usize>, f64)> = BTreeMap::new();
-    for (list, weight) in lists.into_iter().zip(weights) {
-        for (i, hit) in list.hits.into_iter().enumerate() {
-            let entry = by_id.entry(hit.doc.id.clone()).or_insert_with(|| (hit, BTreeMap::new(), 0.0));
-            entry.1.insert(list.name, i + 1);
-            entry.2 += weight / (k + (i + 1) as f64);
-        }
-    }
-    let mut fused: Vec<Recalled> = by_id
-        .into_values()
-        .map(|(mut hit, ranks, fused)| {
-            hit.decay = decay.map_or(1.0, |d| d.factor(hit.doc.class(), hit.doc.time.timestamp_millis(), hit.doc.is_stale()));
-            hit.raw = fused;
-            hit.score = fused * hit.decay;
-            to_recalled(hit, ranks)
-        })
-        .collect();
-    fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
-    fused.truncate(limit);
-    fused
+    let scored = lists.into_iter().zip(weights).map(|(list, weight)| {
+        let points = (1..=list.hits.len()).map(|rank| weight / (k + rank as f64)).collect();
+        (list, points)
+    });
+    combine(scored, decay, limit, false)
 }
 
 /// Hybrid's lists fused as `[recall] fusion` says.
