@@ -2,8 +2,9 @@
 //!
 //! Pipeline: the query (rewritten by an LLM when a profile asks for it and one is configured:
 //! [`rewrite`] is the hook, the identity until providers exist) → ranked lists (BM25 × decay
-//! from the index, vectors × decay, or both read undecayed and fused by standard score, then
-//! decayed: see [`fuse`]) → the profile's cap. Recalled observations have their recall count raised ([`counts`]). The
+//! from the index, vectors × decay, or, in hybrid, the default, BM25, soft word matches and
+//! vectors read undecayed and fused by standard score, then decayed: see [`hybrid`] and
+//! [`fuse`]) → the profile's cap. Recalled observations have their recall count raised ([`counts`]). The
 //! Markdown form quotes every recalled text as data from memory, never as instructions.
 
 pub mod counts;
@@ -313,9 +314,10 @@ pub fn recall(index: &Index, config: &Config, request: &Request) -> Result<Vec<R
             Ok(fuse(vec![Ranked { name: "vectors", hits }], &[1.0], None, limit))
         }
         Mode::Hybrid => {
-            // Both lists read by relevance alone, fused by standard score, then decayed once.
+            // The lists read by relevance alone, fused by standard score, then decayed once.
             // Ranking each list with decay and fusing ranks (ADR 13) let decay reorder twice and
-            // threw the scores away: on LoCoMo dev (categories 1-4, R@10) 0.581 against 0.641.
+            // threw the scores away: on LoCoMo dev (categories 1-4, R@10) 0.581 against 0.641
+            // for words and vectors (ADR 18); the soft list took it to 0.670 (ADR 20).
             let lists = hybrid(index, query, filter, depth(limit), config)?;
             fuse_hybrid(lists, config, Some(&decay), limit)
         }
