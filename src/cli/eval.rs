@@ -43,8 +43,7 @@ impl CommonArgs {
     fn options(&self) -> Result<eval::Options> {
         let mode = self.mode.as_deref().map(crate::recall::Mode::parse).transpose()?;
         if let Some(f) = &self.fusion {
-            let probe = crate::config::Recall { fusion: f.clone(), ..crate::config::Recall::default() };
-            crate::recall::Fusion::from_config(&probe)?;
+            crate::recall::Fusion::parse(f, crate::config::Recall::default().rrf_k)?;
         }
         Ok(eval::Options { decay: self.decay, mode, previous_turn: self.previous_turn, fusion: self.fusion.clone() })
     }

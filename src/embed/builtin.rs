@@ -61,22 +61,12 @@ impl Builtin {
         let mut ids = Vec::new();
         self.wordpiece.word_ids(word, &mut ids);
         let unk = self.wordpiece.unk();
-        let mut sum = [0f32; DIMS];
-        let mut known = false;
-        for &id in ids.iter().filter(|&&id| id != unk) {
-            known = true;
-            let (row, scale) = row(id as usize);
-            for (s, &q) in sum.iter_mut().zip(row) {
-                *s += f32::from(i8::from_ne_bytes([q])) * scale;
-            }
-        }
-        let norm = sum.iter().map(|s| s * s).sum::<f32>().sqrt();
-        if !known || norm == 0.0 {
+        ids.retain(|&id| id != unk);
+        let mean = normalized_mean(&ids);
+        if mean.iter().all(|&x| x == 0.0) {
             return false;
         }
-        for (o, s) in out.iter_mut().zip(sum) {
-            *o = s / norm;
-        }
+        *out = mean;
         true
     }
 
@@ -108,22 +98,28 @@ impl Builtin {
 
     fn embed_into(&self, text: &str, ids: &mut Vec<u32>) -> Vec<f32> {
         self.token_ids_into(text, ids);
-        let mut sum = [0f32; DIMS];
-        for &id in ids.iter() {
-            let (row, scale) = row(id as usize);
-            for (s, &q) in sum.iter_mut().zip(row) {
-                *s += f32::from(i8::from_ne_bytes([q])) * scale;
-            }
-        }
-        if ids.is_empty() {
-            return sum.to_vec();
-        }
-        let count = ids.len() as f32;
-        sum.iter_mut().for_each(|s| *s /= count);
-        // model2vec adds 1e-32 to the norm, so a zero mean stays zero rather than NaN.
-        let norm = sum.iter().map(|s| s * s).sum::<f32>().sqrt() + 1e-32;
-        sum.iter().map(|s| s / norm).collect()
+        normalized_mean(ids).to_vec()
     }
+}
+
+/// The rows of `ids` averaged, then L2-normalized, as model2vec does; zeros for no ids.
+fn normalized_mean(ids: &[u32]) -> [f32; DIMS] {
+    let mut sum = [0f32; DIMS];
+    for &id in ids {
+        let (row, scale) = row(id as usize);
+        for (s, &q) in sum.iter_mut().zip(row) {
+            *s += f32::from(i8::from_ne_bytes([q])) * scale;
+        }
+    }
+    if ids.is_empty() {
+        return sum;
+    }
+    let count = ids.len() as f32;
+    sum.iter_mut().for_each(|s| *s /= count);
+    // model2vec adds 1e-32 to the norm, so a zero mean stays zero rather than NaN.
+    let norm = sum.iter().map(|s| s * s).sum::<f32>().sqrt() + 1e-32;
+    sum.iter_mut().for_each(|s| *s /= norm);
+    sum
 }
 
 /// Row `id` of the table and its scale.

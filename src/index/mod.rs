@@ -786,7 +786,7 @@ impl Index {
     /// `ln(1 + (N - n + 0.5) / (n + 0.5))`, of the term the index makes of it (stemmed); 0 for
     /// a word the index drops (a stop word). Soft matching weighs a query's words by it.
     pub fn idf(&self) -> impl FnMut(&str) -> f64 + use<'_> {
-        let mut analyzer = tokenizer::analyzer();
+        let mut analyzer = self.index.tokenizers().get(tokenizer::NAME).unwrap_or_else(tokenizer::analyzer);
         let searcher = self.reader.searcher();
         let n = searcher.num_docs() as f64;
         let field = self.fields.text;

@@ -152,10 +152,15 @@ pub enum Fusion {
 impl Fusion {
     /// The fusion `[recall]` names.
     pub fn from_config(config: &crate::config::Recall) -> Result<Fusion> {
-        match config.fusion.trim().to_ascii_lowercase().as_str() {
+        Fusion::parse(&config.fusion, config.rrf_k)
+    }
+
+    /// The fusion called `name` (`standard` or `rrf`), with `rrf_k` for rank fusion.
+    pub fn parse(name: &str, rrf_k: f64) -> Result<Fusion> {
+        match name.trim().to_ascii_lowercase().as_str() {
             "standard" | "" => Ok(Fusion::Standard),
-            "rrf" if config.rrf_k >= 0.0 => Ok(Fusion::Rrf { k: config.rrf_k }),
-            "rrf" => Err(Error::bad_input(format!("cairn.toml: [recall] rrf_k = {} must not be negative", config.rrf_k))),
+            "rrf" if rrf_k >= 0.0 => Ok(Fusion::Rrf { k: rrf_k }),
+            "rrf" => Err(Error::bad_input(format!("cairn.toml: [recall] rrf_k = {rrf_k} must not be negative"))),
             other => Err(Error::bad_input(format!("cairn.toml: [recall] fusion = `{other}`: use standard or rrf"))),
         }
     }
@@ -340,7 +345,7 @@ fn weights(config: &Config) -> Vec<f64> {
 /// nothing are left out of it.
 fn hybrid(index: &Index, query: &str, filter: &Filter, depth: usize, config: &Config) -> Result<Vec<Ranked>> {
     let model = crate::embed::Builtin::shared();
-    let (words, vectors, soft) = std::thread::scope(|s| {
+    let (words, vectors, mut soft) = std::thread::scope(|s| {
         let vectors = s.spawn(|| index.search_vectors(query, filter, depth, config.recall.min_similarity));
         let words = index.search(query, filter, depth, None);
         let soft_query = crate::embed::soft::SoftQuery::new(model, query, &mut index.idf());
@@ -371,7 +376,6 @@ fn hybrid(index: &Index, query: &str, filter: &Filter, depth: usize, config: &Co
         add(&vectors, &mut soft);
         Ok::<_, Error>((words, vectors, soft))
     })?;
-    let mut soft = soft;
     soft.sort_by(|a, b| b.raw.total_cmp(&a.raw).then(a.doc.id.cmp(&b.doc.id)));
     Ok(vec![
         Ranked { name: "words", hits: words },
