@@ -792,7 +792,10 @@ fn bench_size(
 /// bytes, all of them, one query).
 fn embedding(dir: &Path, count: usize) -> (usize, usize, Duration, Duration) {
     use cairn::embed::Embedder;
-    eprintln!("recall-bench: {} records: embedding the texts with the built-in model …", thousands(count as u64));
+    eprintln!(
+        "recall-bench: {} records: embedding the texts with the built-in model …",
+        thousands(count as u64)
+    );
     let mut texts = Vec::new();
     let mut files: Vec<PathBuf> = fs::read_dir(dir.join("vault/observations"))
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
@@ -810,7 +813,12 @@ fn embedding(dir: &Path, count: usize) -> (usize, usize, Duration, Duration) {
     if texts.is_empty() {
         die("no observation texts to embed");
     }
-    let refs: Vec<&str> = texts.iter().cycle().take(count).map(String::as_str).collect();
+    let refs: Vec<&str> = texts
+        .iter()
+        .cycle()
+        .take(count)
+        .map(String::as_str)
+        .collect();
     let bytes = refs.iter().map(|t| t.len()).sum::<usize>() / refs.len().max(1);
     let model = cairn::embed::Builtin::load();
     let start = Instant::now();
@@ -828,7 +836,11 @@ fn recall_mode(env: &BenchEnv, dir: &Path, query: &str, mode: &str) -> (Duration
     let mut args = vec!["--json", "recall", "--mode", mode];
     args.extend(query.split_whitespace());
     let mut cmd = env.cairn(dir, &args);
-    timed(&mut cmd, &[0, 1], &format!("cairn --json recall --mode {mode} {query}"))
+    timed(
+        &mut cmd,
+        &[0, 1],
+        &format!("cairn --json recall --mode {mode} {query}"),
+    )
 }
 
 fn recall(env: &BenchEnv, dir: &Path, query: &str) -> (Duration, Output) {
@@ -836,7 +848,11 @@ fn recall(env: &BenchEnv, dir: &Path, query: &str) -> (Duration, Output) {
     args.extend(query.split_whitespace());
     let mut cmd = env.cairn(dir, &args);
     // Exit 1 is "found nothing", not a failure.
-    timed(&mut cmd, &[0, 1], &format!("cairn --json recall --mode words {query}"))
+    timed(
+        &mut cmd,
+        &[0, 1],
+        &format!("cairn --json recall --mode words {query}"),
+    )
 }
 
 /// The in-process durations cairn recorded for its recalls (`.cairn/telemetry.jsonl`).
@@ -2170,7 +2186,10 @@ fn print_report(
             format!("{:.2}x", ratio(r.recall.median, r.scan.median)),
         );
     }
-    let _ = writeln!(o, "\nWords only vs hybrid (the default: BM25, soft word matches and built-in vectors fused), alternating runs, median [p90]:");
+    let _ = writeln!(
+        o,
+        "\nWords only vs hybrid (the default: BM25, soft word matches and built-in vectors fused), alternating runs, median [p90]:"
+    );
     for r in results {
         let (w, h) = &r.modes;
         let _ = writeln!(
@@ -2238,7 +2257,10 @@ fn print_report(
         );
     }
 
-    let _ = writeln!(o, "\nEmbedding with the built-in model (in this process, one thread; the index build spreads it over every core):");
+    let _ = writeln!(
+        o,
+        "\nEmbedding with the built-in model (in this process, one thread; the index build spreads it over every core):"
+    );
     for r in results {
         if let Some((n, bytes, all, one)) = r.embedding {
             let _ = writeln!(
@@ -2254,7 +2276,14 @@ fn print_report(
     }
     let model: u64 = ["table.i8", "scales.f32", "vocab.txt"]
         .iter()
-        .filter_map(|f| fs::metadata(Path::new(env!("CARGO_MANIFEST_DIR")).join("model/potion-base-8M").join(f)).ok())
+        .filter_map(|f| {
+            fs::metadata(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("model/potion-base-8M")
+                    .join(f),
+            )
+            .ok()
+        })
         .map(|m| m.len())
         .sum();
     let binary = fs::metadata(CAIRN).map(|m| m.len()).unwrap_or(0);

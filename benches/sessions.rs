@@ -25,8 +25,14 @@ use std::time::{Duration, Instant};
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 
 fn main() {
-    let mut mb: u64 = std::env::var("CAIRN_BENCH_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
-    let mut runs: usize = std::env::var("CAIRN_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
+    let mut mb: u64 = std::env::var("CAIRN_BENCH_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    let mut runs: usize = std::env::var("CAIRN_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < args.len() {
@@ -45,20 +51,38 @@ fn main() {
     }
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions");
     let originals = transcripts(&fixtures);
-    assert!(!originals.is_empty(), "no transcripts under {}", fixtures.display());
-    let work = tempfile::Builder::new().prefix("cairn-bench-sessions-").tempdir().expect("temp dir");
+    assert!(
+        !originals.is_empty(),
+        "no transcripts under {}",
+        fixtures.display()
+    );
+    let work = tempfile::Builder::new()
+        .prefix("cairn-bench-sessions-")
+        .tempdir()
+        .expect("temp dir");
     let root = work.path().to_path_buf();
-    println!("cairn sessions bench: {} fixture transcripts, target set {mb} MB, {runs} runs; load {}", originals.len(), load());
+    println!(
+        "cairn sessions bench: {} fixture transcripts, target set {mb} MB, {runs} runs; load {}",
+        originals.len(),
+        load()
+    );
 
     // 1. The transcript set.
     let set = root.join("transcripts");
     let (bytes, copies) = fill(&originals, &set, mb * 1_000_000);
-    println!("set: {} files, {:.1} MB ({copies} copies of the fixtures)", count_files(&set), bytes as f64 / 1e6);
+    println!(
+        "set: {} files, {:.1} MB ({copies} copies of the fixtures)",
+        count_files(&set),
+        bytes as f64 / 1e6
+    );
 
     // 2. First ingest.
     let repo = root.join("repo");
     init(&repo);
-    let (first, out) = timed(cairn(&repo, &["--json", "sessions", "ingest", set.to_str().unwrap()]));
+    let (first, out) = timed(cairn(
+        &repo,
+        &["--json", "sessions", "ingest", set.to_str().unwrap()],
+    ));
     let data = data_of(&out, "ingest");
     let cards = data["cards"].as_u64().unwrap_or(0);
     let mbps = bytes as f64 / 1e6 / first.as_secs_f64();
@@ -68,7 +92,10 @@ fn main() {
     // 3. Unchanged set.
     let mut again = Vec::new();
     for _ in 0..runs {
-        let (t, out) = timed(cairn(&repo, &["--json", "sessions", "ingest", set.to_str().unwrap()]));
+        let (t, out) = timed(cairn(
+            &repo,
+            &["--json", "sessions", "ingest", set.to_str().unwrap()],
+        ));
         let d = data_of(&out, "re-ingest");
         assert_eq!(d["cards"], 0, "an unchanged set adds nothing");
         again.push(t);
@@ -84,12 +111,20 @@ fn main() {
     while turns < 1000 {
         let dir = small.join(format!("batch{k}"));
         copy_once(&originals, &dir, 100_000 + k);
-        let (_, out) = timed(cairn(&repo2, &["--json", "sessions", "ingest", dir.to_str().unwrap()]));
-        turns += data_of(&out, "ingest for observe")["cards"].as_u64().unwrap_or(0);
+        let (_, out) = timed(cairn(
+            &repo2,
+            &["--json", "sessions", "ingest", dir.to_str().unwrap()],
+        ));
+        turns += data_of(&out, "ingest for observe")["cards"]
+            .as_u64()
+            .unwrap_or(0);
         k += 1;
     }
     let (index_time, _) = timed(cairn(&repo2, &["index"]));
-    let (observe_time, out) = timed(cairn(&repo2, &["--json", "observe", "--all", "--observer", "builtin"]));
+    let (observe_time, out) = timed(cairn(
+        &repo2,
+        &["--json", "observe", "--all", "--observer", "builtin"],
+    ));
     let od = data_of(&out, "observe");
     let observed = od["counts"]["turns"].as_u64().unwrap_or(0);
     let per_1000 = observe_time.as_secs_f64() * 1000.0 / observed.max(1) as f64;
@@ -140,7 +175,9 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg").map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 fn transcripts(dir: &Path) -> Vec<PathBuf> {
@@ -168,7 +205,9 @@ fn count_files(dir: &Path) -> usize {
 /// pi's header `id`).
 fn session_id(text: &str) -> Option<String> {
     for line in text.lines().take(50) {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
         if let Some(s) = v["sessionId"].as_str() {
             return Some(s.to_string());
         }
@@ -212,13 +251,24 @@ fn fill(originals: &[PathBuf], set: &Path, target: u64) -> (u64, usize) {
 
 fn cairn(repo: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(CAIRN);
-    c.arg("--repo").arg(repo).args(args).env_remove("CAIRN_REPO");
+    c.arg("--repo")
+        .arg(repo)
+        .args(args)
+        .env_remove("CAIRN_REPO");
     c
 }
 
 fn init(repo: &Path) {
-    let out = Command::new(CAIRN).arg("init").arg(repo).output().expect("cairn init");
-    assert!(out.status.success(), "init: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(CAIRN)
+        .arg("init")
+        .arg(repo)
+        .output()
+        .expect("cairn init");
+    assert!(
+        out.status.success(),
+        "init: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn timed(mut cmd: Command) -> (Duration, Output) {
@@ -240,10 +290,14 @@ fn median(ts: &mut [Duration]) -> Duration {
 
 /// ripgrep (or grep) counting the user lines of the same files: the floor of reading them.
 fn reference(set: &Path) -> (Duration, &'static str) {
-    let rg = Command::new("rg").arg("--version").output().is_ok_and(|o| o.status.success());
+    let rg = Command::new("rg")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     let mut cmd = if rg {
         let mut c = Command::new("rg");
-        c.args(["-c", "--no-messages", "\"type\":\"user\""]).arg(set);
+        c.args(["-c", "--no-messages", "\"type\":\"user\""])
+            .arg(set);
         c
     } else {
         let mut c = Command::new("grep");

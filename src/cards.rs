@@ -127,10 +127,20 @@ pub fn cut(text: &str, max: usize) -> String {
 pub fn file_of(agent: Agent, session: &str) -> String {
     let safe: String = session
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let safe = safe.trim_start_matches('.');
-    format!("{DIR}/{}/{}.jsonl", agent.as_str(), if safe.is_empty() { "session" } else { safe })
+    format!(
+        "{DIR}/{}/{}.jsonl",
+        agent.as_str(),
+        if safe.is_empty() { "session" } else { safe }
+    )
 }
 
 /// The records of a transcript, in order: each turn's card, each episode after the turns it
@@ -144,8 +154,15 @@ pub fn records(t: &Transcript, redactor: &Redactor, fallback: &str) -> Vec<Recor
     episodes.sort_by_key(|e| e.line);
     let mut out = Vec::with_capacity(t.turns.len() + episodes.len());
     let mut next_episode = episodes.into_iter().peekable();
-    let earliest = t.turns.iter().filter_map(|x| x.started).chain(t.episodes.iter().filter_map(|e| e.time)).min();
-    let mut last_ts = earliest.map(crate::time::format).unwrap_or_else(|| fallback.to_string());
+    let earliest = t
+        .turns
+        .iter()
+        .filter_map(|x| x.started)
+        .chain(t.episodes.iter().filter_map(|e| e.time))
+        .min();
+    let mut last_ts = earliest
+        .map(crate::time::format)
+        .unwrap_or_else(|| fallback.to_string());
     for turn in &t.turns {
         while let Some(e) = next_episode.peek() {
             if e.line < turn.line {
@@ -178,7 +195,11 @@ fn card(t: &Transcript, turn: &Turn, red: &dyn Fn(&str) -> String, fallback_ts: 
         .map(|c| CommandRun {
             command: red(&cut(&c.command, 300)),
             exit: c.exit,
-            output: if c.exit.is_some_and(|e| e != 0) { red(&cut(&c.output, 300)) } else { String::new() },
+            output: if c.exit.is_some_and(|e| e != 0) {
+                red(&cut(&c.output, 300))
+            } else {
+                String::new()
+            },
         })
         .collect();
     commands.dedup();
@@ -187,26 +208,50 @@ fn card(t: &Transcript, turn: &Turn, red: &dyn Fn(&str) -> String, fallback_ts: 
         agent: agent.to_string(),
         session: t.session.clone(),
         turn: turn.index,
-        ts: turn.started.map(crate::time::format).unwrap_or_else(|| fallback_ts.to_string()),
+        ts: turn
+            .started
+            .map(crate::time::format)
+            .unwrap_or_else(|| fallback_ts.to_string()),
         duration_ms,
         outcome: turn.outcome.as_str().to_string(),
         prompt: red(&cut(&turn.prompt, PROMPT_CHARS)),
-        files: turn.files_written.iter().take(LIST_MAX).map(|f| red(f)).collect(),
+        files: turn
+            .files_written
+            .iter()
+            .take(LIST_MAX)
+            .map(|f| red(f))
+            .collect(),
         commands,
-        errors: turn.errors.iter().take(LIST_MAX).map(|e| red(&cut(e, 300))).collect(),
+        errors: turn
+            .errors
+            .iter()
+            .take(LIST_MAX)
+            .map(|e| red(&cut(e, 300)))
+            .collect(),
         answer: red(&cut(&turn.answer, ANSWER_CHARS)),
     }
 }
 
-fn episode(t: &Transcript, e: &crate::sessions::Episode, red: &dyn Fn(&str) -> String, fallback_ts: &str) -> Episode {
+fn episode(
+    t: &Transcript,
+    e: &crate::sessions::Episode,
+    red: &dyn Fn(&str) -> String,
+    fallback_ts: &str,
+) -> Episode {
     let agent = t.agent.as_str();
     let text = red(&cut(&e.text, EPISODE_CHARS));
     Episode {
-        id: format!("ep-{}", short_hash(&[agent, &t.session, e.kind.as_str(), &e.line.to_string()])),
+        id: format!(
+            "ep-{}",
+            short_hash(&[agent, &t.session, e.kind.as_str(), &e.line.to_string()])
+        ),
         agent: agent.to_string(),
         session: t.session.clone(),
         kind: e.kind.as_str().to_string(),
-        ts: e.time.map(crate::time::format).unwrap_or_else(|| fallback_ts.to_string()),
+        ts: e
+            .time
+            .map(crate::time::format)
+            .unwrap_or_else(|| fallback_ts.to_string()),
         first_turn: e.first_turn,
         last_turn: e.last_turn,
         text,
@@ -221,7 +266,12 @@ pub fn line(r: &Record) -> String {
 impl Card {
     /// The head line: how the card is named in lists (the first line of the prompt, cut).
     pub fn head(&self) -> String {
-        let first = self.prompt.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+        let first = self
+            .prompt
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
         cut(first, 100)
     }
 
@@ -275,7 +325,11 @@ pub enum Change {
 /// Compares the lines a file holds with the lines a transcript renders to.
 pub fn compare(old: &[&str], new: &[String]) -> Change {
     if old.len() <= new.len() && old.iter().zip(new).all(|(a, b)| *a == b) {
-        if old.len() == new.len() { Change::Same } else { Change::Append(old.len()) }
+        if old.len() == new.len() {
+            Change::Same
+        } else {
+            Change::Append(old.len())
+        }
     } else {
         Change::Rewrite
     }
@@ -311,7 +365,10 @@ mod tests {
 
     #[test]
     fn file_names_are_safe() {
-        assert_eq!(file_of(Agent::Claude, "abc-1"), "vault/sessions/claude/abc-1.jsonl");
+        assert_eq!(
+            file_of(Agent::Claude, "abc-1"),
+            "vault/sessions/claude/abc-1.jsonl"
+        );
         assert_eq!(file_of(Agent::Pi, "../x/y"), "vault/sessions/pi/_x_y.jsonl");
     }
 }

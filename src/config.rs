@@ -227,7 +227,10 @@ pub struct Gate {
 
 impl Default for Gate {
     fn default() -> Self {
-        Gate { min_chars: 12, dedup_threshold: 0.85 }
+        Gate {
+            min_chars: 12,
+            dedup_threshold: 0.85,
+        }
     }
 }
 
@@ -264,8 +267,10 @@ impl Config {
             Err(err) => return Err(Error::io(path.display(), &err)),
         };
         Config::parse(&text).map_err(|message| {
-            Error::new(Kind::Config, format!("{}: {message}", path.display()))
-                .with_fix(format!("correct {} (see `cairn init` for every key)", FILE_NAME))
+            Error::new(Kind::Config, format!("{}: {message}", path.display())).with_fix(format!(
+                "correct {} (see `cairn init` for every key)",
+                FILE_NAME
+            ))
         })
     }
 

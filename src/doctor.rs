@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::files;
 use crate::init::{GITATTRIBUTES, GITIGNORE};
 use crate::jsonl;
-use crate::repo::{Repo, DIRS};
+use crate::repo::{DIRS, Repo};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
@@ -44,11 +44,21 @@ pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<String>)> {
             findings.push(finding(rel, None, "layout folder missing".into(), repair));
         }
     }
-    for (rel, lines) in [(".gitignore", &[GITIGNORE][..]), (".gitattributes", GITATTRIBUTES)] {
+    for (rel, lines) in [
+        (".gitignore", &[GITIGNORE][..]),
+        (".gitattributes", GITATTRIBUTES),
+    ] {
         let text = files::read_optional(&repo.path(rel))?.unwrap_or_default();
         for line in lines {
-            if !text.lines().any(|l| l.trim() == *line || (*line == GITIGNORE && l.trim().trim_matches('/') == ".cairn")) {
-                findings.push(finding(rel, None, format!("missing line `{line}` (run `cairn init` to add it)"), false));
+            if !text.lines().any(|l| {
+                l.trim() == *line || (*line == GITIGNORE && l.trim().trim_matches('/') == ".cairn")
+            }) {
+                findings.push(finding(
+                    rel,
+                    None,
+                    format!("missing line `{line}` (run `cairn init` to add it)"),
+                    false,
+                ));
             }
         }
     }
@@ -58,7 +68,11 @@ pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<String>)> {
     }
     jsonl_files.sort();
     for path in jsonl_files {
-        let rel = path.strip_prefix(repo.root()).unwrap_or(&path).to_string_lossy().into_owned();
+        let rel = path
+            .strip_prefix(repo.root())
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .into_owned();
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), &e))?;
         let complete = text.rfind('\n').map_or(0, |i| i + 1);
         for (i, line) in text[..complete].lines().enumerate() {
@@ -71,7 +85,10 @@ pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<String>)> {
         }
         if complete < text.len() {
             let line = text[..complete].matches('\n').count() + 1;
-            let problem = format!("torn last line ({} bytes, a write cut short)", text.len() - complete);
+            let problem = format!(
+                "torn last line ({} bytes, a write cut short)",
+                text.len() - complete
+            );
             let mut f = finding(&rel, Some(line), problem, false);
             if repair {
                 f.saved_to = repair_torn(repo, &path)?;
@@ -87,7 +104,11 @@ pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<String>)> {
 /// Cuts a torn tail under the file's lock (a writer may have finished it meanwhile).
 fn repair_torn(repo: &Repo, path: &Path) -> Result<Option<PathBuf>> {
     let io = |e: std::io::Error| Error::io(path.display(), &e);
-    let file = OpenOptions::new().read(true).write(true).open(path).map_err(io)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(io)?;
     file.lock().map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     let bytes = files::read_from(path, len.saturating_sub(1))?;
@@ -116,5 +137,11 @@ fn collect_jsonl(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 fn finding(path: &str, line: Option<usize>, problem: String, repaired: bool) -> Finding {
-    Finding { path: path.to_string(), line, problem, repaired, saved_to: None }
+    Finding {
+        path: path.to_string(),
+        line,
+        problem,
+        repaired,
+        saved_to: None,
+    }
 }

@@ -50,7 +50,11 @@ pub struct Error {
 
 impl Error {
     pub fn new(kind: Kind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), fix: None }
+        Error {
+            kind,
+            message: message.into(),
+            fix: None,
+        }
     }
 
     pub fn with_fix(mut self, fix: impl Into<String>) -> Self {

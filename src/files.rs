@@ -24,13 +24,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .prefix(".cairn-tmp-")
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir.display(), &e))?;
-    tmp.write_all(bytes).map_err(|e| Error::io(path.display(), &e))?;
-    tmp.as_file().sync_data().map_err(|e| Error::io(path.display(), &e))?;
+    tmp.write_all(bytes)
+        .map_err(|e| Error::io(path.display(), &e))?;
+    tmp.as_file()
+        .sync_data()
+        .map_err(|e| Error::io(path.display(), &e))?;
     if let Ok(meta) = std::fs::metadata(path) {
         // Keep the mode a person gave the file (an executable hook stays executable).
         let _ = tmp.as_file().set_permissions(meta.permissions());
     }
-    tmp.persist(path).map_err(|e| Error::io(path.display(), &e.error))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io(path.display(), &e.error))?;
     Ok(())
 }
 
@@ -57,7 +61,12 @@ pub fn append_lines(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<Ap
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
     }
-    let file = OpenOptions::new().create(true).append(true).read(true).open(path).map_err(io)?;
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .open(path)
+        .map_err(io)?;
     file.lock().map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     let mut appended = Appended::default();
@@ -72,7 +81,10 @@ pub fn append_lines(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<Ap
     if written != line.len() {
         // A short write on a regular file means the disk is full: take the partial line back.
         let _ = file.set_len(file.metadata().map_err(io)?.len() - written as u64);
-        return Err(Error::io(path.display(), &std::io::Error::other("short write (disk full?)")));
+        return Err(Error::io(
+            path.display(),
+            &std::io::Error::other("short write (disk full?)"),
+        ));
     }
     file.unlock().map_err(io)?;
     Ok(appended)
@@ -85,7 +97,10 @@ pub fn cut_torn_tail(path: &Path, file: &File, len: u64, recovered_dir: &Path) -
     let start = last_line_start(file, len).map_err(io)?;
     let mut tail = vec![0u8; (len - start) as usize];
     file.read_exact_at(&mut tail, start).map_err(io)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let saved = recovered_dir.join(format!("{name}.{start}.torn"));
     write_atomic(&saved, &tail)?;
     file.set_len(start).map_err(io)?;
@@ -137,7 +152,10 @@ mod tests {
         let path = dir.path().join("log.jsonl");
         std::fs::write(&path, b"{\"a\":1}\n{\"b\":").unwrap();
         let out = append_line(&path, b"{\"c\":3}\n", &dir.path().join("rec")).unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"a\":1}\n{\"c\":3}\n");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"a\":1}\n{\"c\":3}\n"
+        );
         assert_eq!(std::fs::read(out.recovered.unwrap()).unwrap(), b"{\"b\":");
     }
 

@@ -35,7 +35,12 @@ pub fn current_branch(root: &Path) -> Option<String> {
 
 /// Makes a new git repository at `dir` (its first branch is `main`).
 pub fn init(dir: &Path) -> Result<()> {
-    gix::init(dir).map_err(|e| git_err(&format!("cannot make a git repository in {}", dir.display()), e))?;
+    gix::init(dir).map_err(|e| {
+        git_err(
+            &format!("cannot make a git repository in {}", dir.display()),
+            e,
+        )
+    })?;
     Ok(())
 }
 
@@ -69,11 +74,16 @@ pub fn commit(
     let head = repo.head_commit().ok();
     let parent = head.as_ref().map(|c| c.id);
     let base_tree = match &head {
-        Some(commit) => commit.tree_id().map_err(|e| git_err("cannot read HEAD's tree", e))?.detach(),
+        Some(commit) => commit
+            .tree_id()
+            .map_err(|e| git_err("cannot read HEAD's tree", e))?
+            .detach(),
         None => gix::ObjectId::empty_tree(repo.object_hash()),
     };
 
-    let mut editor = repo.edit_tree(base_tree).map_err(|e| git_err("cannot edit HEAD's tree", e))?;
+    let mut editor = repo
+        .edit_tree(base_tree)
+        .map_err(|e| git_err("cannot edit HEAD's tree", e))?;
     let mut staged: Vec<(String, Option<(gix::ObjectId, EntryKind)>)> = Vec::new();
     for rel in paths {
         let git_path = join_prefix(&prefix, rel);
@@ -81,20 +91,39 @@ pub fn commit(
         match std::fs::symlink_metadata(&abs) {
             Ok(meta) if meta.is_file() => {
                 let bytes = std::fs::read(&abs).map_err(|e| Error::io(abs.display(), &e))?;
-                let id = repo.write_blob(&bytes).map_err(|e| git_err("cannot write a blob", e))?.detach();
-                let kind = if is_executable(&meta) { EntryKind::BlobExecutable } else { EntryKind::Blob };
-                editor.upsert(git_path.as_str(), kind, id).map_err(|e| git_err("cannot edit the tree", e))?;
+                let id = repo
+                    .write_blob(&bytes)
+                    .map_err(|e| git_err("cannot write a blob", e))?
+                    .detach();
+                let kind = if is_executable(&meta) {
+                    EntryKind::BlobExecutable
+                } else {
+                    EntryKind::Blob
+                };
+                editor
+                    .upsert(git_path.as_str(), kind, id)
+                    .map_err(|e| git_err("cannot edit the tree", e))?;
                 staged.push((git_path, Some((id, kind))));
             }
-            Ok(_) => return Err(Error::new(Kind::Git, format!("{} is not a regular file", abs.display()))),
+            Ok(_) => {
+                return Err(Error::new(
+                    Kind::Git,
+                    format!("{} is not a regular file", abs.display()),
+                ));
+            }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                editor.remove(git_path.as_str()).map_err(|e| git_err("cannot edit the tree", e))?;
+                editor
+                    .remove(git_path.as_str())
+                    .map_err(|e| git_err("cannot edit the tree", e))?;
                 staged.push((git_path, None));
             }
             Err(err) => return Err(Error::io(abs.display(), &err)),
         }
     }
-    let tree = editor.write().map_err(|e| git_err("cannot write the tree", e))?.detach();
+    let tree = editor
+        .write()
+        .map_err(|e| git_err("cannot write the tree", e))?
+        .detach();
     if tree == base_tree && parent.is_some() {
         update_index(&repo, &work_dir, &staged)?;
         return Ok(None);
@@ -125,7 +154,10 @@ fn signature_of(repo: &gix::Repository, identity: &Identity<'_>) -> (String, Str
         .map(|sig| (sig.name.to_string(), sig.email.to_string()));
     match configured {
         Some((name, email)) if !name.is_empty() && !email.is_empty() => (name, email),
-        _ => (identity.fallback_name.to_string(), identity.fallback_email.to_string()),
+        _ => (
+            identity.fallback_name.to_string(),
+            identity.fallback_email.to_string(),
+        ),
     }
 }
 
@@ -155,8 +187,13 @@ fn update_index(
                 let meta = gix::index::fs::Metadata::from_path_no_follow(&abs)
                     .map_err(|e| Error::io(abs.display(), &e))?;
                 let stat = Stat::from_fs(&meta).map_err(|e| git_err("bad file time", e))?;
-                let mode = if *kind == EntryKind::BlobExecutable { Mode::FILE_EXECUTABLE } else { Mode::FILE };
-                if let Some(existing) = index.entry_mut_by_path_and_stage(key, Stage::Unconflicted) {
+                let mode = if *kind == EntryKind::BlobExecutable {
+                    Mode::FILE_EXECUTABLE
+                } else {
+                    Mode::FILE
+                };
+                if let Some(existing) = index.entry_mut_by_path_and_stage(key, Stage::Unconflicted)
+                {
                     existing.id = *id;
                     existing.stat = stat;
                     existing.mode = mode;
@@ -186,16 +223,31 @@ fn update_index(
 
 /// The knowledge repository's path inside the git work tree, `/`-separated ("" at the root).
 fn repo_prefix(work_dir: &Path, root: &Path) -> Result<String> {
-    let work_dir = work_dir.canonicalize().map_err(|e| Error::io(work_dir.display(), &e))?;
-    let root = root.canonicalize().map_err(|e| Error::io(root.display(), &e))?;
+    let work_dir = work_dir
+        .canonicalize()
+        .map_err(|e| Error::io(work_dir.display(), &e))?;
+    let root = root
+        .canonicalize()
+        .map_err(|e| Error::io(root.display(), &e))?;
     let rel = root.strip_prefix(&work_dir).map_err(|_| {
-        Error::new(Kind::Git, format!("{} is outside its git work tree", root.display()))
+        Error::new(
+            Kind::Git,
+            format!("{} is outside its git work tree", root.display()),
+        )
     })?;
-    Ok(rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"))
+    Ok(rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/"))
 }
 
 fn join_prefix(prefix: &str, rel: &str) -> String {
-    if prefix.is_empty() { rel.to_string() } else { format!("{prefix}/{rel}") }
+    if prefix.is_empty() {
+        rel.to_string()
+    } else {
+        format!("{prefix}/{rel}")
+    }
 }
 
 fn is_executable(meta: &std::fs::Metadata) -> bool {
@@ -224,7 +276,11 @@ pub struct FirstSeen {
 /// Scans history from HEAD for the file names ever held by `folder` (relative to the knowledge
 /// repository `root`). With `known`, the scan stops at commits `known.head` already covered and
 /// merges into it, so a repeated scan costs only the commits made since.
-pub fn folder_history(root: &Path, folder: &str, known: Option<FolderHistory>) -> Result<FolderHistory> {
+pub fn folder_history(
+    root: &Path,
+    folder: &str,
+    known: Option<FolderHistory>,
+) -> Result<FolderHistory> {
     let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
     let work_dir = repo
         .workdir()
@@ -257,8 +313,12 @@ pub fn folder_history(root: &Path, folder: &str, known: Option<FolderHistory>) -
     let mut seen_trees = HashSet::new();
     for info in walk {
         let info = info.map_err(|e| git_err("cannot walk history", e))?;
-        let commit = info.object().map_err(|e| git_err("cannot read a commit", e))?;
-        let tree = commit.tree().map_err(|e| git_err("cannot read a tree", e))?;
+        let commit = info
+            .object()
+            .map_err(|e| git_err("cannot read a commit", e))?;
+        let tree = commit
+            .tree()
+            .map_err(|e| git_err("cannot read a tree", e))?;
         let Some(entry) = tree
             .lookup_entry_by_path(&folder_path)
             .map_err(|e| git_err("cannot read a tree", e))?
@@ -268,8 +328,12 @@ pub fn folder_history(root: &Path, folder: &str, known: Option<FolderHistory>) -
         if !seen_trees.insert(entry.object_id()) {
             continue;
         }
-        let sub = entry.object().map_err(|e| git_err("cannot read a tree", e))?;
-        let Ok(sub) = sub.try_into_tree() else { continue };
+        let sub = entry
+            .object()
+            .map_err(|e| git_err("cannot read a tree", e))?;
+        let Ok(sub) = sub.try_into_tree() else {
+            continue;
+        };
         let decoded = sub.decode().map_err(|e| git_err("cannot read a tree", e))?;
         let seen = FirstSeen {
             commit: info.id.to_string(),
@@ -277,7 +341,10 @@ pub fn folder_history(root: &Path, folder: &str, known: Option<FolderHistory>) -
         };
         for e in &decoded.entries {
             let name = e.filename.to_string();
-            let older = out.names.get(&name).is_none_or(|known| seen.time <= known.time);
+            let older = out
+                .names
+                .get(&name)
+                .is_none_or(|known| seen.time <= known.time);
             if older {
                 out.names.insert(name, seen.clone());
             }
@@ -306,12 +373,20 @@ pub fn staged_blobs(root: &Path) -> Result<Vec<StagedBlob>> {
         Err(_) if !repo.index_path().exists() => return Ok(Vec::new()),
         Err(e) => return Err(git_err("cannot read the git index", e)),
     };
-    let head_tree = repo.head_commit().ok().map(|c| c.tree_id().map(|id| id.detach()));
+    let head_tree = repo
+        .head_commit()
+        .ok()
+        .map(|c| c.tree_id().map(|id| id.detach()));
     let committed: std::collections::HashMap<gix::bstr::BString, gix::ObjectId> = match head_tree {
         Some(tree) => {
             let tree = tree.map_err(|e| git_err("cannot read HEAD's tree", e))?;
-            let head = repo.index_from_tree(&tree).map_err(|e| git_err("cannot read HEAD's tree", e))?;
-            head.entries().iter().map(|e| (e.path(&head).to_owned(), e.id)).collect()
+            let head = repo
+                .index_from_tree(&tree)
+                .map_err(|e| git_err("cannot read HEAD's tree", e))?;
+            head.entries()
+                .iter()
+                .map(|e| (e.path(&head).to_owned(), e.id))
+                .collect()
         }
         None => Default::default(),
     };
@@ -324,8 +399,13 @@ pub fn staged_blobs(root: &Path) -> Result<Vec<StagedBlob>> {
         if committed.get(path) == Some(&entry.id) {
             continue;
         }
-        let blob = repo.find_blob(entry.id).map_err(|e| git_err(&format!("cannot read the staged {path}"), e))?;
-        out.push(StagedBlob { path: path.to_string(), bytes: blob.data.clone() });
+        let blob = repo
+            .find_blob(entry.id)
+            .map_err(|e| git_err(&format!("cannot read the staged {path}"), e))?;
+        out.push(StagedBlob {
+            path: path.to_string(),
+            bytes: blob.data.clone(),
+        });
     }
     Ok(out)
 }
@@ -353,17 +433,30 @@ pub fn set_hooks_path(root: &Path) -> Result<HooksPath> {
         .to_path_buf();
     let value = join_prefix(&repo_prefix(&work_dir, root)?, "hooks");
     let path = repo.common_dir().join("config");
-    let mut config = gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
-        .map_err(|e| git_err(&format!("cannot read {}", path.display()), e))?;
-    let current = config.string_by("core", None, "hooksPath").map(|v| v.to_string());
+    let mut config =
+        gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
+            .map_err(|e| git_err(&format!("cannot read {}", path.display()), e))?;
+    let current = config
+        .string_by("core", None, "hooksPath")
+        .map(|v| v.to_string());
     if current.as_deref() == Some(value.as_str()) {
-        return Ok(HooksPath { value, previous: None, changed: false });
+        return Ok(HooksPath {
+            value,
+            previous: None,
+            changed: false,
+        });
     }
     config
         .set_raw_value_by("core", None, "hooksPath", value.as_str())
         .map_err(|e| git_err("cannot set core.hooksPath", e))?;
     let mut bytes = Vec::new();
-    config.write_to(&mut bytes).map_err(|e| Error::io(path.display(), &e))?;
+    config
+        .write_to(&mut bytes)
+        .map_err(|e| Error::io(path.display(), &e))?;
     crate::files::write_atomic(&path, &bytes)?;
-    Ok(HooksPath { value, previous: current, changed: true })
+    Ok(HooksPath {
+        value,
+        previous: current,
+        changed: true,
+    })
 }

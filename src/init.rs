@@ -38,7 +38,9 @@ pub struct Initialized {
 /// Makes or adopts the knowledge repository at `dir`.
 pub fn init(dir: &Path) -> Result<Initialized> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
-    let root = dir.canonicalize().map_err(|e| Error::io(dir.display(), &e))?;
+    let root = dir
+        .canonicalize()
+        .map_err(|e| Error::io(dir.display(), &e))?;
     let created_git = match git::work_tree_of(&root) {
         Some(_) => false,
         None => {
@@ -54,7 +56,10 @@ pub fn init(dir: &Path) -> Result<Initialized> {
     for rel in DIRS {
         let path = root.join(rel);
         std::fs::create_dir_all(&path).map_err(|e| Error::io(path.display(), &e))?;
-        let empty = std::fs::read_dir(&path).map_err(|e| Error::io(path.display(), &e))?.next().is_none();
+        let empty = std::fs::read_dir(&path)
+            .map_err(|e| Error::io(path.display(), &e))?
+            .next()
+            .is_none();
         if empty {
             let keep = format!("{rel}/.gitkeep");
             files::write_atomic(&root.join(&keep), b"")?;
@@ -67,7 +72,11 @@ pub fn init(dir: &Path) -> Result<Initialized> {
     ensure_lines(&root, ".gitattributes", GITATTRIBUTES, &mut written)?;
     let derived = root.join(DERIVED_DIR);
     std::fs::create_dir_all(&derived).map_err(|e| Error::io(derived.display(), &e))?;
-    Ok(Initialized { root, created_git, written })
+    Ok(Initialized {
+        root,
+        created_git,
+        written,
+    })
 }
 
 fn create_if_missing(root: &Path, rel: &str, text: &str, written: &mut Vec<String>) -> Result<()> {

@@ -56,14 +56,26 @@ pub fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Result<Parsed<T>, 
     }
     if complete < text.len() {
         let line = text[..complete].matches('\n').count() + 1;
-        torn = Some(TornTail { path: path.to_path_buf(), line, bytes: text.len() - complete });
+        torn = Some(TornTail {
+            path: path.to_path_buf(),
+            line,
+            bytes: text.len() - complete,
+        });
     }
     Ok(Parsed { records, torn })
 }
 
 /// Parses one line, which must be a JSON object.
-pub fn parse_line<T: DeserializeOwned>(path: &Path, line_no: usize, line: &str) -> Result<T, Malformed> {
-    let malformed = |message: String| Malformed { path: path.to_path_buf(), line: line_no, message };
+pub fn parse_line<T: DeserializeOwned>(
+    path: &Path,
+    line_no: usize,
+    line: &str,
+) -> Result<T, Malformed> {
+    let malformed = |message: String| Malformed {
+        path: path.to_path_buf(),
+        line: line_no,
+        message,
+    };
     if !line.trim_start().starts_with('{') {
         return Err(malformed("not a JSON object".to_string()));
     }
@@ -85,7 +97,8 @@ mod tests {
 
     #[test]
     fn middle_line_not_an_object_is_an_error_with_its_line() {
-        let err = parse::<Value>(Path::new("x.jsonl"), "{\"a\":1}\n[1,2]\n{\"b\":2}\n").unwrap_err();
+        let err =
+            parse::<Value>(Path::new("x.jsonl"), "{\"a\":1}\n[1,2]\n{\"b\":2}\n").unwrap_err();
         assert_eq!(err.line, 2);
         assert_eq!(err.to_string(), "x.jsonl:2: not a JSON object");
     }

@@ -59,7 +59,10 @@ pub struct Next {
 
 impl Next {
     pub fn new(command: impl Into<String>, why: impl Into<String>) -> Self {
-        Next { command: command.into(), why: why.into() }
+        Next {
+            command: command.into(),
+            why: why.into(),
+        }
     }
 }
 
@@ -132,8 +135,12 @@ pub fn emit(report: &Report, json: bool) -> i32 {
         eprintln!("warning: {warning}");
     }
     let text = if json {
-        let envelope =
-            Envelope { v: 1, kind: report.kind, data: &report.data, next: &report.next };
+        let envelope = Envelope {
+            v: 1,
+            kind: report.kind,
+            data: &report.data,
+            next: &report.next,
+        };
         let mut line = serde_json::to_string(&envelope).expect("envelope serializes");
         line.push('\n');
         line

@@ -263,15 +263,52 @@ const NAME_NEEDLES: &str =
 /// Literals one of which every rule's match holds, except the rules checked by shape in
 /// [`may_hold_secret`] (URL passwords, Twilio keys, Discord tokens, `name = value`).
 const CHEAP_LITERALS: &[&str] = &[
-    "-----BEGIN", "sk-", "sk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "AKIA", "ASIA",
-    "ABIA", "ACCA", "xox", "hooks.slack.com", "AIza", "GOCSPX-", "whsec_", "SG.", "npm_", "pypi-", "hf_", "key-",
-    "_v1_", "shp", "eyJ",
+    "-----BEGIN",
+    "sk-",
+    "sk_",
+    "rk_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "AKIA",
+    "ASIA",
+    "ABIA",
+    "ACCA",
+    "xox",
+    "hooks.slack.com",
+    "AIza",
+    "GOCSPX-",
+    "whsec_",
+    "SG.",
+    "npm_",
+    "pypi-",
+    "hf_",
+    "key-",
+    "_v1_",
+    "shp",
+    "eyJ",
 ];
 
 /// The names of the `name = value` rules, lower case, every spelling the rules allow.
 const ASSIGNED_NAMES: &[&str] = &[
-    "password", "passwd", "passphrase", "secret", "secret_key", "secret-key", "secretkey", "token", "api_key", "api-key",
-    "apikey", "access_key", "access-key", "accesskey",
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "secret_key",
+    "secret-key",
+    "secretkey",
+    "token",
+    "api_key",
+    "api-key",
+    "apikey",
+    "access_key",
+    "access-key",
+    "accesskey",
 ];
 
 /// Whether `text` holds anything a built-in rule could match, by plain byte scans: no regex
@@ -290,7 +327,10 @@ pub fn may_hold_secret(text: &str) -> bool {
     }
     let bytes = text.as_bytes();
     for (i, _) in text.match_indices("SK") {
-        if bytes.get(i + 2..i + 34).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+        if bytes
+            .get(i + 2..i + 34)
+            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+        {
             return true;
         }
     }
@@ -310,7 +350,9 @@ pub fn may_hold_secret(text: &str) -> bool {
         return true;
     }
     let after = |name: &str, ok: &dyn Fn(&[u8]) -> bool| {
-        lower.match_indices(name).any(|(i, _)| ok(&lower.as_bytes()[i + name.len()..]))
+        lower
+            .match_indices(name)
+            .any(|(i, _)| ok(&lower.as_bytes()[i + name.len()..]))
     };
     if after("bearer", &|rest| matches!(rest.first(), Some(b' ' | b'\t'))) {
         return true;
@@ -461,7 +503,11 @@ impl Redactor {
     /// The redactor for `cairn.toml` `[redact] patterns`: the process's shared built-in one
     /// when there are none (compiled once), else a new one.
     pub fn configured(extra: &[String]) -> Result<Cow<'static, Redactor>, Error> {
-        if extra.is_empty() { Ok(Cow::Borrowed(Redactor::builtin())) } else { Redactor::new(extra).map(Cow::Owned) }
+        if extra.is_empty() {
+            Ok(Cow::Borrowed(Redactor::builtin()))
+        } else {
+            Redactor::new(extra).map(Cow::Owned)
+        }
     }
 
     /// `text` with every secret replaced by `[REDACTED:<kind>]`; borrowed when there was none.
@@ -646,13 +692,22 @@ mod tests {
         for (kind, line) in corpus() {
             assert!(may_hold_secret(&line), "{kind}: {line}");
         }
-        assert!(!may_hold_secret("reloaded the config on web-1 after the outage"));
+        assert!(!may_hold_secret(
+            "reloaded the config on web-1 after the outage"
+        ));
         // Common words near a rule's name are not enough.
-        assert!(!may_hold_secret("the token expired; see https://example.com/docs about secrets"));
-        assert!(!may_hold_secret("high throughput, MT and ND are states, SK is a prefix"));
+        assert!(!may_hold_secret(
+            "the token expired; see https://example.com/docs about secrets"
+        ));
+        assert!(!may_hold_secret(
+            "high throughput, MT and ND are states, SK is a prefix"
+        ));
         assert!(may_hold_secret("TOKEN = \"abc\""));
         assert!(may_hold_secret("\\\"password\\\": \\\"x\\\""));
-        assert_eq!(redact_one(&[], "plain words").unwrap(), Cow::Borrowed("plain words"));
+        assert_eq!(
+            redact_one(&[], "plain words").unwrap(),
+            Cow::Borrowed("plain words")
+        );
     }
 
     #[test]
@@ -854,7 +909,11 @@ The secret: nobody reads the manual. A token: of esteem. KEY points were made by
         let t = std::time::Instant::now();
         let n = r.findings(&text).len();
         let secs = t.elapsed().as_secs_f64();
-        assert_eq!(n, 4 * (text.len() / chunk.len()), "the four secrets of every chunk, nothing else");
+        assert_eq!(
+            n,
+            4 * (text.len() / chunk.len()),
+            "the four secrets of every chunk, nothing else"
+        );
         eprintln!(
             "{} MB in {secs:.3}s: {:.0} MB/s, {n} findings",
             text.len() >> 20,
@@ -866,8 +925,17 @@ The secret: nobody reads the manual. A token: of esteem. KEY points were made by
     fn parsed_group_counts_match_compiled_ones() {
         for r in RULES {
             let source = ascii_boundaries(r.pattern);
-            let parsed = regex_syntax::Parser::new().parse(&source).unwrap().properties().explicit_captures_len();
-            assert_eq!(parsed, Regex::new(&source).unwrap().captures_len() - 1, "{}", r.kind);
+            let parsed = regex_syntax::Parser::new()
+                .parse(&source)
+                .unwrap()
+                .properties()
+                .explicit_captures_len();
+            assert_eq!(
+                parsed,
+                Regex::new(&source).unwrap().captures_len() - 1,
+                "{}",
+                r.kind
+            );
         }
     }
 }

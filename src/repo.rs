@@ -42,7 +42,11 @@ impl Repo {
             if !dir.join(config::FILE_NAME).is_file() {
                 return Err(Error::new(
                     Kind::NotARepository,
-                    format!("{} is not a cairn repository (no {})", dir.display(), config::FILE_NAME),
+                    format!(
+                        "{} is not a cairn repository (no {})",
+                        dir.display(),
+                        config::FILE_NAME
+                    ),
                 )
                 .with_fix(format!("run `cairn init {}` to make one", dir.display())));
             }
@@ -143,5 +147,9 @@ fn lock_path(root: &Path) -> PathBuf {
 }
 
 fn absolute(path: &Path, base: &Path) -> PathBuf {
-    if path.is_absolute() { path.to_path_buf() } else { base.join(path) }
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
 }

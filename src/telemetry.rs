@@ -56,5 +56,7 @@ pub fn read(repo: &Repo) -> Vec<Event> {
     let Ok(Some(text)) = crate::files::read_optional(&repo.path(FILE)) else {
         return Vec::new();
     };
-    text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }

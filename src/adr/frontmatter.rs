@@ -19,7 +19,9 @@ pub struct Split<'a> {
 
 /// Splits `text` at a leading `---` frontmatter block, or `None` if it has none.
 pub fn split(text: &str) -> Option<Split<'_>> {
-    let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n"))?;
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))?;
     let mut offset = 0;
     for line in rest.split_inclusive('\n') {
         if line.trim_end() == "---" {
@@ -48,10 +50,16 @@ pub fn parse(split: &Split<'_>) -> Result<yaml_serde::Mapping, YamlError> {
     }
     match yaml_serde::from_str::<Value>(split.yaml) {
         Ok(Value::Mapping(map)) => Ok(map),
-        Ok(_) => Err(YamlError { line: split.first_line, message: "frontmatter is not a mapping".into() }),
+        Ok(_) => Err(YamlError {
+            line: split.first_line,
+            message: "frontmatter is not a mapping".into(),
+        }),
         Err(err) => Err(YamlError {
             line: split.first_line + err.location().map_or(0, |l| l.line().saturating_sub(1)),
-            message: format!("malformed frontmatter: {}", without_location(&err.to_string())),
+            message: format!(
+                "malformed frontmatter: {}",
+                without_location(&err.to_string())
+            ),
         }),
     }
 }
@@ -90,7 +98,10 @@ pub fn set(yaml: &str, key: &str, value: &str) -> String {
     while let Some(line) = lines.next() {
         if !replaced && key_of(line) == Some(key) {
             out.push_str(&format!("{key}: {value}\n"));
-            while lines.peek().is_some_and(|l| l.starts_with([' ', '\t', '-'])) {
+            while lines
+                .peek()
+                .is_some_and(|l| l.starts_with([' ', '\t', '-']))
+            {
                 lines.next();
             }
             replaced = true;
@@ -111,7 +122,8 @@ pub fn set(yaml: &str, key: &str, value: &str) -> String {
 /// (a JSON string is a valid YAML double-quoted scalar).
 pub fn scalar(s: &str) -> String {
     let plain_safe = !s.is_empty()
-        && s.chars().all(|c| c.is_alphanumeric() || " _.-/()'+".contains(c))
+        && s.chars()
+            .all(|c| c.is_alphanumeric() || " _.-/()'+".contains(c))
         && !s.starts_with([' ', '-', '\''])
         && !s.ends_with(' ')
         && !matches!(
@@ -119,17 +131,35 @@ pub fn scalar(s: &str) -> String {
             "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n" | "~"
         )
         && s.parse::<f64>().is_err();
-    if plain_safe { s.to_string() } else { serde_json::to_string(s).expect("string serializes") }
+    if plain_safe {
+        s.to_string()
+    } else {
+        serde_json::to_string(s).expect("string serializes")
+    }
 }
 
 /// A flow sequence of strings, `[a, "b: c"]`.
 pub fn string_list(items: &[String]) -> String {
-    format!("[{}]", items.iter().map(|s| scalar(s)).collect::<Vec<_>>().join(", "))
+    format!(
+        "[{}]",
+        items
+            .iter()
+            .map(|s| scalar(s))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// A flow sequence of numbers, `[3, 4]`.
 pub fn number_list(items: &[u32]) -> String {
-    format!("[{}]", items.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))
+    format!(
+        "[{}]",
+        items
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 #[cfg(test)]
@@ -161,13 +191,26 @@ mod tests {
             set(yaml, "tags", "[c]"),
             "# a comment\nstatus: proposed # why\ntags: [c]\ndate: 2026-01-01\n"
         );
-        assert_eq!(set(yaml, "status", "accepted"), yaml.replace("proposed # why", "accepted"));
+        assert_eq!(
+            set(yaml, "status", "accepted"),
+            yaml.replace("proposed # why", "accepted")
+        );
         assert!(set("a: 1\n", "b", "2").ends_with("a: 1\nb: 2\n"));
     }
 
     #[test]
     fn scalars_round_trip() {
-        for s in ["Use tantivy", "yes", "3", "a: b", "#tag", "-x", "naïve café", "it's", ""] {
+        for s in [
+            "Use tantivy",
+            "yes",
+            "3",
+            "a: b",
+            "#tag",
+            "-x",
+            "naïve café",
+            "it's",
+            "",
+        ] {
             let yaml = format!("k: {}\n", scalar(s));
             let v: Value = yaml_serde::from_str(&yaml).unwrap();
             assert_eq!(v["k"].as_str(), Some(s), "{yaml}");

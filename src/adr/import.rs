@@ -24,7 +24,7 @@ use std::path::Path;
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::{frontmatter, AdrNumber, Error, Status, Written, DIR};
+use super::{AdrNumber, DIR, Error, Status, Written, frontmatter};
 use crate::error::Error as CairnError;
 use crate::files;
 use crate::repo::Repo;
@@ -89,7 +89,10 @@ pub fn import(repo: &Repo, dir: &Path, today: NaiveDate) -> Result<(Report, Writ
     names.sort();
 
     let existing = super::load_all(repo)?;
-    let already: BTreeSet<String> = existing.iter().filter_map(|a| a.imported_from.clone()).collect();
+    let already: BTreeSet<String> = existing
+        .iter()
+        .filter_map(|a| a.imported_from.clone())
+        .collect();
     let mut taken: BTreeSet<AdrNumber> = existing.iter().map(|a| a.number).collect();
     for name in super::history(repo)?.names.keys() {
         if let Some(n) = super::number_of_file_name(name) {
@@ -101,10 +104,14 @@ pub fn import(repo: &Repo, dir: &Path, today: NaiveDate) -> Result<(Report, Writ
     let mut sources = Vec::new();
     for name in names {
         let path = dir.join(&name);
-        let text = std::fs::read_to_string(&path).map_err(|e| CairnError::io(path.display(), &e))?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| CairnError::io(path.display(), &e))?;
         let source = read_source(&name, &text);
         if already.contains(&name) {
-            report.skipped.push(Skipped { from: name, reason: "already imported".into() });
+            report.skipped.push(Skipped {
+                from: name,
+                reason: "already imported".into(),
+            });
         } else if source.number.is_none() {
             report.skipped.push(Skipped {
                 from: name,
@@ -119,7 +126,11 @@ pub fn import(repo: &Repo, dir: &Path, today: NaiveDate) -> Result<(Report, Writ
     let mut assigned: Vec<Option<AdrNumber>> = Vec::with_capacity(sources.len());
     for s in &sources {
         let n = s.number.expect("sources without numbers were skipped");
-        if taken.insert(n) { assigned.push(Some(n)) } else { assigned.push(None) }
+        if taken.insert(n) {
+            assigned.push(Some(n))
+        } else {
+            assigned.push(None)
+        }
     }
     let mut next = taken.iter().max().copied().unwrap_or(0) + 1;
     let assigned: Vec<AdrNumber> = assigned
@@ -132,11 +143,17 @@ pub fn import(repo: &Repo, dir: &Path, today: NaiveDate) -> Result<(Report, Writ
         })
         .collect();
 
-    let by_file: BTreeMap<&str, AdrNumber> =
-        sources.iter().zip(&assigned).map(|(s, &n)| (s.file_name.as_str(), n)).collect();
+    let by_file: BTreeMap<&str, AdrNumber> = sources
+        .iter()
+        .zip(&assigned)
+        .map(|(s, &n)| (s.file_name.as_str(), n))
+        .collect();
     let mut by_original: BTreeMap<AdrNumber, Vec<AdrNumber>> = BTreeMap::new();
     for (s, &n) in sources.iter().zip(&assigned) {
-        by_original.entry(s.number.expect("numbered")).or_default().push(n);
+        by_original
+            .entry(s.number.expect("numbered"))
+            .or_default()
+            .push(n);
     }
     let resolve = |link: &Link, notes: &mut Vec<String>| -> Option<AdrNumber> {
         if let Some(n) = link.file.as_deref().and_then(|f| by_file.get(f)) {
@@ -146,7 +163,9 @@ pub fn import(repo: &Repo, dir: &Path, today: NaiveDate) -> Result<(Report, Writ
         match by_original.get(&original).map(Vec::as_slice) {
             Some([only]) => Some(*only),
             Some(_) => {
-                notes.push(format!("link to {original} is ambiguous (several records had it); kept as {original}"));
+                notes.push(format!(
+                    "link to {original} is ambiguous (several records had it); kept as {original}"
+                ));
                 Some(original)
             }
             None => Some(original),
@@ -166,7 +185,10 @@ pub fn import(repo: &Repo, dir: &Path, today: NaiveDate) -> Result<(Report, Writ
     for (source, &number) in sources.iter().zip(&assigned) {
         let mut notes = Vec::new();
         let original = source.number.expect("numbered");
-        let mut extra: Vec<(String, String)> = vec![("imported-from".into(), frontmatter::scalar(&source.file_name))];
+        let mut extra: Vec<(String, String)> = vec![(
+            "imported-from".into(),
+            frontmatter::scalar(&source.file_name),
+        )];
         if original != number {
             notes.push(format!("number {original} was taken; imported as {number}"));
             extra.push(("original-number".into(), original.to_string()));
@@ -191,21 +213,39 @@ pub fn import(repo: &Repo, dir: &Path, today: NaiveDate) -> Result<(Report, Writ
                 today
             }
         };
-        let mut supersedes: Vec<AdrNumber> =
-            source.supersedes.iter().filter_map(|l| resolve(l, &mut notes)).collect();
-        let mut superseded_by: Vec<AdrNumber> =
-            source.superseded_by.iter().filter_map(|l| resolve(l, &mut notes)).collect();
+        let mut supersedes: Vec<AdrNumber> = source
+            .supersedes
+            .iter()
+            .filter_map(|l| resolve(l, &mut notes))
+            .collect();
+        let mut superseded_by: Vec<AdrNumber> = source
+            .superseded_by
+            .iter()
+            .filter_map(|l| resolve(l, &mut notes))
+            .collect();
         supersedes.dedup();
         superseded_by.dedup();
         for (k, v) in &source.extras {
             extra.push((k.clone(), frontmatter::scalar(v)));
         }
-        plans.push(Plan { number, status, date, supersedes, superseded_by, extra, notes });
+        plans.push(Plan {
+            number,
+            status,
+            date,
+            supersedes,
+            superseded_by,
+            extra,
+            notes,
+        });
     }
 
     // A relation written on one side only (MADR sets often mark just the old record) is
     // recorded on both, as `adr supersede` would.
-    let index: BTreeMap<AdrNumber, usize> = plans.iter().enumerate().map(|(i, p)| (p.number, i)).collect();
+    let index: BTreeMap<AdrNumber, usize> = plans
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.number, i))
+        .collect();
     let mut pairs: Vec<(AdrNumber, AdrNumber)> = Vec::new(); // (old, new)
     for p in &plans {
         pairs.extend(p.supersedes.iter().map(|&old| (old, p.number)));
@@ -226,7 +266,10 @@ pub fn import(repo: &Repo, dir: &Path, today: NaiveDate) -> Result<(Report, Writ
             let plan = &mut plans[i];
             plan.superseded_by.push(new);
             if plan.status != Status::Superseded {
-                plan.notes.push(format!("superseded by {new}; status {} set to superseded", plan.status));
+                plan.notes.push(format!(
+                    "superseded by {new}; status {} set to superseded",
+                    plan.status
+                ));
                 plan.status = Status::Superseded;
             }
         }
@@ -309,7 +352,9 @@ fn map_status(raw: Option<&str>) -> (Status, Option<String>) {
 }
 
 fn parse_date(raw: &str) -> Option<NaiveDate> {
-    let raw = raw.trim().trim_matches(|c: char| c == '{' || c == '}' || c.is_whitespace());
+    let raw = raw
+        .trim()
+        .trim_matches(|c: char| c == '{' || c == '}' || c.is_whitespace());
     ["%Y-%m-%d", "%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%Y/%m/%d"]
         .iter()
         .find_map(|f| NaiveDate::parse_from_str(raw, f).ok())
@@ -324,9 +369,15 @@ fn links(text: &str) -> Vec<Link> {
         let Some(close) = after.find("](") else { break };
         let label = &after[..close];
         let target_start = &after[close + 2..];
-        let Some(end) = target_start.find(')') else { break };
+        let Some(end) = target_start.find(')') else {
+            break;
+        };
         let target = &target_start[..end];
-        let file = target.rsplit('/').next().filter(|f| f.ends_with(".md")).map(String::from);
+        let file = target
+            .rsplit('/')
+            .next()
+            .filter(|f| f.ends_with(".md"))
+            .map(String::from);
         let number = file
             .as_deref()
             .and_then(super::number_of_file_name)
@@ -345,7 +396,10 @@ fn leading_number(s: &str) -> Option<AdrNumber> {
 /// Reads a title heading: `# 1. Title`, `# ADR-0001: Title`, or a plain `# Title`.
 fn read_heading(line: &str) -> (Option<AdrNumber>, String) {
     let text = line.trim_start_matches('#').trim();
-    let rest = text.strip_prefix("ADR").map(|r| r.trim_start_matches(['-', ' '])).unwrap_or(text);
+    let rest = text
+        .strip_prefix("ADR")
+        .map(|r| r.trim_start_matches(['-', ' ']))
+        .unwrap_or(text);
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     if !digits.is_empty() && rest[digits.len()..].starts_with(['.', ':']) {
         let after = rest[digits.len() + 1..].trim();
@@ -358,7 +412,9 @@ fn read_heading(line: &str) -> (Option<AdrNumber>, String) {
 
 fn title_from_file_name(name: &str) -> String {
     let stem = name.trim_end_matches(".md");
-    let words = stem.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches('-');
+    let words = stem
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .trim_start_matches('-');
     let words = words.replace(['-', '_'], " ");
     let mut chars = words.chars();
     match chars.next() {
@@ -369,7 +425,10 @@ fn title_from_file_name(name: &str) -> String {
 
 fn split_list(s: &str) -> Vec<String> {
     s.split(',')
-        .map(|p| p.trim().trim_matches(|c| c == '"' || c == '\'' || c == '[' || c == ']'))
+        .map(|p| {
+            p.trim()
+                .trim_matches(|c| c == '"' || c == '\'' || c == '[' || c == ']')
+        })
         .filter(|p| !p.is_empty())
         .map(String::from)
         .collect()
@@ -377,7 +436,10 @@ fn split_list(s: &str) -> Vec<String> {
 
 /// Reads one file in whichever shape it has.
 fn read_source(file_name: &str, text: &str) -> Source {
-    let mut s = Source { file_name: file_name.to_string(), ..Source::default() };
+    let mut s = Source {
+        file_name: file_name.to_string(),
+        ..Source::default()
+    };
     let file_number = super::number_of_file_name(file_name);
     // Files saved by some Windows editors open with a byte order mark before the `---`.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -409,7 +471,10 @@ fn read_source(file_name: &str, text: &str) -> Source {
         }
         if line.starts_with("## ") {
             before_sections = false;
-            in_status = trimmed.trim_start_matches('#').trim().eq_ignore_ascii_case("status");
+            in_status = trimmed
+                .trim_start_matches('#')
+                .trim()
+                .eq_ignore_ascii_case("status");
             if in_status {
                 continue;
             }
@@ -436,7 +501,9 @@ fn read_source(file_name: &str, text: &str) -> Source {
                 s.date.get_or_insert_with(|| date.trim().to_string());
                 continue;
             }
-            if let Some(bullet) = trimmed.strip_prefix("* ").or_else(|| trimmed.strip_prefix("- "))
+            if let Some(bullet) = trimmed
+                .strip_prefix("* ")
+                .or_else(|| trimmed.strip_prefix("- "))
                 && let Some((key, value)) = bullet.split_once(':')
             {
                 match key.trim().to_ascii_lowercase().as_str() {
@@ -494,7 +561,9 @@ fn read_frontmatter_keys(yaml: &str, s: &mut Source) {
             }
             continue;
         }
-        let Some((key, value)) = line.split_once(':') else { continue };
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
         let key = key.trim().to_ascii_lowercase();
         current = Some(key.clone());
         let value = value.trim();
@@ -536,7 +605,11 @@ mod tests {
             (Some("{proposed}"), Status::Proposed, false),
             (Some("{ accepted }"), Status::Accepted, false),
             (Some("approved"), Status::Accepted, true),
-            (Some("superseded by [ADR-0062](0062-open-api-payload.md)"), Status::Superseded, false),
+            (
+                Some("superseded by [ADR-0062](0062-open-api-payload.md)"),
+                Status::Superseded,
+                false,
+            ),
             (Some("experimental"), Status::Proposed, true),
             (Some("something odd"), Status::Proposed, true),
             (None, Status::Proposed, true),
@@ -558,8 +631,15 @@ mod tests {
 
     #[test]
     fn links_by_file_and_label() {
-        let l = links("Superseded by [3. Use SQLite](0003-use-sqlite.md) and [ADR-0062](x/0062-a.md)");
-        assert_eq!(l[0], Link { file: Some("0003-use-sqlite.md".into()), number: Some(3) });
+        let l =
+            links("Superseded by [3. Use SQLite](0003-use-sqlite.md) and [ADR-0062](x/0062-a.md)");
+        assert_eq!(
+            l[0],
+            Link {
+                file: Some("0003-use-sqlite.md".into()),
+                number: Some(3)
+            }
+        );
         assert_eq!(l[1].number, Some(62));
     }
 
@@ -567,7 +647,10 @@ mod tests {
     fn headings() {
         assert_eq!(read_heading("# 12. Use X"), (Some(12), "Use X".into()));
         assert_eq!(read_heading("# ADR-0003: Use Y"), (Some(3), "Use Y".into()));
-        assert_eq!(read_heading("# Use Markdown records"), (None, "Use Markdown records".into()));
+        assert_eq!(
+            read_heading("# Use Markdown records"),
+            (None, "Use Markdown records".into())
+        );
         assert_eq!(read_heading("# 2024 plans"), (None, "2024 plans".into()));
     }
 
@@ -581,6 +664,9 @@ mod tests {
         assert_eq!(s.status.as_deref(), Some("Accepted"));
         assert_eq!(s.date.as_deref(), Some("2026-11-30"));
         assert_eq!(s.supersedes[0].number, Some(2));
-        assert_eq!(s.body.trim_start(), "## Links\n\nAmended by [5. X](0005-x.md)\n\n## Context\n\nWhy.\n");
+        assert_eq!(
+            s.body.trim_start(),
+            "## Links\n\nAmended by [5. X](0005-x.md)\n\n## Context\n\nWhy.\n"
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::{Adr, AdrNumber, Error, Status, DIR};
+use super::{Adr, AdrNumber, DIR, Error, Status};
 use crate::repo::Repo;
 
 /// One problem, with where it is.
@@ -44,14 +44,21 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         };
         let text = std::fs::read_to_string(repo.path(&rel)).unwrap_or_default();
         let split = super::frontmatter::split(&text);
-        let line = |key: &str| split.as_ref().and_then(|s| super::frontmatter::line_of(s, key));
+        let line = |key: &str| {
+            split
+                .as_ref()
+                .and_then(|s| super::frontmatter::line_of(s, key))
+        };
         if let Some(n) = file_number
             && n != adr.number
         {
             problems.push(problem(
                 &rel,
                 line("number"),
-                format!("frontmatter number {} does not match the file name's {n}", adr.number),
+                format!(
+                    "frontmatter number {} does not match the file name's {n}",
+                    adr.number
+                ),
             ));
         }
         if adr.status().is_none() {
@@ -65,7 +72,11 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
             ));
         }
         if NaiveDate::parse_from_str(&adr.date, "%Y-%m-%d").is_err() {
-            problems.push(problem(&rel, line("date"), format!("date `{}` is not YYYY-MM-DD", adr.date)));
+            problems.push(problem(
+                &rel,
+                line("date"),
+                format!("date `{}` is not YYYY-MM-DD", adr.date),
+            ));
         }
         adrs.push(adr);
     }
@@ -81,23 +92,33 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
                 problems.push(problem(
                     &adr.path,
                     None,
-                    format!("number {n} is used by {} files: {}", group.len(), paths.join(", ")),
+                    format!(
+                        "number {n} is used by {} files: {}",
+                        group.len(),
+                        paths.join(", ")
+                    ),
                 ));
             }
         }
     }
 
     let history = super::history(repo)?;
-    let current: BTreeSet<String> =
-        adrs.iter().map(|a| a.path.rsplit('/').next().unwrap_or(&a.path).to_string()).collect();
+    let current: BTreeSet<String> = adrs
+        .iter()
+        .map(|a| a.path.rsplit('/').next().unwrap_or(&a.path).to_string())
+        .collect();
     // A number is reused when a record of that number was deleted and a different file took
     // the number after it: history knows when each name first appeared.
     for adr in &adrs {
         let name = adr.path.rsplit('/').next().unwrap_or(&adr.path);
-        let Some(n) = super::number_of_file_name(name) else { continue };
+        let Some(n) = super::number_of_file_name(name) else {
+            continue;
+        };
         let mine = history.names.get(name).map_or(i64::MAX, |s| s.time);
         let earlier = history.names.iter().find(|(old, seen)| {
-            super::number_of_file_name(old) == Some(n) && !current.contains(*old) && seen.time <= mine
+            super::number_of_file_name(old) == Some(n)
+                && !current.contains(*old)
+                && seen.time <= mine
         });
         if let Some((old, seen)) = earlier {
             problems.push(problem(
@@ -116,7 +137,11 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
     for adr in &adrs {
         for &other in &adr.supersedes {
             match by_number.get(&other).and_then(|g| g.first()) {
-                None => problems.push(problem(&adr.path, None, format!("supersedes {other}, which does not exist"))),
+                None => problems.push(problem(
+                    &adr.path,
+                    None,
+                    format!("supersedes {other}, which does not exist"),
+                )),
                 Some(o) if !o.superseded_by.contains(&adr.number) => problems.push(problem(
                     &o.path,
                     None,
@@ -148,13 +173,20 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         }
         let superseded = adr.status() == Some(Status::Superseded);
         if superseded && adr.superseded_by.is_empty() {
-            problems.push(problem(&adr.path, None, "status is superseded but superseded-by is empty".into()));
+            problems.push(problem(
+                &adr.path,
+                None,
+                "status is superseded but superseded-by is empty".into(),
+            ));
         }
         if !superseded && !adr.superseded_by.is_empty() && adr.status().is_some() {
             problems.push(problem(
                 &adr.path,
                 None,
-                format!("superseded-by is set but status is {}, not superseded", adr.status),
+                format!(
+                    "superseded-by is set but status is {}, not superseded",
+                    adr.status
+                ),
             ));
         }
     }
@@ -164,5 +196,9 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
 }
 
 fn problem(path: &str, line: Option<usize>, message: String) -> Problem {
-    Problem { path: path.to_string(), line, message }
+    Problem {
+        path: path.to_string(),
+        line,
+        message,
+    }
 }

@@ -34,8 +34,14 @@ pub const DIR: &str = "decisions";
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{}:{line}: {message}", path.display())]
-    Malformed { path: PathBuf, line: usize, message: String },
-    #[error("unknown status `{0}`: use one of proposed, accepted, shipped, superseded, deprecated, rejected")]
+    Malformed {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error(
+        "unknown status `{0}`: use one of proposed, accepted, shipped, superseded, deprecated, rejected"
+    )]
     UnknownStatus(String),
     #[error("no ADR numbered {0}")]
     NotFound(u32),
@@ -173,7 +179,12 @@ pub fn parse(path: &Path, rel: &str, text: &str) -> Result<Adr, Error> {
             .as_u64()
             .and_then(|n| u32::try_from(n).ok())
             .ok_or_else(|| malformed(line("number"), "number must be a positive integer".into()))?,
-        Some(_) => return Err(malformed(line("number"), "number must be a positive integer".into())),
+        Some(_) => {
+            return Err(malformed(
+                line("number"),
+                "number must be a positive integer".into(),
+            ));
+        }
         None => return Err(malformed(split.first_line, "missing key `number`".into())),
     };
     let string = |key: &str| -> Result<String, Error> {
@@ -182,21 +193,30 @@ pub fn parse(path: &Path, rel: &str, text: &str) -> Result<Adr, Error> {
             Some(Value::Number(n)) => Ok(n.to_string()),
             Some(Value::Bool(b)) => Ok(b.to_string()),
             Some(Value::Null) | None => Ok(String::new()),
-            Some(_) => Err(malformed(line(key), format!("`{key}` must be a single value"))),
+            Some(_) => Err(malformed(
+                line(key),
+                format!("`{key}` must be a single value"),
+            )),
         }
     };
     let strings = |key: &str| -> Result<Vec<String>, Error> {
         match get(key) {
             None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::String(s)) => {
-                Ok(s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
-            }
+            Some(Value::String(s)) => Ok(s
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect()),
             Some(Value::Sequence(items)) => items
                 .iter()
                 .map(|v| match v {
                     Value::String(s) => Ok(s.clone()),
                     Value::Number(n) => Ok(n.to_string()),
-                    _ => Err(malformed(line(key), format!("`{key}` must be a list of words"))),
+                    _ => Err(malformed(
+                        line(key),
+                        format!("`{key}` must be a list of words"),
+                    )),
                 })
                 .collect(),
             Some(_) => Err(malformed(line(key), format!("`{key}` must be a list"))),
@@ -206,10 +226,18 @@ pub fn parse(path: &Path, rel: &str, text: &str) -> Result<Adr, Error> {
         let bad = || malformed(line(key), format!("`{key}` must be a list of ADR numbers"));
         match get(key) {
             None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Number(n)) => Ok(vec![n.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(bad)?]),
+            Some(Value::Number(n)) => Ok(vec![
+                n.as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(bad)?,
+            ]),
             Some(Value::Sequence(items)) => items
                 .iter()
-                .map(|v| v.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(bad))
+                .map(|v| {
+                    v.as_u64()
+                        .and_then(|n| u32::try_from(n).ok())
+                        .ok_or_else(bad)
+                })
                 .collect(),
             Some(_) => Err(bad()),
         }
@@ -265,7 +293,10 @@ pub fn load(repo: &Repo, rel: &str) -> Result<Adr, Error> {
 
 /// Reads every record, failing on the first malformed one.
 pub fn load_all(repo: &Repo) -> Result<Vec<Adr>, Error> {
-    record_files(repo)?.iter().map(|rel| load(repo, rel)).collect()
+    record_files(repo)?
+        .iter()
+        .map(|rel| load(repo, rel))
+        .collect()
 }
 
 /// The record numbered `n` (the first by file name when a number is duplicated).
@@ -281,7 +312,10 @@ pub fn find(repo: &Repo, n: AdrNumber) -> Result<Adr, Error> {
 
 /// The history of `decisions/`, brought up to date from the cache in `.cairn/state/`.
 pub fn history(repo: &Repo) -> Result<git::FolderHistory, Error> {
-    let cache = repo.derived_dir().join("state").join("decisions-history.json");
+    let cache = repo
+        .derived_dir()
+        .join("state")
+        .join("decisions-history.json");
     let known = files::read_optional(&cache)?.and_then(|t| serde_json::from_str(&t).ok());
     let fresh = git::folder_history(repo.root(), DIR, known)?;
     // The cache is derived: failing to write it costs only time next run.
@@ -345,7 +379,9 @@ pub fn check_title(title: &str) -> Result<String, Error> {
         )));
     }
     if slug(title).is_empty() {
-        return Err(Error::BadTitle(format!("the title `{title}` has no letters or digits to name its file")));
+        return Err(Error::BadTitle(format!(
+            "the title `{title}` has no letters or digits to name its file"
+        )));
     }
     Ok(title.to_string())
 }
@@ -370,9 +406,15 @@ pub fn render(number: AdrNumber, new: &NewAdr, date: NaiveDate) -> String {
         "---\nnumber: {number}\ntitle: {title}\nstatus: {status}\ndate: {date}\ndeciders: {deciders}\n\
          tags: {tags}\nsupersedes: {supersedes}\nsuperseded-by: []\n---\n# {number}. {heading}\n\n\
          ## Context\n\n{context}\n\n## Decision\n\n{decision}\n\n## Consequences\n\n{consequences}\n",
-        context = section(&new.context, "What is the issue that motivates this decision?"),
+        context = section(
+            &new.context,
+            "What is the issue that motivates this decision?"
+        ),
         decision = section(&new.decision, "What is the change that we are making?"),
-        consequences = section(&new.consequences, "What becomes easier or harder because of this change?"),
+        consequences = section(
+            &new.consequences,
+            "What becomes easier or harder because of this change?"
+        ),
         title = frontmatter::scalar(&new.title),
         status = new.status,
         date = date.format("%Y-%m-%d"),
@@ -464,7 +506,10 @@ fn mark_superseded(repo: &Repo, old: &Adr, by: AdrNumber) -> Result<Adr, Error> 
 pub fn set_status(repo: &Repo, n: AdrNumber, status: Status) -> Result<(Adr, Written), Error> {
     let adr = find(repo, n)?;
     let updated = edit(repo, &adr.path, &[("status", status.to_string())])?;
-    let mut written = Written { paths: vec![adr.path.clone()], warnings: Vec::new() };
+    let mut written = Written {
+        paths: vec![adr.path.clone()],
+        warnings: Vec::new(),
+    };
     if status == Status::Superseded && updated.superseded_by.is_empty() {
         written.warnings.push(format!(
             "ADR {n} is superseded by nothing: `cairn adr supersede {n} NEW` records by what"
@@ -474,7 +519,11 @@ pub fn set_status(repo: &Repo, n: AdrNumber, status: Status) -> Result<(Adr, Wri
 }
 
 /// Records that `new` supersedes `old`, in both files.
-pub fn supersede(repo: &Repo, old: AdrNumber, new: AdrNumber) -> Result<(Adr, Adr, Written), Error> {
+pub fn supersede(
+    repo: &Repo,
+    old: AdrNumber,
+    new: AdrNumber,
+) -> Result<(Adr, Adr, Written), Error> {
     if old == new {
         return Err(Error::SelfSupersede(old));
     }
@@ -485,8 +534,15 @@ pub fn supersede(repo: &Repo, old: AdrNumber, new: AdrNumber) -> Result<(Adr, Ad
     if !list.contains(&old) {
         list.push(old);
     }
-    let new_updated = edit(repo, &new_adr.path, &[("supersedes", frontmatter::number_list(&list))])?;
-    let written = Written { paths: vec![old_adr.path, new_adr.path], warnings: Vec::new() };
+    let new_updated = edit(
+        repo,
+        &new_adr.path,
+        &[("supersedes", frontmatter::number_list(&list))],
+    )?;
+    let written = Written {
+        paths: vec![old_adr.path, new_adr.path],
+        warnings: Vec::new(),
+    };
     Ok((old_updated, new_updated, written))
 }
 
@@ -559,7 +615,10 @@ mod tests {
         assert_eq!(adr.supersedes, [3]);
         assert!(adr.superseded_by.is_empty());
         assert!(adr.body.starts_with("# 7. Use yaml"));
-        assert!(adr.body.contains("## Decision\n\nUse yaml_serde.\n\nIt is maintained.\n\n## Consequences"));
+        assert!(
+            adr.body
+                .contains("## Decision\n\nUse yaml_serde.\n\nIt is maintained.\n\n## Consequences")
+        );
         assert!(adr.body.contains("## Context\n\nWhat is the issue"));
     }
 

@@ -93,8 +93,15 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
     let repo = ctx.repo()?;
     let status: Status = args.status.parse().map_err(Error::from)?;
     let sections = [&args.context, &args.decision, &args.consequences];
-    if sections.iter().filter(|s| s.as_deref() == Some("-")).count() > 1 {
-        return Err(Error::bad_input("only one of --context, --decision, --consequences can read stdin"));
+    if sections
+        .iter()
+        .filter(|s| s.as_deref() == Some("-"))
+        .count()
+        > 1
+    {
+        return Err(Error::bad_input(
+            "only one of --context, --decision, --consequences can read stdin",
+        ));
     }
     let read = |s: Option<String>| -> Result<Option<String>> {
         match s.as_deref() {
@@ -125,7 +132,9 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
             open_editor(&repo.path(&record.path))?;
             record = adr::load(&repo, &record.path)?;
         } else {
-            warnings.push("--edit needs a terminal; the record was written without opening an editor".into());
+            warnings.push(
+                "--edit needs a terminal; the record was written without opening an editor".into(),
+            );
         }
     }
     let mut trailers = vec![("Cairn-Adr", record.number.to_string())];
@@ -144,7 +153,10 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
     let data = json!({ "adr": record, "written": written.paths, "commit": commit });
     Ok(Report::new("adr_new", data, human)
         .warnings(warnings)
-        .next(Next::new(format!("$EDITOR {}", record.path), "write the context, decision and consequences")))
+        .next(Next::new(
+            format!("$EDITOR {}", record.path),
+            "write the context, decision and consequences",
+        )))
 }
 
 fn open_editor(path: &std::path::Path) -> Result<()> {
@@ -159,25 +171,42 @@ fn open_editor(path: &std::path::Path) -> Result<()> {
         .status()
         .map_err(|e| Error::io(format!("cannot start the editor `{editor}`"), &e))?;
     if !status.success() {
-        return Err(Error::new(Kind::Io, format!("the editor `{editor}` failed ({status})"))
-            .with_fix(format!("edit {} by hand, then commit it", path.display())));
+        return Err(
+            Error::new(Kind::Io, format!("the editor `{editor}` failed ({status})"))
+                .with_fix(format!("edit {} by hand, then commit it", path.display())),
+        );
     }
     Ok(())
 }
 
 fn list(ctx: &Ctx, args: ListArgs) -> Result<Report> {
     let repo = ctx.repo()?;
-    let want_status = args.status.as_deref().map(str::parse::<Status>).transpose()?;
+    let want_status = args
+        .status
+        .as_deref()
+        .map(str::parse::<Status>)
+        .transpose()?;
     let records: Vec<adr::Adr> = adr::load_all(&repo)?
         .into_iter()
         .filter(|a| want_status.is_none_or(|s| a.status() == Some(s)))
-        .filter(|a| args.tag.as_ref().is_none_or(|t| a.tags.iter().any(|x| x.eq_ignore_ascii_case(t))))
+        .filter(|a| {
+            args.tag
+                .as_ref()
+                .is_none_or(|t| a.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
+        })
         .collect();
     let mut human = String::new();
     for a in &records {
-        human.push_str(&format!("{:>4}  {:<10}  {}  {}\n", a.number, a.status, a.date, a.title));
+        human.push_str(&format!(
+            "{:>4}  {:<10}  {}  {}\n",
+            a.number, a.status, a.date, a.title
+        ));
     }
-    let status = if records.is_empty() { Exit::NothingOrFailed } else { Exit::Ok };
+    let status = if records.is_empty() {
+        Exit::NothingOrFailed
+    } else {
+        Exit::Ok
+    };
     Ok(Report::new("adr_list", json!({ "adrs": records }), human).status(status))
 }
 
@@ -193,14 +222,24 @@ fn show(ctx: &Ctx, number: AdrNumber) -> Result<Report> {
 fn status(ctx: &Ctx, number: AdrNumber, word: &str) -> Result<Report> {
     let repo = ctx.repo()?;
     let status: Status = word.parse().map_err(|e: adr::Error| {
-        Error::from(e).with_fix("use one of proposed, accepted, shipped, superseded, deprecated, rejected")
+        Error::from(e)
+            .with_fix("use one of proposed, accepted, shipped, superseded, deprecated, rejected")
     })?;
     let _lock = repo.lock()?;
     let (record, written) = adr::set_status(&repo, number, status)?;
     let subject = format!("adr: {} {status}", record.number);
-    let commit = ctx.commit(&repo, &written.paths, &super::message(&subject, &[("Cairn-Adr", number.to_string())]))?;
+    let commit = ctx.commit(
+        &repo,
+        &written.paths,
+        &super::message(&subject, &[("Cairn-Adr", number.to_string())]),
+    )?;
     let human = format!("ADR {number} is {status} ({})", super::short(&commit));
-    Ok(Report::new("adr_status", json!({ "adr": record, "commit": commit }), human).warnings(written.warnings))
+    Ok(Report::new(
+        "adr_status",
+        json!({ "adr": record, "commit": commit }),
+        human,
+    )
+    .warnings(written.warnings))
 }
 
 fn supersede(ctx: &Ctx, old: AdrNumber, new: AdrNumber) -> Result<Report> {
@@ -208,10 +247,17 @@ fn supersede(ctx: &Ctx, old: AdrNumber, new: AdrNumber) -> Result<Report> {
     let _lock = repo.lock()?;
     let (old_rec, new_rec, written) = adr::supersede(&repo, old, new)?;
     let subject = format!("adr: {new} supersedes {old}");
-    let trailers = [("Cairn-Adr", new.to_string()), ("Cairn-Supersedes", old.to_string())];
+    let trailers = [
+        ("Cairn-Adr", new.to_string()),
+        ("Cairn-Supersedes", old.to_string()),
+    ];
     let commit = ctx.commit(&repo, &written.paths, &super::message(&subject, &trailers))?;
     let human = format!("ADR {new} supersedes ADR {old} ({})", super::short(&commit));
-    Ok(Report::new("adr_supersede", json!({ "old": old_rec, "new": new_rec, "commit": commit }), human))
+    Ok(Report::new(
+        "adr_supersede",
+        json!({ "old": old_rec, "new": new_rec, "commit": commit }),
+        human,
+    ))
 }
 
 fn lint(ctx: &Ctx) -> Result<Report> {
@@ -227,25 +273,46 @@ fn lint(ctx: &Ctx) -> Result<Report> {
     if problems.is_empty() {
         human.push_str("decisions: no problems\n");
     }
-    let status = if problems.is_empty() { Exit::Ok } else { Exit::NothingOrFailed };
+    let status = if problems.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::NothingOrFailed
+    };
     Ok(Report::new("adr_lint", json!({ "problems": problems }), human).status(status))
 }
 
 fn import(ctx: &Ctx, dir: PathBuf) -> Result<Report> {
     let repo = ctx.repo()?;
-    let dir = if dir.is_absolute() { dir } else { ctx.cwd.join(dir) };
+    let dir = if dir.is_absolute() {
+        dir
+    } else {
+        ctx.cwd.join(dir)
+    };
     if !dir.is_dir() {
-        return Err(Error::new(Kind::NotFound, format!("{} is not a folder", dir.display())));
+        return Err(Error::new(
+            Kind::NotFound,
+            format!("{} is not a folder", dir.display()),
+        ));
     }
     let _lock = repo.lock()?;
     let (report, written) = adr::import::import(&repo, &dir, ctx.now.date_naive())?;
-    let subject = format!("adr: import {} records from {}", report.imported.len(), dir.display());
-    let trailers: Vec<(&str, String)> =
-        report.imported.iter().map(|i| ("Cairn-Adr", i.number.to_string())).collect();
+    let subject = format!(
+        "adr: import {} records from {}",
+        report.imported.len(),
+        dir.display()
+    );
+    let trailers: Vec<(&str, String)> = report
+        .imported
+        .iter()
+        .map(|i| ("Cairn-Adr", i.number.to_string()))
+        .collect();
     let commit = ctx.commit(&repo, &written.paths, &super::message(&subject, &trailers))?;
     let mut human = String::new();
     for i in &report.imported {
-        human.push_str(&format!("imported {} as {} ({})\n", i.from, i.path, i.status));
+        human.push_str(&format!(
+            "imported {} as {} ({})\n",
+            i.from, i.path, i.status
+        ));
         for note in &i.notes {
             human.push_str(&format!("  note: {note}\n"));
         }
@@ -259,6 +326,10 @@ fn import(ctx: &Ctx, dir: PathBuf) -> Result<Report> {
         report.skipped.len(),
         super::short(&commit)
     ));
-    Ok(Report::new("adr_import", json!({ "imported": report.imported, "skipped": report.skipped, "commit": commit }), human)
-        .next(Next::new("cairn adr lint", "check the imported records")))
+    Ok(Report::new(
+        "adr_import",
+        json!({ "imported": report.imported, "skipped": report.skipped, "commit": commit }),
+        human,
+    )
+    .next(Next::new("cairn adr lint", "check the imported records")))
 }

@@ -21,8 +21,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     let commit = if changed.is_empty() {
         None
     } else {
-        let trailers: Vec<(&str, String)> = changed.iter().map(|p| ("Cairn-Repaired", p.clone())).collect();
-        ctx.commit(&repo, &changed, &super::message("doctor: repair torn lines", &trailers))?
+        let trailers: Vec<(&str, String)> = changed
+            .iter()
+            .map(|p| ("Cairn-Repaired", p.clone()))
+            .collect();
+        ctx.commit(
+            &repo,
+            &changed,
+            &super::message("doctor: repair torn lines", &trailers),
+        )?
     };
     let unresolved = findings.iter().filter(|f| !f.repaired).count();
     let mut human = String::new();
@@ -41,6 +48,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         human.push_str(&format!("{}: all well\n", repo.root().display()));
     }
     let data = json!({ "root": repo.root(), "findings": findings, "unresolved": unresolved, "commit": commit });
-    let status = if unresolved > 0 { Status::NothingOrFailed } else { Status::Ok };
+    let status = if unresolved > 0 {
+        Status::NothingOrFailed
+    } else {
+        Status::Ok
+    };
     Ok(Report::new("doctor", data, human).status(status))
 }

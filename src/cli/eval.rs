@@ -41,15 +41,26 @@ pub struct CommonArgs {
 
 impl CommonArgs {
     fn options(&self) -> Result<eval::Options> {
-        let mode = self.mode.as_deref().map(crate::recall::Mode::parse).transpose()?;
+        let mode = self
+            .mode
+            .as_deref()
+            .map(crate::recall::Mode::parse)
+            .transpose()?;
         if let Some(f) = &self.fusion {
             crate::recall::Fusion::parse(f, crate::config::Recall::default().rrf_k)?;
         }
-        Ok(eval::Options { decay: self.decay, mode, previous_turn: self.previous_turn, fusion: self.fusion.clone() })
+        Ok(eval::Options {
+            decay: self.decay,
+            mode,
+            previous_turn: self.previous_turn,
+            fusion: self.fusion.clone(),
+        })
     }
 
     fn mode_name(&self) -> String {
-        self.mode.clone().unwrap_or_else(|| crate::config::Config::default().recall.mode)
+        self.mode
+            .clone()
+            .unwrap_or_else(|| crate::config::Config::default().recall.mode)
     }
 }
 
@@ -75,7 +86,9 @@ fn path(ctx: &Ctx, p: PathBuf) -> PathBuf {
 
 fn check_ks(ks: &[usize]) -> Result<()> {
     if ks.is_empty() || ks.contains(&0) {
-        return Err(Error::bad_input("--k takes positive cut-offs, e.g. 1,5,10,20"));
+        return Err(Error::bad_input(
+            "--k takes positive cut-offs, e.g. 1,5,10,20",
+        ));
     }
     Ok(())
 }
@@ -86,7 +99,10 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
     let conversations = eval::locomo::read(&file)?;
     for id in &args.conversations {
         if !conversations.iter().any(|c| &c.id == id) {
-            return Err(Error::bad_input(format!("{}: no conversation `{id}`", file.display())));
+            return Err(Error::bad_input(format!(
+                "{}: no conversation `{id}`",
+                file.display()
+            )));
         }
     }
     let total: usize = conversations
@@ -95,7 +111,13 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
         .map(|c| c.questions.len())
         .sum();
     let bar = output::progress(total as u64, ctx.interactive, "questions");
-    let outcome = eval::locomo::run(&conversations, &args.conversations, &args.common.k, &args.common.options()?, |n| bar.inc(n as u64))?;
+    let outcome = eval::locomo::run(
+        &conversations,
+        &args.conversations,
+        &args.common.k,
+        &args.common.options()?,
+        |n| bar.inc(n as u64),
+    )?;
     bar.finish_and_clear();
     let groups = ["1-4", "1", "2", "3", "4", "5 (adversarial)"];
     let human = format!(
@@ -106,9 +128,21 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
         outcome.questions,
         outcome.skipped,
         args.common.mode_name(),
-        args.common.decay.map(|d| format!(", decay {d}")).unwrap_or_default()
-            + &args.common.fusion.as_ref().map(|f| format!(", fusion {f}")).unwrap_or_default(),
-        if args.common.previous_turn { ", each turn with the previous one as narrative" } else { "" },
+        args.common
+            .decay
+            .map(|d| format!(", decay {d}"))
+            .unwrap_or_default()
+            + &args
+                .common
+                .fusion
+                .as_ref()
+                .map(|f| format!(", fusion {f}"))
+                .unwrap_or_default(),
+        if args.common.previous_turn {
+            ", each turn with the previous one as narrative"
+        } else {
+            ""
+        },
         outcome.table.render(&groups, &args.common.k)
     );
     let data = json!({

@@ -38,41 +38,71 @@ pub fn index(ctx: &Ctx, args: IndexArgs) -> Result<Report> {
         let data = json!({ "documents": index.num_docs(), "files": index.files(), "refresh": r });
         return Ok(Report::new("index", data, human).warnings(r.warnings.clone()));
     }
-    let scratch = repo.derived_dir().join(format!("index-verify-{}", std::process::id()));
+    let scratch = repo
+        .derived_dir()
+        .join(format!("index-verify-{}", std::process::id()));
     let fresh = Index::open_at(&repo, &scratch, true);
     let result = fresh.and_then(|fresh| Ok((index.all_docs()?, fresh.all_docs()?)));
     let _ = std::fs::remove_dir_all(&scratch);
     let (have, want) = result?;
-    let have_map: std::collections::BTreeMap<(&str, &str), &crate::index::Doc> =
-        have.iter().map(|d| ((d.file.as_str(), d.id.as_str()), d)).collect();
-    let want_map: std::collections::BTreeMap<(&str, &str), &crate::index::Doc> =
-        want.iter().map(|d| ((d.file.as_str(), d.id.as_str()), d)).collect();
+    let have_map: std::collections::BTreeMap<(&str, &str), &crate::index::Doc> = have
+        .iter()
+        .map(|d| ((d.file.as_str(), d.id.as_str()), d))
+        .collect();
+    let want_map: std::collections::BTreeMap<(&str, &str), &crate::index::Doc> = want
+        .iter()
+        .map(|d| ((d.file.as_str(), d.id.as_str()), d))
+        .collect();
     let mut differences = Vec::new();
     for (key, d) in &want_map {
         match have_map.get(key) {
-            None => differences.push(json!({ "id": key.1, "file": key.0, "problem": "missing from the index" })),
-            Some(h) if h != d => differences.push(json!({ "id": key.1, "file": key.0, "problem": "differs from the files" })),
+            None => differences
+                .push(json!({ "id": key.1, "file": key.0, "problem": "missing from the index" })),
+            Some(h) if h != d => differences
+                .push(json!({ "id": key.1, "file": key.0, "problem": "differs from the files" })),
             Some(_) => {}
         }
     }
     for key in have_map.keys().filter(|k| !want_map.contains_key(*k)) {
-        differences.push(json!({ "id": key.1, "file": key.0, "problem": "in the index but not in the files" }));
+        differences.push(
+            json!({ "id": key.1, "file": key.0, "problem": "in the index but not in the files" }),
+        );
     }
     if have.len() != have_map.len() {
-        differences.push(json!({ "problem": format!("{} duplicate documents", have.len() - have_map.len()) }));
+        differences.push(
+            json!({ "problem": format!("{} duplicate documents", have.len() - have_map.len()) }),
+        );
     }
     let mut human = String::new();
     for d in &differences {
-        human.push_str(&format!("{}: {}\n", d["id"].as_str().unwrap_or("index"), d["problem"].as_str().unwrap_or("")));
+        human.push_str(&format!(
+            "{}: {}\n",
+            d["id"].as_str().unwrap_or("index"),
+            d["problem"].as_str().unwrap_or("")
+        ));
     }
     if differences.is_empty() {
-        human.push_str(&format!("index matches the files ({} documents)\n", want.len()));
+        human.push_str(&format!(
+            "index matches the files ({} documents)\n",
+            want.len()
+        ));
     }
-    let status = if differences.is_empty() { Status::Ok } else { Status::NothingOrFailed };
-    let mut report = Report::new("index_verify", json!({ "documents": want.len(), "differences": differences }), human)
-        .status(status);
+    let status = if differences.is_empty() {
+        Status::Ok
+    } else {
+        Status::NothingOrFailed
+    };
+    let mut report = Report::new(
+        "index_verify",
+        json!({ "documents": want.len(), "differences": differences }),
+        human,
+    )
+    .status(status);
     if status != Status::Ok {
-        report = report.next(Next::new("cairn index --rebuild", "rebuild the index from the files"));
+        report = report.next(Next::new(
+            "cairn index --rebuild",
+            "rebuild the index from the files",
+        ));
     }
     Ok(report)
 }
@@ -96,7 +126,10 @@ pub fn status(ctx: &Ctx) -> Result<Report> {
     let superseded_obs = {
         // ADRs can be superseded too; count observations only.
         let (folded, _) = crate::store::load_all(&repo)?;
-        folded.iter().filter(|f| f.superseded_by.is_some() && f.state != crate::store::State::Deleted).count()
+        folded
+            .iter()
+            .filter(|f| f.superseded_by.is_some() && f.state != crate::store::State::Deleted)
+            .count()
     };
     let deleted = index.count("status", "deleted")?;
     let discarded: u64 = crate::telemetry::read(&repo)
@@ -115,7 +148,10 @@ pub fn status(ctx: &Ctx) -> Result<Report> {
     } else if r.added + r.appended + r.reindexed + r.removed == 0 {
         "up to date".to_string()
     } else {
-        format!("brought up to date ({} files appended, {} reindexed, {} removed)", r.appended, r.reindexed, r.removed)
+        format!(
+            "brought up to date ({} files appended, {} reindexed, {} removed)",
+            r.appended, r.reindexed, r.removed
+        )
     };
     human.push_str(&format!(
         "index: {} documents over {} files, {freshness}\n",

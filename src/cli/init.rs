@@ -26,7 +26,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     let _lock = repo.lock()?;
     let commit = ctx.commit(&repo, &done.written, "init: cairn knowledge repository")?;
     let human = if done.written.is_empty() {
-        format!("{} is already a cairn repository; nothing changed", done.root.display())
+        format!(
+            "{} is already a cairn repository; nothing changed",
+            done.root.display()
+        )
     } else {
         format!(
             "{} {} ({} files, {})",
@@ -43,6 +46,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         "commit": commit,
     });
     Ok(Report::new("init", data, human)
-        .next(Next::new("cairn slog configure cairn \"made the knowledge repository\"", "log what you do"))
+        .next(Next::new(
+            "cairn slog configure cairn \"made the knowledge repository\"",
+            "log what you do",
+        ))
         .next(Next::new("cairn adr new \"TITLE\"", "record a decision")))
 }

@@ -31,7 +31,11 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
         Command::Show => {
             let text = files::read_optional(&path)?.unwrap_or_default();
             let parsed = memory::parse(&text);
-            Ok(Report::new("memory_show", json!({ "memory": parsed, "text": text }), text))
+            Ok(Report::new(
+                "memory_show",
+                json!({ "memory": parsed, "text": text }),
+                text,
+            ))
         }
         Command::Add { section, text } => {
             let _lock = repo.lock()?;
@@ -53,11 +57,24 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
                 ctx.commit(&repo, &[memory::FILE.to_string()], &msg)?
             };
             let human = if added.duplicate {
-                format!("already in {} (line {}); nothing changed", added.section, added.line)
+                format!(
+                    "already in {} (line {}); nothing changed",
+                    added.section, added.line
+                )
             } else {
-                format!("added to {} at line {} ({})", added.section, added.line, super::short(&commit))
+                format!(
+                    "added to {} at line {} ({})",
+                    added.section,
+                    added.line,
+                    super::short(&commit)
+                )
             };
-            Ok(Report::new("memory_add", json!({ "added": added, "commit": commit }), human).warnings(warnings))
+            Ok(Report::new(
+                "memory_add",
+                json!({ "added": added, "commit": commit }),
+                human,
+            )
+            .warnings(warnings))
         }
         Command::Lint => {
             let text = files::read_optional(&path)?.unwrap_or_default();
@@ -66,14 +83,24 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
             let mut human = String::new();
             for p in &problems {
                 match p.line {
-                    Some(line) => human.push_str(&format!("{}:{line}: {}\n", memory::FILE, p.message)),
+                    Some(line) => {
+                        human.push_str(&format!("{}:{line}: {}\n", memory::FILE, p.message))
+                    }
                     None => human.push_str(&format!("{}: {}\n", memory::FILE, p.message)),
                 }
             }
             if problems.is_empty() {
-                human.push_str(&format!("{}: {} entries, no problems\n", memory::FILE, parsed.entry_count()));
+                human.push_str(&format!(
+                    "{}: {} entries, no problems\n",
+                    memory::FILE,
+                    parsed.entry_count()
+                ));
             }
-            let status = if problems.is_empty() { Status::Ok } else { Status::NothingOrFailed };
+            let status = if problems.is_empty() {
+                Status::Ok
+            } else {
+                Status::NothingOrFailed
+            };
             let data = json!({ "problems": problems, "entries": parsed.entry_count() });
             Ok(Report::new("memory_lint", data, human).status(status))
         }

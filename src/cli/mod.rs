@@ -159,7 +159,12 @@ impl Ctx {
     }
 
     /// Commits `paths` and whatever an interrupted command left pending, then clears it.
-    pub fn commit_with_pending(&self, repo: &Repo, paths: &[String], message: &str) -> Result<Option<git::Committed>> {
+    pub fn commit_with_pending(
+        &self,
+        repo: &Repo,
+        paths: &[String],
+        message: &str,
+    ) -> Result<Option<git::Committed>> {
         let mut all = pending(repo);
         for p in paths {
             if !all.contains(p) {
@@ -225,9 +230,18 @@ where
         Ok(cli) => cli,
         Err(err) => {
             use clap::error::ErrorKind;
-            if matches!(err.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+            if matches!(
+                err.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
                 let _ = err.print();
-                return if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { 2 } else { 0 };
+                return if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    2
+                } else {
+                    0
+                };
             }
             if wants_json {
                 let e = Error::new(Kind::BadInput, err.kind().to_string())

@@ -68,7 +68,8 @@ pub fn session_files(repo: &Repo) -> Result<Vec<String>> {
             continue;
         }
         let name = agent.file_name().to_string_lossy().into_owned();
-        let read = std::fs::read_dir(agent.path()).map_err(|e| Error::io(agent.path().display(), &e))?;
+        let read =
+            std::fs::read_dir(agent.path()).map_err(|e| Error::io(agent.path().display(), &e))?;
         for f in read {
             let f = f.map_err(|e| Error::io(agent.path().display(), &e))?;
             let file = f.file_name().to_string_lossy().into_owned();
@@ -84,7 +85,11 @@ pub fn session_files(repo: &Repo) -> Result<Vec<String>> {
 fn load_session(repo: &Repo, rel: &str) -> Result<Session> {
     let path = repo.path(rel);
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), &e))?;
-    let mut s = Session { rel: rel.to_string(), cards: Vec::new(), hashes: Vec::new() };
+    let mut s = Session {
+        rel: rel.to_string(),
+        cards: Vec::new(),
+        hashes: Vec::new(),
+    };
     let complete = text.rfind('\n').map_or(0, |i| i + 1);
     for (i, line) in text[..complete].lines().enumerate() {
         if line.trim().is_empty() {
@@ -116,7 +121,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             .with_fix("name sessions (`cairn observe SESSION`) or pass --all"));
     }
     if !matches!(args.observer.as_str(), "builtin" | "auto" | "llm") {
-        return Err(Error::bad_input(format!("--observer {:?} is not builtin, llm or auto", args.observer)));
+        return Err(Error::bad_input(format!(
+            "--observer {:?} is not builtin, llm or auto",
+            args.observer
+        )));
     }
     let mut warnings = Vec::new();
     // The chat client, if [llm] names a provider: the observer with --observer llm or auto,
@@ -130,8 +138,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         Err(e) => return Err(provider_error(e)),
     };
     if client.is_none() && args.observer == "llm" {
-        return Err(Error::new(Kind::Config, "--observer llm, but [llm] names no provider")
-            .with_fix("set [llm] provider, base_url and model in cairn.toml"));
+        return Err(
+            Error::new(Kind::Config, "--observer llm, but [llm] names no provider")
+                .with_fix("set [llm] provider, base_url and model in cairn.toml"),
+        );
     }
     let llm_observes = client.is_some() && args.observer != "builtin";
     let observer = if llm_observes { "llm" } else { builtin::NAME };
@@ -157,7 +167,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
 
     let _lock = repo.lock()?;
     // One read of the store: what was observed, and the ids admitting checks against.
-    let store::Known { ids: mut seen, observed } = store::known(&repo)?;
+    let store::Known {
+        ids: mut seen,
+        observed,
+    } = store::known(&repo)?;
     let mut sessions = Vec::new();
     let mut targets: Vec<Vec<usize>> = Vec::new();
     for rel in &chosen {
@@ -195,11 +208,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
                                 "observer": observer, "turns": turns, "error": message,
                                 "tokens_in": tokens.0, "tokens_out": tokens.1, "calls": calls,
                             });
-                            if let Some(w) = crate::telemetry::emit(&repo, ctx.now, "observe", "run", false, started, meta) {
+                            if let Some(w) = crate::telemetry::emit(
+                                &repo, ctx.now, "observe", "run", false, started, meta,
+                            ) {
                                 crate::output::notice(&w);
                             }
                             return Err(Error::bad_input(format!("{}: {message}", s.rel))
-                                .with_fix("nothing was written; run again, or use --observer builtin"));
+                                .with_fix(
+                                    "nothing was written; run again, or use --observer builtin",
+                                ));
                         }
                     }
                 }
@@ -242,7 +259,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         threshold: repo.config.gate.dedup_threshold,
         now: ctx.now,
     };
-    let admitted = store::admit::admit(&candidates, &settings, &mut seen, index.as_ref(), &mut || {})?;
+    let admitted = store::admit::admit(
+        &candidates,
+        &settings,
+        &mut seen,
+        index.as_ref(),
+        &mut || {},
+    )?;
     let mut lines = admitted.lines.clone();
     let ts = crate::time::format(ctx.now);
     for (s, t) in sessions.iter().zip(&targets) {
@@ -266,8 +289,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         super::failpoint("observe-after-append");
         path = Some(rel);
     }
-    let subject = format!("observe: {} observations from {turns} turns ({observer})", admitted.kept.len());
-    let trailers: Vec<(&str, String)> = admitted.kept.iter().take(20).map(|o| ("Cairn-Observation", o.id.clone())).collect();
+    let subject = format!(
+        "observe: {} observations from {turns} turns ({observer})",
+        admitted.kept.len()
+    );
+    let trailers: Vec<(&str, String)> = admitted
+        .kept
+        .iter()
+        .take(20)
+        .map(|o| ("Cairn-Observation", o.id.clone()))
+        .collect();
     let written: Vec<String> = path.iter().cloned().collect();
     let commit = ctx.commit_with_pending(&repo, &written, &super::message(&subject, &trailers))?;
     let counts = json!({
@@ -284,7 +315,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         "tokens_out": tokens.1,
         "calls": calls,
     });
-    warnings.extend(crate::telemetry::emit(&repo, ctx.now, "observe", "run", true, started, counts.clone()));
+    warnings.extend(crate::telemetry::emit(
+        &repo,
+        ctx.now,
+        "observe",
+        "run",
+        true,
+        started,
+        counts.clone(),
+    ));
     let human = if turns == 0 {
         "nothing new to observe".to_string()
     } else {
@@ -299,7 +338,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             super::short(&commit)
         );
         if calls > 0 {
-            h.push_str(&format!("\n{calls} LLM calls, {} tokens in, {} tokens out", tokens.0, tokens.1));
+            h.push_str(&format!(
+                "\n{calls} LLM calls, {} tokens in, {} tokens out",
+                tokens.0, tokens.1
+            ));
         }
         h
     };
@@ -323,18 +365,33 @@ fn provider_error(e: crate::provider::Error) -> Error {
 type Batch = (Vec<Candidate>, (u64, u64), u64);
 
 /// Asks the LLM about the cards at `batch`.
-fn observe_llm(client: &ChatClient, cards: &[Card], batch: &[usize]) -> std::result::Result<Batch, String> {
-    let turns: Vec<llm::PromptTurn> =
-        batch.iter().map(|&i| llm::PromptTurn { id: cards[i].id.clone(), text: cards[i].text() }).collect();
+fn observe_llm(
+    client: &ChatClient,
+    cards: &[Card],
+    batch: &[usize],
+) -> std::result::Result<Batch, String> {
+    let turns: Vec<llm::PromptTurn> = batch
+        .iter()
+        .map(|&i| llm::PromptTurn {
+            id: cards[i].id.clone(),
+            text: cards[i].text(),
+        })
+        .collect();
     let (system, user) = llm::prompt(&turns);
-    let reply = client.complete(&system, &user, MAX_TOKENS).map_err(|e| e.to_string())?;
+    let reply = client
+        .complete(&system, &user, MAX_TOKENS)
+        .map_err(|e| e.to_string())?;
     let usage = (reply.usage.input_tokens, reply.usage.output_tokens);
     if reply.truncated {
         return Err("the LLM's reply was cut off at its token limit (a partial reply)".into());
     }
     let known: Vec<&str> = turns.iter().map(|t| t.id.as_str()).collect();
-    let observed = llm::parse(&reply.text, &known).map_err(|e| format!("malformed LLM reply, line {}: {}", e.line, e.message))?;
-    let by_id: HashMap<&str, &Card> = batch.iter().map(|&i| (cards[i].id.as_str(), &cards[i])).collect();
+    let observed = llm::parse(&reply.text, &known)
+        .map_err(|e| format!("malformed LLM reply, line {}: {}", e.line, e.message))?;
+    let by_id: HashMap<&str, &Card> = batch
+        .iter()
+        .map(|&i| (cards[i].id.as_str(), &cards[i]))
+        .collect();
     let mut out = Vec::new();
     for segment in &observed.segments {
         for fact in &segment.facts {
@@ -358,9 +415,14 @@ fn observe_llm(client: &ChatClient, cards: &[Card], batch: &[usize]) -> std::res
     Ok((out, usage, 1))
 }
 
-fn ask_category(client: &ChatClient, text: &str) -> std::result::Result<(String, (u64, u64)), String> {
+fn ask_category(
+    client: &ChatClient,
+    text: &str,
+) -> std::result::Result<(String, (u64, u64)), String> {
     let (system, user) = llm::category_prompt(text);
-    let reply = client.complete(&system, &user, 20).map_err(|e| e.to_string())?;
+    let reply = client
+        .complete(&system, &user, 20)
+        .map_err(|e| e.to_string())?;
     let id = llm::parse_category(&reply.text).map_err(|e| e.message)?;
     Ok((id, (reply.usage.input_tokens, reply.usage.output_tokens)))
 }

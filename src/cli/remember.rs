@@ -58,7 +58,12 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         .transpose()
         .map_err(Error::bad_input)?;
     let text = crate::redact::redact_one(&repo.config.redact.patterns, &args.text)
-        .map_err(|e| Error::new(crate::error::Kind::Config, format!("cairn.toml [redact]: {e}")))?
+        .map_err(|e| {
+            Error::new(
+                crate::error::Kind::Config,
+                format!("cairn.toml [redact]: {e}"),
+            )
+        })?
         .into_owned();
     let candidate = Candidate {
         observation: text,
@@ -72,7 +77,13 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
     };
     store::write::validate(&candidate, false).map_err(Error::bad_input)?;
     let _lock = repo.lock()?;
-    let judged = store::write::judge(&candidate, false, "cli", repo.config.gate.min_chars, ctx.now);
+    let judged = store::write::judge(
+        &candidate,
+        false,
+        "cli",
+        repo.config.gate.min_chars,
+        ctx.now,
+    );
     let duplicate = judged.observation.is_some() && store::contains(&repo, &judged.id)?;
     let mut commit = None;
     let mut path = None;
@@ -80,10 +91,16 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
     let mut warnings = Vec::new();
     if let (Some(obs), false) = (&judged.observation, duplicate) {
         // Dedup by meaning against what is stored (the index is brought up to date first).
-        let at = chrono::DateTime::parse_from_rfc3339(&obs.timestamp).map_or(ctx.now, |t| t.with_timezone(&chrono::Utc));
+        let at = chrono::DateTime::parse_from_rfc3339(&obs.timestamp)
+            .map_or(ctx.now, |t| t.with_timezone(&chrono::Utc));
         let index = crate::index::Index::open(&repo)?;
         warnings.extend(index.refresh.warnings.clone());
-        merged = store::dedup::nearest(&index, &obs.observation, repo.config.gate.dedup_threshold, at)?;
+        merged = store::dedup::nearest(
+            &index,
+            &obs.observation,
+            repo.config.gate.dedup_threshold,
+            at,
+        )?;
         let (line, subject, trailer) = match &merged {
             Some(m) => (
                 store::dedup::merge_event(m, &obs.id, ctx.now),
@@ -109,16 +126,37 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         "duplicates": u8::from(duplicate),
         "deduped": u8::from(merged.is_some()),
     });
-    warnings.extend(crate::telemetry::emit(&repo, ctx.now, "gate", "remember", true, started, counts.clone()));
+    warnings.extend(crate::telemetry::emit(
+        &repo,
+        ctx.now,
+        "gate",
+        "remember",
+        true,
+        started,
+        counts.clone(),
+    ));
     let stored = judged.observation.is_some() && inserted;
     let human = if judged.verdict == Verdict::Discard {
-        format!("not stored: the write gate discarded it ({})", judged.reason)
+        format!(
+            "not stored: the write gate discarded it ({})",
+            judged.reason
+        )
     } else if let Some(m) = &merged {
-        format!("merged into {} (similarity {:.2}; {})", m.into, m.similarity, super::short(&commit))
+        format!(
+            "merged into {} (similarity {:.2}; {})",
+            m.into,
+            m.similarity,
+            super::short(&commit)
+        )
     } else if duplicate {
         format!("already stored as {}; nothing changed", judged.id)
     } else {
-        format!("remembered {} ({}, {})", judged.id, judged.verdict.as_str(), super::short(&commit))
+        format!(
+            "remembered {} ({}, {})",
+            judged.id,
+            judged.verdict.as_str(),
+            super::short(&commit)
+        )
     };
     let data = json!({
         "id": judged.id,
@@ -131,8 +169,14 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         "path": path,
         "commit": commit,
     });
-    let status = if judged.verdict == Verdict::Discard { Status::NothingOrFailed } else { Status::Ok };
-    Ok(Report::new("remember", data, human).warnings(warnings).status(status))
+    let status = if judged.verdict == Verdict::Discard {
+        Status::NothingOrFailed
+    } else {
+        Status::Ok
+    };
+    Ok(Report::new("remember", data, human)
+        .warnings(warnings)
+        .status(status))
 }
 
 fn summary(text: &str) -> String {
@@ -152,10 +196,19 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     let ImportCommand::Observations { file, raw } = cmd;
     let started = Instant::now();
     let repo = ctx.repo()?;
-    let file = if file.is_absolute() { file } else { ctx.cwd.join(file) };
+    let file = if file.is_absolute() {
+        file
+    } else {
+        ctx.cwd.join(file)
+    };
     let text = std::fs::read_to_string(&file).map_err(|e| Error::io(file.display(), &e))?;
-    let redactor = crate::redact::Redactor::configured(&repo.config.redact.patterns)
-        .map_err(|e| Error::new(crate::error::Kind::Config, format!("cairn.toml [redact]: {e}")))?;
+    let redactor =
+        crate::redact::Redactor::configured(&repo.config.redact.patterns).map_err(|e| {
+            Error::new(
+                crate::error::Kind::Config,
+                format!("cairn.toml [redact]: {e}"),
+            )
+        })?;
     // Read and check every line before writing anything.
     let mut candidates = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -174,7 +227,12 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
         c.narrative = c.narrative.map(|n| redactor.redact(&n).into_owned());
         candidates.push(c);
     }
-    let source = format!("import:{}", file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
+    let source = format!(
+        "import:{}",
+        file.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default()
+    );
     let _lock = repo.lock()?;
     let mut seen = store::ids(&repo)?;
     let bar = output::progress(candidates.len() as u64, ctx.interactive, "importing");
@@ -200,22 +258,52 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
         threshold: repo.config.gate.dedup_threshold,
         now: ctx.now,
     };
-    let admitted = store::admit::admit(&candidates, &settings, &mut seen, index.as_ref(), &mut || bar.inc(1))?;
-    let store::admit::Admitted { lines, allowed, held, discarded, duplicates, merged, .. } = admitted;
+    let admitted = store::admit::admit(
+        &candidates,
+        &settings,
+        &mut seen,
+        index.as_ref(),
+        &mut || bar.inc(1),
+    )?;
+    let store::admit::Admitted {
+        lines,
+        allowed,
+        held,
+        discarded,
+        duplicates,
+        merged,
+        ..
+    } = admitted;
     bar.finish_and_clear();
     let mut commit = None;
     let mut path = None;
     if !lines.is_empty() {
         let (rel, _) = store::append(&repo, &lines, ctx.now)?;
-        let subject = format!("import: {} observations from {}", lines.len() as u64 - merged, file.display());
-        commit = ctx.commit(&repo, std::slice::from_ref(&rel), &super::message(&subject, &[]))?;
+        let subject = format!(
+            "import: {} observations from {}",
+            lines.len() as u64 - merged,
+            file.display()
+        );
+        commit = ctx.commit(
+            &repo,
+            std::slice::from_ref(&rel),
+            &super::message(&subject, &[]),
+        )?;
         path = Some(rel);
     }
     let counts = json!({
         "read": candidates.len(), "stored": lines.len() as u64 - merged, "allowed": allowed, "held": held,
         "discarded": discarded, "duplicates": duplicates, "deduped": merged, "raw": raw,
     });
-    warnings.extend(crate::telemetry::emit(&repo, ctx.now, "gate", "import", true, started, counts.clone()));
+    warnings.extend(crate::telemetry::emit(
+        &repo,
+        ctx.now,
+        "gate",
+        "import",
+        true,
+        started,
+        counts.clone(),
+    ));
     let human = format!(
         "imported {} of {} observations ({allowed} allowed, {held} held, {discarded} discarded, {duplicates} duplicates, {merged} merged by meaning; {})",
         lines.len() as u64 - merged,

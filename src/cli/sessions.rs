@@ -61,7 +61,11 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
 
 /// The agents' default transcript folders under `home`.
 pub fn default_folders(home: &Path) -> Vec<PathBuf> {
-    vec![home.join(".claude/projects"), home.join(".codex/sessions"), home.join(".pi/agent/sessions")]
+    vec![
+        home.join(".claude/projects"),
+        home.join(".codex/sessions"),
+        home.join(".pi/agent/sessions"),
+    ]
 }
 
 /// Every `*.jsonl` under `path` (or `path` itself), sorted.
@@ -77,7 +81,9 @@ fn transcripts_under(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         let read = std::fs::read_dir(&dir).map_err(|e| Error::io(dir.display(), &e))?;
         for entry in read {
             let entry = entry.map_err(|e| Error::io(dir.display(), &e))?;
-            let ty = entry.file_type().map_err(|e| Error::io(entry.path().display(), &e))?;
+            let ty = entry
+                .file_type()
+                .map_err(|e| Error::io(entry.path().display(), &e))?;
             let p = entry.path();
             if ty.is_dir() {
                 stack.push(p);
@@ -148,7 +154,8 @@ fn ingest_one(
     };
     let change = cards::compare(&old, &new);
     if change != Change::Same {
-        ctx.begin_writes(repo, std::slice::from_ref(&rel)).map_err(|e| e.to_string())?;
+        ctx.begin_writes(repo, std::slice::from_ref(&rel))
+            .map_err(|e| e.to_string())?;
     }
     match change {
         Change::Same => {}
@@ -159,9 +166,11 @@ fn ingest_one(
                 buf.push('\n');
             }
             if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("{}: {e}", parent.display()))?;
             }
-            crate::files::append_lines(&path, buf.as_bytes(), &repo.recovered_dir()).map_err(|e| e.to_string())?;
+            crate::files::append_lines(&path, buf.as_bytes(), &repo.recovered_dir())
+                .map_err(|e| e.to_string())?;
             (out.cards, out.episodes) = count(&records[from..]);
             out.changed = Some(rel.clone());
         }
@@ -177,7 +186,11 @@ fn ingest_one(
                 .filter_map(|l| serde_json::from_str::<Record>(l).ok())
                 .map(|r| r.id().to_string())
                 .collect();
-            let fresh: Vec<Record> = records.iter().filter(|r| !old_ids.contains(r.id())).cloned().collect();
+            let fresh: Vec<Record> = records
+                .iter()
+                .filter(|r| !old_ids.contains(r.id()))
+                .cloned()
+                .collect();
             (out.cards, out.episodes) = count(&fresh);
             out.rewritten = true;
             out.changed = Some(rel.clone());
@@ -197,7 +210,9 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
     let forced = match args.agent.as_str() {
         "auto" => None,
         other => Some(other.parse::<Agent>().map_err(|_| {
-            Error::bad_input(format!("--agent {other:?} is not claude, codex, pi or auto"))
+            Error::bad_input(format!(
+                "--agent {other:?} is not claude, codex, pi or auto"
+            ))
         })?),
     };
     // Compiled only when a transcript has to be read: an unchanged set costs stats alone.
@@ -212,11 +227,17 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
     };
     let mut files = Vec::new();
     for p in &args.paths {
-        let p = if p.is_absolute() { p.clone() } else { ctx.cwd.join(p) };
+        let p = if p.is_absolute() {
+            p.clone()
+        } else {
+            ctx.cwd.join(p)
+        };
         transcripts_under(&p, &mut files)?;
     }
     if args.all {
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
         for dir in default_folders(&home) {
             if dir.is_dir() {
                 transcripts_under(&dir, &mut files)?;
@@ -224,8 +245,9 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
         }
     }
     if files.is_empty() {
-        return Err(Error::bad_input("no transcripts to ingest")
-            .with_fix("name transcript files or folders, or pass --all for the agents' default folders"));
+        return Err(Error::bad_input("no transcripts to ingest").with_fix(
+            "name transcript files or folders, or pass --all for the agents' default folders",
+        ));
     }
     files.sort();
     files.dedup();
@@ -235,7 +257,8 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
     let mut checkpoints = load_checkpoints(&repo);
     let before = checkpoints.clone();
     let bar = crate::output::progress(files.len() as u64, ctx.interactive, "ingesting");
-    let (mut unchanged, mut read_bytes, mut cards_added, mut episodes_added, mut rewritten) = (0usize, 0u64, 0usize, 0usize, 0usize);
+    let (mut unchanged, mut read_bytes, mut cards_added, mut episodes_added, mut rewritten) =
+        (0usize, 0u64, 0usize, 0usize, 0usize);
     let mut changed: Vec<String> = Vec::new();
     let mut problems: Vec<String> = Vec::new();
     let mut warnings = Vec::new();
@@ -254,9 +277,23 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
         }
         let bytes = std::fs::read(file).map_err(|e| Error::io(file.display(), &e))?;
         read_bytes += bytes.len() as u64;
-        let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let modified = meta.modified().map(chrono::DateTime::<chrono::Utc>::from).unwrap_or(ctx.now);
-        match ingest_one(ctx, &repo, &bytes, forced, &stem, redactor()?, &crate::time::format(modified)) {
+        let stem = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let modified = meta
+            .modified()
+            .map(chrono::DateTime::<chrono::Utc>::from)
+            .unwrap_or(ctx.now);
+        match ingest_one(
+            ctx,
+            &repo,
+            &bytes,
+            forced,
+            &stem,
+            redactor()?,
+            &crate::time::format(modified),
+        ) {
             Err(message) => warnings.push(format!("{}: skipped: {message}", file.display())),
             Ok((out, errors)) => {
                 cards_added += out.cards;
@@ -300,14 +337,26 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
         "transcripts": files.len(), "unchanged": unchanged, "bytes": read_bytes,
         "cards": cards_added, "episodes": episodes_added, "rewritten": rewritten, "errors": problems.len(),
     });
-    warnings.extend(crate::telemetry::emit(&repo, ctx.now, "sessions", "ingest", problems.is_empty(), started, metadata));
+    warnings.extend(crate::telemetry::emit(
+        &repo,
+        ctx.now,
+        "sessions",
+        "ingest",
+        problems.is_empty(),
+        started,
+        metadata,
+    ));
     for p in &problems {
         warnings.push(p.clone());
     }
     let human = format!(
         "ingested {} transcripts ({unchanged} unchanged): {cards_added} new turn cards, {episodes_added} episodes{}; {}",
         files.len(),
-        if rewritten > 0 { format!(", {rewritten} sessions rewritten") } else { String::new() },
+        if rewritten > 0 {
+            format!(", {rewritten} sessions rewritten")
+        } else {
+            String::new()
+        },
         super::short(&commit)
     );
     let data = json!({
@@ -321,6 +370,12 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
         "errors": problems,
         "commit": commit,
     });
-    let status = if problems.is_empty() { Status::Ok } else { Status::BadInput };
-    Ok(Report::new("sessions-ingest", data, human).warnings(warnings).status(status))
+    let status = if problems.is_empty() {
+        Status::Ok
+    } else {
+        Status::BadInput
+    };
+    Ok(Report::new("sessions-ingest", data, human)
+        .warnings(warnings)
+        .status(status))
 }

@@ -73,7 +73,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     let red = |s: String| -> Result<String> {
         crate::redact::redact_one(patterns, &s)
             .map(|c| c.into_owned())
-            .map_err(|e| crate::error::Error::new(crate::error::Kind::Config, format!("cairn.toml [redact]: {e}")))
+            .map_err(|e| {
+                crate::error::Error::new(
+                    crate::error::Kind::Config,
+                    format!("cairn.toml [redact]: {e}"),
+                )
+            })
     };
     let new = NewEntry {
         action: args.action.unwrap_or_default(),
@@ -101,7 +106,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             saved.display()
         ));
     }
-    let human = format!("logged {} {} {} ({}, {})", e.id, e.action, e.tool, appended.rel_path, super::short(&commit));
+    let human = format!(
+        "logged {} {} {} ({}, {})",
+        e.id,
+        e.action,
+        e.tool,
+        appended.rel_path,
+        super::short(&commit)
+    );
     let data = json!({ "entry": e, "path": appended.rel_path, "commit": commit });
     Ok(Report::new("slog", data, human).warnings(warnings))
 }
@@ -109,7 +121,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
 fn query(ctx: &Ctx, args: QueryArgs) -> Result<Report> {
     let repo = ctx.repo()?;
     let time = |t: &Option<String>| {
-        t.as_deref().map(|t| crate::time::parse(t, ctx.now)).transpose().map_err(Error::bad_input)
+        t.as_deref()
+            .map(|t| crate::time::parse(t, ctx.now))
+            .transpose()
+            .map_err(Error::bad_input)
     };
     let q = Query {
         action: args.action,
@@ -123,16 +138,26 @@ fn query(ctx: &Ctx, args: QueryArgs) -> Result<Report> {
     let warnings: Vec<String> = found.torn.iter().map(|t| t.warning()).collect();
     let mut human = String::new();
     for e in &found.entries {
-        human.push_str(&format!("{}  {:<10} {:<14} {}", e.ts, e.action, e.tool, e.detail));
+        human.push_str(&format!(
+            "{}  {:<10} {:<14} {}",
+            e.ts, e.action, e.tool, e.detail
+        ));
         if let Some(r) = &e.reason {
             human.push_str(&format!("  (because {r})"));
         }
         human.push('\n');
     }
     if found.entries.len() < found.matched {
-        human.push_str(&format!("… {} more; raise --limit to see them\n", found.matched - found.entries.len()));
+        human.push_str(&format!(
+            "… {} more; raise --limit to see them\n",
+            found.matched - found.entries.len()
+        ));
     }
-    let status = if found.entries.is_empty() { Status::NothingOrFailed } else { Status::Ok };
+    let status = if found.entries.is_empty() {
+        Status::NothingOrFailed
+    } else {
+        Status::Ok
+    };
     let mut report = Report::new(
         "slog_query",
         json!({

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::Ctx;
 use crate::error::Result;
@@ -49,7 +49,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         .filter(|e| args.component.as_deref().is_none_or(|c| e.component == c))
         .filter(|e| {
             since.is_none_or(|s| {
-                chrono::DateTime::parse_from_rfc3339(&e.ts).is_ok_and(|t| t.with_timezone(&chrono::Utc) >= s)
+                chrono::DateTime::parse_from_rfc3339(&e.ts)
+                    .is_ok_and(|t| t.with_timezone(&chrono::Utc) >= s)
             })
         })
         .collect();
@@ -71,13 +72,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         if shown.is_empty() {
             human.push_str("no telemetry events\n");
         }
-        let status = if shown.is_empty() { Status::NothingOrFailed } else { Status::Ok };
+        let status = if shown.is_empty() {
+            Status::NothingOrFailed
+        } else {
+            Status::Ok
+        };
         let data = json!({ "total": events.len(), "events": shown });
         return Ok(Report::new("stats", data, human).status(status));
     }
     let mut totals: BTreeMap<String, Totals> = BTreeMap::new();
     for e in &events {
-        let t = totals.entry(format!("{} {}", e.component, e.action)).or_default();
+        let t = totals
+            .entry(format!("{} {}", e.component, e.action))
+            .or_default();
         t.runs += 1;
         t.failed += u64::from(!e.success);
         t.duration_ms += e.duration_ms;
@@ -93,16 +100,36 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     let mut categories: BTreeMap<String, u64> = BTreeMap::new();
     let mut verdicts: BTreeMap<String, u64> = BTreeMap::new();
     let mut types: BTreeMap<String, u64> = BTreeMap::new();
-    for f in observations.iter().filter(|f| f.state != crate::store::State::Deleted) {
+    for f in observations
+        .iter()
+        .filter(|f| f.state != crate::store::State::Deleted)
+    {
         *categories.entry(f.obs.category_id.clone()).or_default() += 1;
-        *verdicts.entry(f.obs.write_verdict.as_str().to_string()).or_default() += 1;
+        *verdicts
+            .entry(f.obs.write_verdict.as_str().to_string())
+            .or_default() += 1;
         *types.entry(f.obs.observation_type.clone()).or_default() += 1;
     }
     let sessions = super::observe::session_files(&repo)?.len();
-    let mut human = format!("observations: {} ({} sessions ingested)\n", observations.len(), sessions);
-    for (label, map) in [("categories", &categories), ("verdicts", &verdicts), ("types", &types)] {
+    let mut human = format!(
+        "observations: {} ({} sessions ingested)\n",
+        observations.len(),
+        sessions
+    );
+    for (label, map) in [
+        ("categories", &categories),
+        ("verdicts", &verdicts),
+        ("types", &types),
+    ] {
         let parts: Vec<String> = map.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        human.push_str(&format!("  {label}: {}\n", if parts.is_empty() { "none".into() } else { parts.join(", ") }));
+        human.push_str(&format!(
+            "  {label}: {}\n",
+            if parts.is_empty() {
+                "none".into()
+            } else {
+                parts.join(", ")
+            }
+        ));
     }
     human.push_str("pipeline (from telemetry):\n");
     for (name, t) in &totals {
@@ -110,7 +137,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         human.push_str(&format!(
             "  {name}: {} runs{}, {} ms; {}\n",
             t.runs,
-            if t.failed > 0 { format!(" ({} failed)", t.failed) } else { String::new() },
+            if t.failed > 0 {
+                format!(" ({} failed)", t.failed)
+            } else {
+                String::new()
+            },
             t.duration_ms,
             sums.join(", ")
         ));

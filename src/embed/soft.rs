@@ -38,7 +38,11 @@ impl SoftQuery {
     /// The distinct words of `query` that the model knows, weighed by `weight`; a word
     /// weighing nothing (a stop word, for recall) is left out.
     pub fn new(model: &Builtin, query: &str, weight: &mut dyn FnMut(&str) -> f64) -> SoftQuery {
-        let mut q = SoftQuery { words: Vec::new(), vectors: Vec::new(), weights: Vec::new() };
+        let mut q = SoftQuery {
+            words: Vec::new(),
+            vectors: Vec::new(),
+            weights: Vec::new(),
+        };
         let mut vector = [0f32; DIMS];
         model.for_each_word(query, MAX_WORDS, &mut |word| {
             if !is_word(word) || q.words.iter().any(|w| w == word) {
@@ -72,7 +76,13 @@ impl SoftQuery {
 
     /// A scorer for texts one at a time, remembering the words it has met.
     pub fn scorer<'q>(&'q self, model: &'q Builtin) -> Scorer<'q> {
-        Scorer { query: self, model, seen: FxHashMap::default(), cosines: Vec::new(), best: vec![0.0; self.words.len()] }
+        Scorer {
+            query: self,
+            model,
+            seen: FxHashMap::default(),
+            cosines: Vec::new(),
+            best: vec![0.0; self.words.len()],
+        }
     }
 }
 
@@ -93,7 +103,13 @@ impl Scorer<'_> {
         if n == 0 {
             return 0.0;
         }
-        let Scorer { query, model, seen, cosines, best } = self;
+        let Scorer {
+            query,
+            model,
+            seen,
+            cosines,
+            best,
+        } = self;
         best.iter_mut().for_each(|b| *b = 0.0);
         let mut vector = [0f32; DIMS];
         model.for_each_word(text, MAX_WORDS, &mut |word| {
@@ -117,7 +133,10 @@ impl Scorer<'_> {
                 *b = b.max(c);
             }
         });
-        best.iter().zip(&query.weights).map(|(&b, &w)| w * f64::from(b.max(0.0))).sum()
+        best.iter()
+            .zip(&query.weights)
+            .map(|(&b, &w)| w * f64::from(b.max(0.0)))
+            .sum()
     }
 }
 
@@ -144,7 +163,9 @@ mod tests {
     #[test]
     fn the_same_word_scores_its_weight() {
         let model = Builtin::shared();
-        let q = SoftQuery::new(model, "Pottery!", &mut |w| if w == "pottery" { 2.5 } else { 0.0 });
+        let q = SoftQuery::new(model, "Pottery!", &mut |w| {
+            if w == "pottery" { 2.5 } else { 0.0 }
+        });
         assert_eq!(q.words(), ["pottery"]);
         let s = q.scores(model, &["I took a pottery class", "nothing here"]);
         assert!((s[0] - 2.5).abs() < 1e-3, "{s:?}");
@@ -156,10 +177,16 @@ mod tests {
         // No word in common with the query: only meaning can rank these.
         let s = scores(
             "stale nfs mount",
-            &["the network filesystem share hung and would not unmount", "we baked a chocolate cake for her birthday"],
+            &[
+                "the network filesystem share hung and would not unmount",
+                "we baked a chocolate cake for her birthday",
+            ],
         );
         assert!(s[0] > s[1] + 0.3, "{s:?}");
-        let s = scores("which pets does she have", &["my dog and two cats", "the quarterly tax filing"]);
+        let s = scores(
+            "which pets does she have",
+            &["my dog and two cats", "the quarterly tax filing"],
+        );
         assert!(s[0] > s[1], "{s:?}");
     }
 
@@ -177,7 +204,13 @@ mod tests {
     #[test]
     fn weightless_words_and_punctuation_are_left_out() {
         let model = Builtin::shared();
-        let q = SoftQuery::new(model, "what did she paint, and when?", &mut |w| if w == "paint" || w == "when" { 1.0 } else { 0.0 });
+        let q = SoftQuery::new(model, "what did she paint, and when?", &mut |w| {
+            if w == "paint" || w == "when" {
+                1.0
+            } else {
+                0.0
+            }
+        });
         assert_eq!(q.words(), ["paint", "when"]);
         let empty = SoftQuery::new(model, "?!", &mut |_| 1.0);
         assert!(empty.is_empty());

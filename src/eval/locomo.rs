@@ -13,8 +13,8 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::score::{self, Table};
 use super::Memory;
+use super::score::{self, Table};
 use crate::error::{Error, Result};
 
 /// One question.
@@ -47,7 +47,10 @@ pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
 /// `D:11:26` → `D11:26`; `D30:05` → `D30:5`.
 pub fn normalize_id(raw: &str) -> Option<String> {
     let s = raw.trim().trim_matches(|c: char| c == ',' || c == '.');
-    let s = s.strip_prefix("D:").map(|r| format!("D{r}")).unwrap_or_else(|| s.to_string());
+    let s = s
+        .strip_prefix("D:")
+        .map(|r| format!("D{r}"))
+        .unwrap_or_else(|| s.to_string());
     let rest = s.strip_prefix('D')?;
     let (session, turn) = rest.split_once(':')?;
     let session: u32 = session.parse().ok()?;
@@ -59,11 +62,17 @@ pub fn normalize_id(raw: &str) -> Option<String> {
 pub fn read(path: &Path) -> Result<Vec<Conversation>> {
     let data = super::read_json(path)?;
     let bad = |what: &str| Error::bad_input(format!("{}: {what}", path.display()));
-    let list = data.as_array().ok_or_else(|| bad("not a LoCoMo file (a list of conversations)"))?;
+    let list = data
+        .as_array()
+        .ok_or_else(|| bad("not a LoCoMo file (a list of conversations)"))?;
     let mut out = Vec::new();
     for (n, c) in list.iter().enumerate() {
-        let id = c["sample_id"].as_str().map_or_else(|| format!("conversation-{n}"), String::from);
-        let conv = c["conversation"].as_object().ok_or_else(|| bad(&format!("{id}: no `conversation`")))?;
+        let id = c["sample_id"]
+            .as_str()
+            .map_or_else(|| format!("conversation-{n}"), String::from);
+        let conv = c["conversation"]
+            .as_object()
+            .ok_or_else(|| bad(&format!("{id}: no `conversation`")))?;
         let mut sessions: Vec<(u32, &Vec<Value>)> = conv
             .iter()
             .filter_map(|(k, v)| {
@@ -82,17 +91,26 @@ pub fn read(path: &Path) -> Result<Vec<Conversation>> {
                 .ok_or_else(|| bad(&format!("{id}: session {n} has no readable date_time")))?;
             now = Some(now.map_or(when, |t: DateTime<Utc>| t.max(when)));
             for t in turns {
-                let (Some(dia), Some(speaker), Some(text)) =
-                    (t["dia_id"].as_str(), t["speaker"].as_str(), t["text"].as_str())
-                else {
+                let (Some(dia), Some(speaker), Some(text)) = (
+                    t["dia_id"].as_str(),
+                    t["speaker"].as_str(),
+                    t["text"].as_str(),
+                ) else {
                     continue;
                 };
                 let mut body = format!("{speaker}: {text}");
                 if let Some(caption) = t["blip_caption"].as_str() {
                     body.push_str(&format!(" [image: {caption}]"));
                 }
-                let Some(dia) = normalize_id(dia) else { continue };
-                memories.push(Memory { id: dia, session: format!("session_{n}"), text: body, time: when });
+                let Some(dia) = normalize_id(dia) else {
+                    continue;
+                };
+                memories.push(Memory {
+                    id: dia,
+                    session: format!("session_{n}"),
+                    text: body,
+                    time: when,
+                });
             }
         }
         let known: HashSet<&str> = memories.iter().map(|m| m.id.as_str()).collect();
@@ -100,7 +118,11 @@ pub fn read(path: &Path) -> Result<Vec<Conversation>> {
         let mut skipped = 0;
         for q in c["qa"].as_array().map(Vec::as_slice).unwrap_or_default() {
             let mut gold: Vec<String> = Vec::new();
-            for e in q["evidence"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            for e in q["evidence"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
                 for part in e.as_str().unwrap_or("").split([';', ' ']) {
                     if let Some(id) = normalize_id(part)
                         && known.contains(id.as_str())
@@ -115,10 +137,20 @@ pub fn read(path: &Path) -> Result<Vec<Conversation>> {
                 skipped += 1;
                 continue;
             }
-            questions.push(Question { question, category: q["category"].as_u64().unwrap_or(0), gold });
+            questions.push(Question {
+                question,
+                category: q["category"].as_u64().unwrap_or(0),
+                gold,
+            });
         }
         let now = now.ok_or_else(|| bad(&format!("{id}: no sessions")))?;
-        out.push(Conversation { id, memories, questions, now, skipped });
+        out.push(Conversation {
+            id,
+            memories,
+            questions,
+            now,
+            skipped,
+        });
     }
     Ok(out)
 }
@@ -144,7 +176,10 @@ pub fn run(
     let mut table = Table::default();
     let mut outcome_ids = Vec::new();
     let (mut questions, mut skipped) = (0, 0);
-    for c in conversations.iter().filter(|c| only.is_empty() || only.contains(&c.id)) {
+    for c in conversations
+        .iter()
+        .filter(|c| only.is_empty() || only.contains(&c.id))
+    {
         outcome_ids.push(c.id.clone());
         skipped += c.skipped;
         let filled = super::fill(&c.memories, c.now, options)?;
@@ -165,7 +200,12 @@ pub fn run(
             progress(1);
         }
     }
-    Ok(Outcome { conversations: outcome_ids, questions, skipped, table })
+    Ok(Outcome {
+        conversations: outcome_ids,
+        questions,
+        skipped,
+        table,
+    })
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use std::path::Path;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Serialize;
 
-use super::score::{self, Table};
 use super::Memory;
+use super::score::{self, Table};
 use crate::error::{Error, Result};
 
 /// `2023/07/12 (Wed) 10:14` → a UTC time.
@@ -19,7 +19,9 @@ pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
     let date = parts.next()?;
     let _weekday = parts.next()?;
     let clock = parts.next().unwrap_or("00:00");
-    NaiveDateTime::parse_from_str(&format!("{date} {clock}"), "%Y/%m/%d %H:%M").ok().map(|t| t.and_utc())
+    NaiveDateTime::parse_from_str(&format!("{date} {clock}"), "%Y/%m/%d %H:%M")
+        .ok()
+        .map(|t| t.and_utc())
 }
 
 #[derive(Debug, Serialize)]
@@ -28,31 +30,62 @@ pub struct Outcome {
     pub table: Table,
 }
 
-pub fn run(path: &Path, ks: &[usize], options: &super::Options, mut progress: impl FnMut(usize)) -> Result<Outcome> {
+pub fn run(
+    path: &Path,
+    ks: &[usize],
+    options: &super::Options,
+    mut progress: impl FnMut(usize),
+) -> Result<Outcome> {
     let data = super::read_json(path)?;
     let bad = |what: String| Error::bad_input(format!("{}: {what}", path.display()));
-    let items = data.as_array().ok_or_else(|| bad("not a LongMemEval file (a list of questions)".into()))?;
+    let items = data
+        .as_array()
+        .ok_or_else(|| bad("not a LongMemEval file (a list of questions)".into()))?;
     let max_k = ks.iter().copied().max().unwrap_or(10);
     let mut table = Table::default();
     let mut questions = 0;
     for item in items {
         let qid = item["question_id"].as_str().unwrap_or("?");
-        let ids = item["haystack_session_ids"].as_array().ok_or_else(|| bad(format!("{qid}: no haystack_session_ids")))?;
-        let dates = item["haystack_dates"].as_array().ok_or_else(|| bad(format!("{qid}: no haystack_dates")))?;
-        let sessions = item["haystack_sessions"].as_array().ok_or_else(|| bad(format!("{qid}: no haystack_sessions")))?;
-        let now = item["question_date"].as_str().and_then(parse_time).ok_or_else(|| bad(format!("{qid}: unreadable question_date")))?;
+        let ids = item["haystack_session_ids"]
+            .as_array()
+            .ok_or_else(|| bad(format!("{qid}: no haystack_session_ids")))?;
+        let dates = item["haystack_dates"]
+            .as_array()
+            .ok_or_else(|| bad(format!("{qid}: no haystack_dates")))?;
+        let sessions = item["haystack_sessions"]
+            .as_array()
+            .ok_or_else(|| bad(format!("{qid}: no haystack_sessions")))?;
+        let now = item["question_date"]
+            .as_str()
+            .and_then(parse_time)
+            .ok_or_else(|| bad(format!("{qid}: unreadable question_date")))?;
         let mut memories = Vec::new();
         let mut gold_turns = Vec::new();
         for ((sid, date), turns) in ids.iter().zip(dates).zip(sessions) {
             let sid = sid.as_str().unwrap_or("?");
             let when = date.as_str().and_then(parse_time).unwrap_or(now);
-            for (i, t) in turns.as_array().map(Vec::as_slice).unwrap_or_default().iter().enumerate() {
+            for (i, t) in turns
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+            {
                 let id = format!("{sid}#{i}");
                 if t["has_answer"].as_bool() == Some(true) {
                     gold_turns.push(id.clone());
                 }
-                let text = format!("{}: {}", t["role"].as_str().unwrap_or("?"), t["content"].as_str().unwrap_or(""));
-                memories.push(Memory { id, session: sid.to_string(), text, time: when });
+                let text = format!(
+                    "{}: {}",
+                    t["role"].as_str().unwrap_or("?"),
+                    t["content"].as_str().unwrap_or("")
+                );
+                memories.push(Memory {
+                    id,
+                    session: sid.to_string(),
+                    text,
+                    time: when,
+                });
             }
         }
         let gold_sessions: Vec<String> = item["answer_session_ids"]
@@ -68,7 +101,10 @@ pub fn run(path: &Path, ks: &[usize], options: &super::Options, mut progress: im
         let ranked = filled.ask(question, max_k * 20, now)?;
         let mut session_rank: Vec<String> = Vec::new();
         for id in &ranked {
-            let sid = id.rsplit_once('#').map_or(id.as_str(), |(s, _)| s).to_string();
+            let sid = id
+                .rsplit_once('#')
+                .map_or(id.as_str(), |(s, _)| s)
+                .to_string();
             if !session_rank.contains(&sid) {
                 session_rank.push(sid);
             }
@@ -77,7 +113,11 @@ pub fn run(path: &Path, ks: &[usize], options: &super::Options, mut progress: im
             if !gold_turns.is_empty() {
                 table.add("turn", *k, score::score(&ranked, &gold_turns, *k));
             }
-            table.add("session", *k, score::score(&session_rank, &gold_sessions, *k));
+            table.add(
+                "session",
+                *k,
+                score::score(&session_rank, &gold_sessions, *k),
+            );
         }
         questions += 1;
         progress(1);
@@ -91,6 +131,9 @@ mod tests {
 
     #[test]
     fn times_parse() {
-        assert_eq!(parse_time("2023/07/12 (Wed) 10:14").map(|t| t.to_rfc3339()), Some("2023-07-12T10:14:00+00:00".into()));
+        assert_eq!(
+            parse_time("2023/07/12 (Wed) 10:14").map(|t| t.to_rfc3339()),
+            Some("2023-07-12T10:14:00+00:00".into())
+        );
     }
 }

@@ -57,7 +57,11 @@ pub fn fill(memories: &[Memory], now: DateTime<Utc>, options: &Options) -> Resul
         .tempdir()
         .map_err(|e| crate::error::Error::io("temporary folder", &e))?;
     crate::init::init(dir.path())?;
-    let mut repo = Repo::open(dir.path().canonicalize().map_err(|e| crate::error::Error::io(dir.path().display(), &e))?)?;
+    let mut repo = Repo::open(
+        dir.path()
+            .canonicalize()
+            .map_err(|e| crate::error::Error::io(dir.path().display(), &e))?,
+    )?;
     if let Some(rate) = options.decay {
         repo.config.recall.decay.insert("observation".into(), rate);
     }
@@ -87,14 +91,28 @@ pub fn fill(memories: &[Memory], now: DateTime<Utc>, options: &Options) -> Resul
         Some(m) => m,
         None => crate::recall::Mode::parse(&repo.config.recall.mode)?,
     };
-    Ok(Filled { _dir: dir, repo, index, mode })
+    Ok(Filled {
+        _dir: dir,
+        repo,
+        index,
+        mode,
+    })
 }
 
 impl Filled {
     /// The benchmark ids of the top `limit` memories recalled for `question` at `now`.
     pub fn ask(&self, question: &str, limit: usize, now: DateTime<Utc>) -> Result<Vec<String>> {
-        let filter = Filter { include_hold: true, ..Filter::default() };
-        let request = Request { query: question.to_string(), limit, filter, now, mode: self.mode };
+        let filter = Filter {
+            include_hold: true,
+            ..Filter::default()
+        };
+        let request = Request {
+            query: question.to_string(),
+            limit,
+            filter,
+            now,
+            mode: self.mode,
+        };
         let results = recall::recall(&self.index, &self.repo.config, &request)?;
         Ok(results.into_iter().map(|r| r.source).collect())
     }
@@ -102,8 +120,13 @@ impl Filled {
 
 /// Reads a benchmark file.
 pub fn read_json(path: &Path) -> Result<serde_json::Value> {
-    let text = std::fs::read_to_string(path).map_err(|e| crate::error::Error::io(path.display(), &e))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| crate::error::Error::io(path.display(), &e))?;
     serde_json::from_str(&text).map_err(|e| {
-        crate::error::Error::bad_input(format!("{}:{}: not valid JSON: {e}", path.display(), e.line()))
+        crate::error::Error::bad_input(format!(
+            "{}:{}: not valid JSON: {e}",
+            path.display(),
+            e.line()
+        ))
     })
 }

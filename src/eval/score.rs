@@ -36,7 +36,12 @@ pub struct Table {
 
 impl Table {
     pub fn add(&mut self, group: &str, k: usize, s: AtK) {
-        let e = self.sums.entry(group.to_string()).or_default().entry(k).or_default();
+        let e = self
+            .sums
+            .entry(group.to_string())
+            .or_default()
+            .entry(k)
+            .or_default();
         e.0.hit_any += s.hit_any;
         e.0.hit_all += s.hit_all;
         e.0.recall += s.recall;
@@ -53,7 +58,14 @@ impl Table {
                     .iter()
                     .map(|(k, (s, c))| {
                         let c = (*c).max(1) as f64;
-                        (*k, AtK { hit_any: s.hit_any / c, hit_all: s.hit_all / c, recall: s.recall / c })
+                        (
+                            *k,
+                            AtK {
+                                hit_any: s.hit_any / c,
+                                hit_all: s.hit_all / c,
+                                recall: s.recall / c,
+                            },
+                        )
                     })
                     .collect();
                 (g.clone(), (n, means))
@@ -66,15 +78,25 @@ impl Table {
         let means = self.means();
         let mut out = format!("{:<22}{:>6}", "group", "n");
         for k in ks {
-            out.push_str(&format!("{:>10}{:>10}{:>10}", format!("R@{k}"), format!("any@{k}"), format!("all@{k}")));
+            out.push_str(&format!(
+                "{:>10}{:>10}{:>10}",
+                format!("R@{k}"),
+                format!("any@{k}"),
+                format!("all@{k}")
+            ));
         }
         out.push('\n');
         for g in groups {
-            let Some((n, at)) = means.get(*g) else { continue };
+            let Some((n, at)) = means.get(*g) else {
+                continue;
+            };
             out.push_str(&format!("{g:<22}{n:>6}"));
             for k in ks {
                 let m = at.get(k).copied().unwrap_or_default();
-                out.push_str(&format!("{:>10.3}{:>10.3}{:>10.3}", m.recall, m.hit_any, m.hit_all));
+                out.push_str(&format!(
+                    "{:>10.3}{:>10.3}{:>10.3}",
+                    m.recall, m.hit_any, m.hit_all
+                ));
             }
             out.push('\n');
         }
@@ -93,18 +115,62 @@ mod tests {
     #[test]
     fn measures() {
         let ranked = ids(&["a", "b", "c", "d"]);
-        assert_eq!(score(&ranked, &ids(&["b", "z"]), 1), AtK { hit_any: 0.0, hit_all: 0.0, recall: 0.0 });
-        assert_eq!(score(&ranked, &ids(&["b", "z"]), 2), AtK { hit_any: 1.0, hit_all: 0.0, recall: 0.5 });
-        assert_eq!(score(&ranked, &ids(&["b", "d"]), 4), AtK { hit_any: 1.0, hit_all: 1.0, recall: 1.0 });
+        assert_eq!(
+            score(&ranked, &ids(&["b", "z"]), 1),
+            AtK {
+                hit_any: 0.0,
+                hit_all: 0.0,
+                recall: 0.0
+            }
+        );
+        assert_eq!(
+            score(&ranked, &ids(&["b", "z"]), 2),
+            AtK {
+                hit_any: 1.0,
+                hit_all: 0.0,
+                recall: 0.5
+            }
+        );
+        assert_eq!(
+            score(&ranked, &ids(&["b", "d"]), 4),
+            AtK {
+                hit_any: 1.0,
+                hit_all: 1.0,
+                recall: 1.0
+            }
+        );
     }
 
     #[test]
     fn means_per_group() {
         let mut t = Table::default();
-        t.add("1-4", 5, AtK { hit_any: 1.0, hit_all: 0.0, recall: 0.5 });
-        t.add("1-4", 5, AtK { hit_any: 0.0, hit_all: 0.0, recall: 0.0 });
+        t.add(
+            "1-4",
+            5,
+            AtK {
+                hit_any: 1.0,
+                hit_all: 0.0,
+                recall: 0.5,
+            },
+        );
+        t.add(
+            "1-4",
+            5,
+            AtK {
+                hit_any: 0.0,
+                hit_all: 0.0,
+                recall: 0.0,
+            },
+        );
         let m = t.means();
         assert_eq!(m["1-4"].0, 2);
-        assert_eq!(m["1-4"].1[&5], AtK { hit_any: 0.5, hit_all: 0.0, recall: 0.25 });
+        assert_eq!(
+            m["1-4"].1[&5],
+            AtK {
+                hit_any: 0.5,
+                hit_all: 0.0,
+                recall: 0.25
+            }
+        );
     }
 }

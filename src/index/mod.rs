@@ -31,7 +31,8 @@ use sha2::{Digest, Sha256};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{AllQuery, BooleanQuery, Occur, Query, QueryParser, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED, STRING,
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing,
+    TextOptions, Value,
 };
 use tantivy::tokenizer::TokenStream;
 use tantivy::{DocAddress, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
@@ -60,7 +61,14 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [Kind::Slog, Kind::Adr, Kind::Memory, Kind::Observation, Kind::Card, Kind::Episode];
+    pub const ALL: [Kind; 6] = [
+        Kind::Slog,
+        Kind::Adr,
+        Kind::Memory,
+        Kind::Observation,
+        Kind::Card,
+        Kind::Episode,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -74,7 +82,9 @@ impl Kind {
     }
 
     pub fn parse(s: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.as_str() == s.trim().to_ascii_lowercase())
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s.trim().to_ascii_lowercase())
     }
 }
 
@@ -134,7 +144,9 @@ impl Doc {
             Kind::Memory => Class::Memory,
             Kind::Card => Class::Card,
             Kind::Episode => Class::Episode,
-            Kind::Adr if matches!(self.status.as_str(), "accepted" | "shipped") => Class::AdrCurrent,
+            Kind::Adr if matches!(self.status.as_str(), "accepted" | "shipped") => {
+                Class::AdrCurrent
+            }
             Kind::Adr => Class::AdrOther,
         }
     }
@@ -174,14 +186,23 @@ impl Decay {
         rates[Class::Memory as usize] = rate("memory");
         rates[Class::Card as usize] = rate("card");
         rates[Class::Episode as usize] = rate("episode");
-        Decay { now, rates, floor: config.decay_floor.clamp(0.0, 1.0), stale_factor: config.stale_factor }
+        Decay {
+            now,
+            rates,
+            floor: config.decay_floor.clamp(0.0, 1.0),
+            stale_factor: config.stale_factor,
+        }
     }
 
     /// The factor for a record of `class` at `time_ms`.
     pub fn factor(&self, class: Class, time_ms: i64, stale: bool) -> f64 {
         let days = ((self.now.timestamp_millis() - time_ms) as f64 / 86_400_000.0).max(0.0);
         let rate = self.rates[class as usize];
-        let f = if rate == 0.0 { 1.0 } else { self.floor + (1.0 - self.floor) * (-rate * days).exp() };
+        let f = if rate == 0.0 {
+            1.0
+        } else {
+            self.floor + (1.0 - self.floor) * (-rate * days).exp()
+        };
         if stale { f * self.stale_factor } else { f }
     }
 }
@@ -313,8 +334,9 @@ pub struct Index {
 }
 
 fn index_err(context: &str, err: impl std::fmt::Display) -> Error {
-    Error::new(ErrorKind::Io, format!("index: {context}: {err}"))
-        .with_fix("delete .cairn/ (it is derived) and run the command again, or run `cairn index --rebuild`")
+    Error::new(ErrorKind::Io, format!("index: {context}: {err}")).with_fix(
+        "delete .cairn/ (it is derived) and run the command again, or run `cairn index --rebuild`",
+    )
 }
 
 impl Index {
@@ -325,11 +347,14 @@ impl Index {
 
     /// Opens (or builds) the index in `dir`; `rebuild` throws away what is there.
     pub fn open_at(repo: &Repo, dir: &Path, rebuild: bool) -> Result<Index> {
-
         let (schema, fields) = schema();
         let mut refresh = Refresh::default();
         let mut index = None;
-        let mut payload = Payload { schema: SCHEMA_VERSION, files: BTreeMap::new(), vectors: None };
+        let mut payload = Payload {
+            schema: SCHEMA_VERSION,
+            files: BTreeMap::new(),
+            vectors: None,
+        };
         if !rebuild && dir.join("meta.json").is_file() {
             match tantivy::Index::open_in_dir(dir) {
                 Ok(i) => {
@@ -340,7 +365,9 @@ impl Index {
                         index = Some(i);
                     }
                 }
-                Err(err) => refresh.warnings.push(format!("index unreadable ({err}); rebuilt")),
+                Err(err) => refresh
+                    .warnings
+                    .push(format!("index unreadable ({err}); rebuilt")),
             }
         }
         let index = match index {
@@ -352,10 +379,13 @@ impl Index {
                 }
                 std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
                 crate::repo::ignore_derived(repo)?;
-                tantivy::Index::create_in_dir(dir, schema).map_err(|e| index_err("cannot create", e))?
+                tantivy::Index::create_in_dir(dir, schema)
+                    .map_err(|e| index_err("cannot create", e))?
             }
         };
-        index.tokenizers().register(tokenizer::NAME, tokenizer::analyzer());
+        index
+            .tokenizers()
+            .register(tokenizer::NAME, tokenizer::analyzer());
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -401,8 +431,15 @@ impl Index {
         }
         // A big first build gets every core; the usual few appended lines one thread.
         let big = plan.whole.len() + plan.tail.len() > 64 || self.payload.files.is_empty();
-        let threads = if big { std::thread::available_parallelism().map_or(1, |n| n.get().min(4)) } else { 1 };
-        let mut writer: IndexWriter<TantivyDocument> = match self.index.writer_with_num_threads(threads, threads * 48_000_000) {
+        let threads = if big {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+        } else {
+            1
+        };
+        let mut writer: IndexWriter<TantivyDocument> = match self
+            .index
+            .writer_with_num_threads(threads, threads * 48_000_000)
+        {
             Ok(w) => w,
             Err(tantivy::TantivyError::LockFailure(..)) => {
                 self.refresh.stale = true;
@@ -437,7 +474,11 @@ impl Index {
             payload.files.insert(rel, checkpoint);
         }
         for (rel, from) in &plan.tail {
-            let previous = payload.files.get(rel).cloned().unwrap_or_else(sources::empty_checkpoint);
+            let previous = payload
+                .files
+                .get(rel)
+                .cloned()
+                .unwrap_or_else(sources::empty_checkpoint);
             let (checkpoint, lines, warnings) = sources::read_tail(repo, rel, &previous, *from)?;
             self.refresh.warnings.extend(warnings);
             for line in lines {
@@ -445,7 +486,10 @@ impl Index {
                     sources::TailLine::Doc(doc) => {
                         // An observation id seen before (two machines wrote the same one) is
                         // stored once.
-                        if doc.kind == Kind::Observation && !index_empty && self.exists(&searcher, &doc.id) {
+                        if doc.kind == Kind::Observation
+                            && !index_empty
+                            && self.exists(&searcher, &doc.id)
+                        {
                             continue;
                         }
                         batch.add(doc);
@@ -467,12 +511,19 @@ impl Index {
         let docs = batch.into_docs();
         // Vectors first: a crash after this leaves rows no document needs, never the reverse.
         let complete = payload.vectors.as_deref() == Some(model.as_str());
-        let mut texts: Vec<(u64, &str)> = docs.iter().map(|d| (vectors::text_hash(&d.text), d.text.as_str())).collect();
+        let mut texts: Vec<(u64, &str)> = docs
+            .iter()
+            .map(|d| (vectors::text_hash(&d.text), d.text.as_str()))
+            .collect();
         let mut all_texts = Vec::new();
         if !complete {
             // Every document must have a vector of this model: look at all of them.
             all_texts = self.all_docs()?;
-            texts.extend(all_texts.iter().map(|d| (vectors::text_hash(&d.text), d.text.as_str())));
+            texts.extend(
+                all_texts
+                    .iter()
+                    .map(|d| (vectors::text_hash(&d.text), d.text.as_str())),
+            );
         }
         match self.embed_missing(&texts) {
             Ok(n) => {
@@ -480,23 +531,35 @@ impl Index {
                 payload.vectors = Some(model);
             }
             Err(e) => {
-                self.refresh.warnings.push(format!("vectors not updated ({e}); recall uses words until they are"));
+                self.refresh.warnings.push(format!(
+                    "vectors not updated ({e}); recall uses words until they are"
+                ));
                 payload.vectors = None;
             }
         }
         drop(all_texts);
         for doc in docs {
-            writer.add_document(self.to_tantivy(&doc)).map_err(|e| index_err("cannot add", e))?;
+            writer
+                .add_document(self.to_tantivy(&doc))
+                .map_err(|e| index_err("cannot add", e))?;
             self.refresh.added += 1;
         }
         payload.schema = SCHEMA_VERSION;
         let json = serde_json::to_string(&payload).expect("payload serializes");
-        let mut prepared = writer.prepare_commit().map_err(|e| index_err("cannot commit", e))?;
+        let mut prepared = writer
+            .prepare_commit()
+            .map_err(|e| index_err("cannot commit", e))?;
         prepared.set_payload(&json);
-        prepared.commit().map_err(|e| index_err("cannot commit", e))?;
+        prepared
+            .commit()
+            .map_err(|e| index_err("cannot commit", e))?;
         self.payload = payload;
-        writer.wait_merging_threads().map_err(|e| index_err("cannot merge", e))?;
-        self.reader.reload().map_err(|e| index_err("cannot reload", e))?;
+        writer
+            .wait_merging_threads()
+            .map_err(|e| index_err("cannot merge", e))?;
+        self.reader
+            .reload()
+            .map_err(|e| index_err("cannot reload", e))?;
         Ok(())
     }
 
@@ -506,7 +569,10 @@ impl Index {
         let mut store: Option<vectors::Store> = None;
         let mut have: HashSet<u64> = HashSet::new();
         let dims = vectors::dims_of(&path);
-        if self.model == crate::embed::MODEL_ID && texts.len() <= 1024 && let Some(dims) = dims {
+        if self.model == crate::embed::MODEL_ID
+            && texts.len() <= 1024
+            && let Some(dims) = dims
+        {
             // A few new texts for the built-in model (free to embed), appended without reading
             // the store: a text seen before gets a second row, which search returns once. A
             // provider's store is always read first, so that nothing is paid for twice.
@@ -535,14 +601,22 @@ impl Index {
             let part = strs.len().div_ceil(threads).max(1);
             let vectorizer = self.vectorizer()?;
             let parts: Vec<Result<Vec<Vec<f32>>>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = strs.chunks(part).map(|p| scope.spawn(move || vectorizer.documents(p))).collect();
-                handles.into_iter().map(|h| h.join().expect("embedding thread does not panic")).collect()
+                let handles: Vec<_> = strs
+                    .chunks(part)
+                    .map(|p| scope.spawn(move || vectorizer.documents(p)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("embedding thread does not panic"))
+                    .collect()
             });
             let mut vecs = Vec::with_capacity(strs.len());
             for p in parts {
                 vecs.extend(p?);
             }
-            let Some(dims) = vecs.first().map(Vec::len) else { continue };
+            let Some(dims) = vecs.first().map(Vec::len) else {
+                continue;
+            };
             let s = match &mut store {
                 Some(s) if s.dims() == dims => s,
                 _ => store.insert(vectors::Store::appender(&path, dims)),
@@ -579,7 +653,13 @@ impl Index {
 
     /// The documents nearest the query by meaning, best first, as hits whose raw score is the
     /// cosine (no decay yet).
-    pub fn search_vectors(&self, query: &str, filter: &Filter, limit: usize, min_similarity: f64) -> Result<Vec<Hit>> {
+    pub fn search_vectors(
+        &self,
+        query: &str,
+        filter: &Filter,
+        limit: usize,
+        min_similarity: f64,
+    ) -> Result<Vec<Hit>> {
         if self.store().is_none() {
             return Ok(Vec::new());
         }
@@ -596,24 +676,44 @@ impl Index {
     }
 
     /// [`Index::search_vectors`] for a vector already made.
-    pub fn search_by_vector(&self, q: &[f32], filter: &Filter, limit: usize, min_similarity: f64) -> Result<Vec<Hit>> {
-        let Some(store) = self.store() else { return Ok(Vec::new()) };
+    pub fn search_by_vector(
+        &self,
+        q: &[f32],
+        filter: &Filter,
+        limit: usize,
+        min_similarity: f64,
+    ) -> Result<Vec<Hit>> {
+        let Some(store) = self.store() else {
+            return Ok(Vec::new());
+        };
         let searcher = self.reader.searcher();
         let mut hits = Vec::new();
         // Filters apply after the scan: look deeper when they may drop many.
-        let depth = if filter.kinds.is_empty() && filter.category.is_none() { limit * 2 } else { limit * 8 };
+        let depth = if filter.kinds.is_empty() && filter.category.is_none() {
+            limit * 2
+        } else {
+            limit * 8
+        };
         for (hash, cos) in store.search(q, depth.max(limit)) {
             if f64::from(cos) < min_similarity {
                 break;
             }
             let term = Term::from_field_u64(self.fields.chash, hash);
             let docs = searcher
-                .search(&TermQuery::new(term, IndexRecordOption::Basic), &TopDocs::with_limit(16).order_by_score())
+                .search(
+                    &TermQuery::new(term, IndexRecordOption::Basic),
+                    &TopDocs::with_limit(16).order_by_score(),
+                )
                 .map_err(|e| index_err("search", e))?;
             for (_, addr) in docs {
                 let doc = self.load(&searcher, addr)?;
                 if passes(&doc, filter) {
-                    hits.push(Hit { doc, raw: f64::from(cos), decay: 1.0, score: f64::from(cos) });
+                    hits.push(Hit {
+                        doc,
+                        raw: f64::from(cos),
+                        decay: 1.0,
+                        score: f64::from(cos),
+                    });
                 }
             }
             if hits.len() >= limit {
@@ -625,7 +725,10 @@ impl Index {
     }
 
     fn exists(&self, searcher: &tantivy::Searcher, id: &str) -> bool {
-        let q = TermQuery::new(Term::from_field_text(self.fields.id, id), IndexRecordOption::Basic);
+        let q = TermQuery::new(
+            Term::from_field_text(self.fields.id, id),
+            IndexRecordOption::Basic,
+        );
         searcher.search(&q, &Count).map(|n| n > 0).unwrap_or(false)
     }
 
@@ -635,7 +738,10 @@ impl Index {
     }
 
     fn get(&self, searcher: &tantivy::Searcher, id: &str) -> Result<Option<Doc>> {
-        let q = TermQuery::new(Term::from_field_text(self.fields.id, id), IndexRecordOption::Basic);
+        let q = TermQuery::new(
+            Term::from_field_text(self.fields.id, id),
+            IndexRecordOption::Basic,
+        );
         let top = searcher
             .search(&q, &TopDocs::with_limit(1).order_by_score())
             .map_err(|e| index_err("search", e))?;
@@ -666,16 +772,26 @@ impl Index {
     }
 
     fn load(&self, searcher: &tantivy::Searcher, addr: DocAddress) -> Result<Doc> {
-        let d: TantivyDocument = searcher.doc(addr).map_err(|e| index_err("cannot read a document", e))?;
+        let d: TantivyDocument = searcher
+            .doc(addr)
+            .map_err(|e| index_err("cannot read a document", e))?;
         let f = &self.fields;
-        let text = |field: Field| d.get_first(field).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        let text = |field: Field| {
+            d.get_first(field)
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string()
+        };
         let millis = d.get_first(f.time).and_then(|v| v.as_i64()).unwrap_or(0);
         Ok(Doc {
             id: text(f.id),
             kind: Kind::parse(&text(f.kind)).unwrap_or(Kind::Observation),
             text: text(f.text),
             title: text(f.title),
-            time: Utc.timestamp_millis_opt(millis).single().unwrap_or_default(),
+            time: Utc
+                .timestamp_millis_opt(millis)
+                .single()
+                .unwrap_or_default(),
             category: text(f.category),
             verdict: text(f.verdict),
             status: text(f.status),
@@ -698,15 +814,21 @@ impl Index {
             clauses.push((Occur::Must, q));
         }
         let term = |field: Field, value: &str| -> Box<dyn Query> {
-            Box::new(TermQuery::new(Term::from_field_text(field, value), IndexRecordOption::Basic))
+            Box::new(TermQuery::new(
+                Term::from_field_text(field, value),
+                IndexRecordOption::Basic,
+            ))
         };
         clauses.push((Occur::MustNot, term(f.status, "deleted")));
         if !filter.include_hold {
             clauses.push((Occur::MustNot, term(f.verdict, "hold")));
         }
         if !filter.kinds.is_empty() {
-            let kinds: Vec<(Occur, Box<dyn Query>)> =
-                filter.kinds.iter().map(|k| (Occur::Should, term(f.kind, k.as_str()))).collect();
+            let kinds: Vec<(Occur, Box<dyn Query>)> = filter
+                .kinds
+                .iter()
+                .map(|k| (Occur::Should, term(f.kind, k.as_str())))
+                .collect();
             clauses.push((Occur::Must, Box::new(BooleanQuery::new(kinds))));
         }
         if let Some(c) = &filter.category {
@@ -717,7 +839,13 @@ impl Index {
 
     /// The best `limit` matches of `words`, by BM25 × decay when `decay` is given, else by
     /// BM25 alone.
-    pub fn search(&self, words: &str, filter: &Filter, limit: usize, decay: Option<&Decay>) -> Result<Vec<Hit>> {
+    pub fn search(
+        &self,
+        words: &str,
+        filter: &Filter,
+        limit: usize,
+        decay: Option<&Decay>,
+    ) -> Result<Vec<Hit>> {
         let searcher = self.reader.searcher();
         let query = self.query(words, filter);
         let limit = limit.max(1);
@@ -730,30 +858,58 @@ impl Index {
                 .collect(),
             Some(decay) => {
                 let decay = Arc::new(decay.clone());
-                let collector = TopDocs::with_limit(limit).tweak_score(move |segment: &tantivy::SegmentReader| {
-                    let fast = segment.fast_fields();
-                    let time = fast.i64("time").expect("schema has time").first_or_default_col(0);
-                    let class = fast.u64("class").expect("schema has class").first_or_default_col(0);
-                    let stale = fast.u64("stale").expect("schema has stale").first_or_default_col(0);
-                    let decay = decay.clone();
-                    move |doc: tantivy::DocId, score: tantivy::Score| {
-                        let factor = decay.factor(Class::from_u64(class.get_val(doc)), time.get_val(doc), stale.get_val(doc) == 1);
-                        f64::from(score) * factor
-                    }
-                });
-                searcher.search(&query, &collector).map_err(|e| index_err("search", e))?
+                let collector = TopDocs::with_limit(limit).tweak_score(
+                    move |segment: &tantivy::SegmentReader| {
+                        let fast = segment.fast_fields();
+                        let time = fast
+                            .i64("time")
+                            .expect("schema has time")
+                            .first_or_default_col(0);
+                        let class = fast
+                            .u64("class")
+                            .expect("schema has class")
+                            .first_or_default_col(0);
+                        let stale = fast
+                            .u64("stale")
+                            .expect("schema has stale")
+                            .first_or_default_col(0);
+                        let decay = decay.clone();
+                        move |doc: tantivy::DocId, score: tantivy::Score| {
+                            let factor = decay.factor(
+                                Class::from_u64(class.get_val(doc)),
+                                time.get_val(doc),
+                                stale.get_val(doc) == 1,
+                            );
+                            f64::from(score) * factor
+                        }
+                    },
+                );
+                searcher
+                    .search(&query, &collector)
+                    .map_err(|e| index_err("search", e))?
             }
         };
         let mut hits = Vec::with_capacity(scored.len());
         for (score, addr) in scored {
             let doc = self.load(&searcher, addr)?;
-            let factor = decay.map_or(1.0, |d| d.factor(doc.class(), doc.time.timestamp_millis(), doc.is_stale()));
+            let factor = decay.map_or(1.0, |d| {
+                d.factor(doc.class(), doc.time.timestamp_millis(), doc.is_stale())
+            });
             let raw = if factor > 0.0 { score / factor } else { 0.0 };
-            hits.push(Hit { doc, raw, decay: factor, score });
+            hits.push(Hit {
+                doc,
+                raw,
+                decay: factor,
+                score,
+            });
         }
         // Equal scores in the order of their ids, not of where the index happens to keep them
         // (an index built in steps and one rebuilt at once must rank alike).
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.doc.id.cmp(&b.doc.id)));
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.doc.id.cmp(&b.doc.id))
+        });
         Ok(hits)
     }
 
@@ -766,7 +922,10 @@ impl Index {
             _ => return Ok(0),
         };
         let q = TermQuery::new(Term::from_field_text(f, value), IndexRecordOption::Basic);
-        self.reader.searcher().search(&q, &Count).map_err(|e| index_err("count", e))
+        self.reader
+            .searcher()
+            .search(&q, &Count)
+            .map_err(|e| index_err("count", e))
     }
 
     /// Every document, sorted by id, for comparing two indexes.
@@ -786,27 +945,44 @@ impl Index {
     /// `ln(1 + (N - n + 0.5) / (n + 0.5))`, of the term the index makes of it (stemmed); 0 for
     /// a word the index drops (a stop word). Soft matching weighs a query's words by it.
     pub fn idf(&self) -> impl FnMut(&str) -> f64 + use<'_> {
-        let mut analyzer = self.index.tokenizers().get(tokenizer::NAME).unwrap_or_else(tokenizer::analyzer);
+        let mut analyzer = self
+            .index
+            .tokenizers()
+            .get(tokenizer::NAME)
+            .unwrap_or_else(tokenizer::analyzer);
         let searcher = self.reader.searcher();
         let n = searcher.num_docs() as f64;
         let field = self.fields.text;
         move |word| {
             let mut stream = analyzer.token_stream(word);
-            let Some(token) = stream.next() else { return 0.0 };
-            let df = searcher.doc_freq(&Term::from_field_text(field, &token.text)).unwrap_or(0) as f64;
+            let Some(token) = stream.next() else {
+                return 0.0;
+            };
+            let df = searcher
+                .doc_freq(&Term::from_field_text(field, &token.text))
+                .unwrap_or(0) as f64;
             (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         }
     }
 
     /// Notes a warning for the command's output (see [`Index::warnings`]).
     pub fn note(&self, warning: String) {
-        self.notes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(warning);
+        self.notes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(warning);
     }
 
     /// The refresh's warnings, then those noted by reads since.
     pub fn warnings(&self) -> Vec<String> {
         let mut all = self.refresh.warnings.clone();
-        all.extend(self.notes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().cloned());
+        all.extend(
+            self.notes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .iter()
+                .cloned(),
+        );
         all
     }
 
@@ -833,7 +1009,13 @@ fn read_payload(index: &tantivy::Index) -> Option<Payload> {
 fn sanitize(words: &str) -> String {
     words
         .chars()
-        .map(|c| if c.is_alphanumeric() || c == '_' || c.is_whitespace() { c } else { ' ' })
+        .map(|c| {
+            if c.is_alphanumeric() || c == '_' || c.is_whitespace() {
+                c
+            } else {
+                ' '
+            }
+        })
         .collect::<String>()
         .to_lowercase()
 }
@@ -855,20 +1037,40 @@ mod tests {
         let day = 86_400_000i64;
         let t = now.timestamp_millis();
         // Half the score decays (the default floor is 0.5), the other half never does.
-        assert!((decay.factor(Class::Observation, t - 100 * day, false) - (0.5 + 0.5 * (-1.0f64).exp())).abs() < 1e-9);
+        assert!(
+            (decay.factor(Class::Observation, t - 100 * day, false)
+                - (0.5 + 0.5 * (-1.0f64).exp()))
+            .abs()
+                < 1e-9
+        );
         assert!((decay.factor(Class::Observation, t - 10_000 * day, false) - 0.5).abs() < 1e-9);
         assert_eq!(decay.factor(Class::AdrCurrent, t - 1000 * day, false), 1.0);
         assert_eq!(decay.factor(Class::Memory, t - 1000 * day, false), 1.0);
         assert_eq!(decay.factor(Class::AdrCurrent, t, true), 0.5);
-        assert_eq!(decay.factor(Class::Slog, t + day, false), 1.0, "future times do not boost");
-        let plain = crate::config::Recall { decay_floor: 0.0, ..crate::config::Recall::default() };
+        assert_eq!(
+            decay.factor(Class::Slog, t + day, false),
+            1.0,
+            "future times do not boost"
+        );
+        let plain = crate::config::Recall {
+            decay_floor: 0.0,
+            ..crate::config::Recall::default()
+        };
         let decay = Decay::from_config(&plain, now);
-        assert!((decay.factor(Class::Observation, t - 100 * day, false) - (-1.0f64).exp()).abs() < 1e-9);
-        assert_eq!(decay.factor(Class::Observation, t - 100 * day, true), 0.5 * (-1.0f64).exp());
+        assert!(
+            (decay.factor(Class::Observation, t - 100 * day, false) - (-1.0f64).exp()).abs() < 1e-9
+        );
+        assert_eq!(
+            decay.factor(Class::Observation, t - 100 * day, true),
+            0.5 * (-1.0f64).exp()
+        );
     }
 
     #[test]
     fn sanitize_keeps_words_only() {
-        assert_eq!(sanitize("nfs: \"mount\" -root +x AND (y)"), "nfs   mount   root  x and  y ");
+        assert_eq!(
+            sanitize("nfs: \"mount\" -root +x AND (y)"),
+            "nfs   mount   root  x and  y "
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use super::{hash, Checkpoint, Doc, Kind};
+use super::{Checkpoint, Doc, Kind, hash};
 use crate::error::{Error, Result};
 use crate::repo::Repo;
 use crate::store::{self, Event, Line, Op};
@@ -29,7 +29,10 @@ pub enum SourceKind {
 
 impl SourceKind {
     fn appends(self) -> bool {
-        matches!(self, SourceKind::Slog | SourceKind::Observations | SourceKind::Sessions)
+        matches!(
+            self,
+            SourceKind::Slog | SourceKind::Observations | SourceKind::Sessions
+        )
     }
 }
 
@@ -51,7 +54,10 @@ fn kind_of(rel: &str) -> Option<SourceKind> {
         Some(SourceKind::Observations)
     } else if rel.starts_with("decisions/") {
         Some(SourceKind::Adr)
-    } else if rel.starts_with(crate::cards::DIR) && rel.ends_with(".jsonl") && rel.matches('/').count() == 3 {
+    } else if rel.starts_with(crate::cards::DIR)
+        && rel.ends_with(".jsonl")
+        && rel.matches('/').count() == 3
+    {
         Some(SourceKind::Sessions)
     } else {
         None
@@ -63,7 +69,12 @@ pub fn list(repo: &Repo) -> Result<Vec<Found>> {
     let mut out = Vec::new();
     let mut push = |rel: String, meta: &std::fs::Metadata| {
         if let Some(kind) = kind_of(&rel) {
-            out.push(Found { rel, kind, size: meta.len(), mtime_ns: mtime_ns(meta) });
+            out.push(Found {
+                rel,
+                kind,
+                size: meta.len(),
+                mtime_ns: mtime_ns(meta),
+            });
         }
     };
     for dir in [slog::DIR, store::DIR, adr::DIR] {
@@ -76,9 +87,15 @@ pub fn list(repo: &Repo) -> Result<Vec<Found>> {
         for entry in read {
             let entry = entry.map_err(|e| Error::io(path.display(), &e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            let ok = if dir == adr::DIR { adr::is_record_file(&name) } else { name.ends_with(".jsonl") };
+            let ok = if dir == adr::DIR {
+                adr::is_record_file(&name)
+            } else {
+                name.ends_with(".jsonl")
+            };
             if ok {
-                let meta = entry.metadata().map_err(|e| Error::io(entry.path().display(), &e))?;
+                let meta = entry
+                    .metadata()
+                    .map_err(|e| Error::io(entry.path().display(), &e))?;
                 push(format!("{dir}/{name}"), &meta);
             }
         }
@@ -93,12 +110,15 @@ pub fn list(repo: &Repo) -> Result<Vec<Found>> {
                 continue;
             }
             let name = agent.file_name().to_string_lossy().into_owned();
-            let read = std::fs::read_dir(agent.path()).map_err(|e| Error::io(agent.path().display(), &e))?;
+            let read = std::fs::read_dir(agent.path())
+                .map_err(|e| Error::io(agent.path().display(), &e))?;
             for entry in read {
                 let entry = entry.map_err(|e| Error::io(agent.path().display(), &e))?;
                 let file = entry.file_name().to_string_lossy().into_owned();
                 if file.ends_with(".jsonl") {
-                    let meta = entry.metadata().map_err(|e| Error::io(entry.path().display(), &e))?;
+                    let meta = entry
+                        .metadata()
+                        .map_err(|e| Error::io(entry.path().display(), &e))?;
                     push(format!("{}/{name}/{file}", crate::cards::DIR), &meta);
                 }
             }
@@ -130,12 +150,19 @@ pub struct Plan {
 
 impl Plan {
     pub fn is_empty(&self) -> bool {
-        self.whole.is_empty() && self.tail.is_empty() && self.removed.is_empty() && self.touched.is_empty()
+        self.whole.is_empty()
+            && self.tail.is_empty()
+            && self.removed.is_empty()
+            && self.touched.is_empty()
     }
 }
 
 /// Compares the files with their checkpoints.
-pub fn plan(repo: &Repo, checkpoints: &BTreeMap<String, Checkpoint>, found: &[Found]) -> Result<Plan> {
+pub fn plan(
+    repo: &Repo,
+    checkpoints: &BTreeMap<String, Checkpoint>,
+    found: &[Found],
+) -> Result<Plan> {
     let mut plan = Plan::default();
     for f in found {
         let Some(cp) = checkpoints.get(&f.rel) else {
@@ -171,12 +198,21 @@ pub fn plan(repo: &Repo, checkpoints: &BTreeMap<String, Checkpoint>, found: &[Fo
         }
     }
     let present: std::collections::HashSet<&str> = found.iter().map(|f| f.rel.as_str()).collect();
-    plan.removed = checkpoints.keys().filter(|k| !present.contains(k.as_str())).cloned().collect();
+    plan.removed = checkpoints
+        .keys()
+        .filter(|k| !present.contains(k.as_str()))
+        .cloned()
+        .collect();
     // Events in one observations file change observations in others: when any of them must be
     // read whole, fold them all again.
-    let obs_changed = plan.whole.iter().chain(&plan.removed).any(|r| kind_of(r) == Some(SourceKind::Observations));
+    let obs_changed = plan
+        .whole
+        .iter()
+        .chain(&plan.removed)
+        .any(|r| kind_of(r) == Some(SourceKind::Observations));
     if obs_changed {
-        plan.tail.retain(|(r, _)| kind_of(r) != Some(SourceKind::Observations));
+        plan.tail
+            .retain(|(r, _)| kind_of(r) != Some(SourceKind::Observations));
         for f in found.iter().filter(|f| f.kind == SourceKind::Observations) {
             if !plan.whole.contains(&f.rel) {
                 plan.whole.push(f.rel.clone());
@@ -201,7 +237,12 @@ fn tail_matches(path: &Path, cp: &Checkpoint) -> Result<bool> {
 }
 
 /// The checkpoint of JSONL bytes read from `start`: offset after the last whole line.
-fn jsonl_checkpoint(meta: &std::fs::Metadata, start: u64, bytes: &[u8], previous: Option<&Checkpoint>) -> Checkpoint {
+fn jsonl_checkpoint(
+    meta: &std::fs::Metadata,
+    start: u64,
+    bytes: &[u8],
+    previous: Option<&Checkpoint>,
+) -> Checkpoint {
     let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let (last_start, last_hash) = if complete == 0 {
         match previous {
@@ -289,7 +330,9 @@ pub fn apply_event(doc: &mut Doc, event: &Event) {
 }
 
 fn parse_time(s: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
 }
 
 fn date_time(date: &str, fallback: DateTime<Utc>) -> DateTime<Utc> {
@@ -381,7 +424,11 @@ pub fn read_whole(repo: &Repo, rels: &[String]) -> Result<(Vec<WholeFile>, Vec<S
                 let docs = slog_lines(rel, &text[..cp.offset as usize], 1, &mut warnings);
                 out.push((rel.clone(), cp, docs));
             }
-            SourceKind::Observations => obs_files.push((rel.clone(), jsonl_checkpoint(&meta, 0, &bytes, None), text.into_owned())),
+            SourceKind::Observations => obs_files.push((
+                rel.clone(),
+                jsonl_checkpoint(&meta, 0, &bytes, None),
+                text.into_owned(),
+            )),
             SourceKind::Adr => {
                 let cp = md_checkpoint(&meta, &bytes);
                 let docs = match adr::parse(&path, rel, &text) {
@@ -395,7 +442,11 @@ pub fn read_whole(repo: &Repo, rels: &[String]) -> Result<(Vec<WholeFile>, Vec<S
             }
             SourceKind::Memory => {
                 let cp = md_checkpoint(&meta, &bytes);
-                out.push((rel.clone(), cp, memory_docs(&text, rel, file_time(repo, rel))));
+                out.push((
+                    rel.clone(),
+                    cp,
+                    memory_docs(&text, rel, file_time(repo, rel)),
+                ));
             }
             SourceKind::Sessions => {
                 let cp = jsonl_checkpoint(&meta, 0, &bytes, None);
@@ -417,7 +468,14 @@ pub fn read_whole(repo: &Repo, rels: &[String]) -> Result<(Vec<WholeFile>, Vec<S
                     Ok(Line::Observation(o)) => {
                         if !at.contains_key(&o.id) {
                             at.insert(o.id.clone(), folded.len());
-                            folded.push((store::Folded { obs: o, state: store::State::Active, superseded_by: None }, n));
+                            folded.push((
+                                store::Folded {
+                                    obs: o,
+                                    state: store::State::Active,
+                                    superseded_by: None,
+                                },
+                                n,
+                            ));
                         }
                     }
                     Ok(Line::Event(e)) => match at.get(&e.id) {
@@ -474,7 +532,8 @@ fn session_lines(rel: &str, text: &str, first_line: usize, warnings: &mut Vec<St
         if line.trim().is_empty() {
             continue;
         }
-        match crate::jsonl::parse_line::<crate::cards::Record>(Path::new(rel), first_line + i, line) {
+        match crate::jsonl::parse_line::<crate::cards::Record>(Path::new(rel), first_line + i, line)
+        {
             Ok(crate::cards::Record::Card(c)) => docs.push(card_doc(&c, rel)),
             Ok(crate::cards::Record::Episode(e)) => docs.push(episode_doc(&e, rel)),
             Err(e) => warnings.push(format!("not indexed: {e}")),
@@ -547,11 +606,17 @@ pub fn memory_docs(text: &str, rel: &str, fallback: DateTime<Utc>) -> Vec<Doc> {
     let parsed = memory::parse(text);
     let mut docs = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    let sections = parsed.sections.iter().map(|s| (s.title.as_str(), s.category, &s.entries));
+    let sections = parsed
+        .sections
+        .iter()
+        .map(|s| (s.title.as_str(), s.category, &s.entries));
     let loose = std::iter::once(("", None, &parsed.loose));
     for (title, category, entries) in loose.chain(sections) {
         for e in entries {
-            let id = format!("mem-{}", &hash(format!("{title}\0{}", e.text).as_bytes())[..12]);
+            let id = format!(
+                "mem-{}",
+                &hash(format!("{title}\0{}", e.text).as_bytes())[..12]
+            );
             if !seen.insert(id.clone()) {
                 continue;
             }
@@ -560,7 +625,10 @@ pub fn memory_docs(text: &str, rel: &str, fallback: DateTime<Utc>) -> Vec<Doc> {
                 kind: Kind::Memory,
                 text: e.text.clone(),
                 title: title.to_string(),
-                time: e.date.as_deref().map_or(fallback, |d| date_time(d, fallback)),
+                time: e
+                    .date
+                    .as_deref()
+                    .map_or(fallback, |d| date_time(d, fallback)),
                 category: category.unwrap_or("").to_string(),
                 verdict: String::new(),
                 status: String::new(),
@@ -574,7 +642,12 @@ pub fn memory_docs(text: &str, rel: &str, fallback: DateTime<Utc>) -> Vec<Doc> {
 }
 
 /// Reads the lines appended to `rel` since `from`.
-pub fn read_tail(repo: &Repo, rel: &str, previous: &Checkpoint, from: u64) -> Result<(Checkpoint, Vec<TailLine>, Vec<String>)> {
+pub fn read_tail(
+    repo: &Repo,
+    rel: &str,
+    previous: &Checkpoint,
+    from: u64,
+) -> Result<(Checkpoint, Vec<TailLine>, Vec<String>)> {
     let path = repo.path(rel);
     let meta = std::fs::metadata(&path).map_err(|e| Error::io(path.display(), &e))?;
     let bytes = crate::files::read_from(&path, from)?;
@@ -584,7 +657,11 @@ pub fn read_tail(repo: &Repo, rel: &str, previous: &Checkpoint, from: u64) -> Re
     let mut lines = Vec::new();
     match kind_of(rel) {
         Some(SourceKind::Slog) => {
-            lines.extend(slog_lines(rel, &text, 0, &mut warnings).into_iter().map(TailLine::Doc));
+            lines.extend(
+                slog_lines(rel, &text, 0, &mut warnings)
+                    .into_iter()
+                    .map(TailLine::Doc),
+            );
         }
         Some(SourceKind::Observations) => {
             for (i, line) in text.lines().enumerate() {
@@ -593,7 +670,11 @@ pub fn read_tail(repo: &Repo, rel: &str, previous: &Checkpoint, from: u64) -> Re
                 }
                 match store::parse_line(Path::new(rel), i + 1, line) {
                     Ok(Line::Observation(o)) => {
-                        let f = store::Folded { obs: o, state: store::State::Active, superseded_by: None };
+                        let f = store::Folded {
+                            obs: o,
+                            state: store::State::Active,
+                            superseded_by: None,
+                        };
                         lines.push(TailLine::Doc(observation_doc(&f, rel)));
                     }
                     // Which turns were observed changes no document.
@@ -604,7 +685,11 @@ pub fn read_tail(repo: &Repo, rel: &str, previous: &Checkpoint, from: u64) -> Re
             }
         }
         Some(SourceKind::Sessions) => {
-            lines.extend(session_lines(rel, &text, 0, &mut warnings).into_iter().map(TailLine::Doc));
+            lines.extend(
+                session_lines(rel, &text, 0, &mut warnings)
+                    .into_iter()
+                    .map(TailLine::Doc),
+            );
         }
         _ => {}
     }
@@ -613,5 +698,11 @@ pub fn read_tail(repo: &Repo, rel: &str, previous: &Checkpoint, from: u64) -> Re
 
 /// The checkpoint of a file not read yet.
 pub fn empty_checkpoint() -> Checkpoint {
-    Checkpoint { size: 0, mtime_ns: 0, offset: 0, last_start: 0, hash: String::new() }
+    Checkpoint {
+        size: 0,
+        mtime_ns: 0,
+        offset: 0,
+        last_start: 0,
+        hash: String::new(),
+    }
 }

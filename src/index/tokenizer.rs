@@ -8,7 +8,8 @@
 //! carry no weight), a length limit, and the English stemmer.
 
 use tantivy::tokenizer::{
-    Language, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
+    Language, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream,
+    Tokenizer,
 };
 
 /// The name the analyzer is registered under.
@@ -18,7 +19,9 @@ pub const NAME: &str = "cairn";
 pub fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(CodeTokenizer::default())
         .filter(RemoveLongFilter::limit(64))
-        .filter(StopWordFilter::remove(STOP_WORDS.iter().map(|w| w.to_string())))
+        .filter(StopWordFilter::remove(
+            STOP_WORDS.iter().map(|w| w.to_string()),
+        ))
         .filter(Stemmer::new(Language::English))
         .build()
 }
@@ -26,17 +29,136 @@ pub fn analyzer() -> TextAnalyzer {
 /// The commonest English words (the NLTK list, less the negations that carry meaning in a
 /// rule: "not", "no", "nor", "don", "never" is not in it either).
 pub const STOP_WORDS: &[&str] = &[
-    "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "your", "yours",
-    "yourself", "yourselves", "he", "him", "his", "himself", "she", "her", "hers", "herself", "it",
-    "its", "itself", "they", "them", "their", "theirs", "themselves", "what", "which", "who",
-    "whom", "this", "that", "these", "those", "am", "is", "are", "was", "were", "be", "been",
-    "being", "have", "has", "had", "having", "do", "does", "did", "doing", "a", "an", "the", "and",
-    "but", "if", "or", "because", "as", "until", "while", "of", "at", "by", "for", "with", "about",
-    "against", "between", "into", "through", "during", "before", "after", "above", "below", "to",
-    "from", "up", "down", "in", "out", "on", "off", "over", "under", "again", "further", "then",
-    "once", "here", "there", "when", "where", "why", "how", "all", "any", "both", "each", "few",
-    "more", "most", "other", "some", "such", "only", "own", "same", "so", "than", "too", "very",
-    "s", "t", "can", "will", "just", "should", "now", "d", "ll", "m", "o", "re", "ve", "y",
+    "i",
+    "me",
+    "my",
+    "myself",
+    "we",
+    "our",
+    "ours",
+    "ourselves",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+    "he",
+    "him",
+    "his",
+    "himself",
+    "she",
+    "her",
+    "hers",
+    "herself",
+    "it",
+    "its",
+    "itself",
+    "they",
+    "them",
+    "their",
+    "theirs",
+    "themselves",
+    "what",
+    "which",
+    "who",
+    "whom",
+    "this",
+    "that",
+    "these",
+    "those",
+    "am",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "have",
+    "has",
+    "had",
+    "having",
+    "do",
+    "does",
+    "did",
+    "doing",
+    "a",
+    "an",
+    "the",
+    "and",
+    "but",
+    "if",
+    "or",
+    "because",
+    "as",
+    "until",
+    "while",
+    "of",
+    "at",
+    "by",
+    "for",
+    "with",
+    "about",
+    "against",
+    "between",
+    "into",
+    "through",
+    "during",
+    "before",
+    "after",
+    "above",
+    "below",
+    "to",
+    "from",
+    "up",
+    "down",
+    "in",
+    "out",
+    "on",
+    "off",
+    "over",
+    "under",
+    "again",
+    "further",
+    "then",
+    "once",
+    "here",
+    "there",
+    "when",
+    "where",
+    "why",
+    "how",
+    "all",
+    "any",
+    "both",
+    "each",
+    "few",
+    "more",
+    "most",
+    "other",
+    "some",
+    "such",
+    "only",
+    "own",
+    "same",
+    "so",
+    "than",
+    "too",
+    "very",
+    "s",
+    "t",
+    "can",
+    "will",
+    "just",
+    "should",
+    "now",
+    "d",
+    "ll",
+    "m",
+    "o",
+    "re",
+    "ve",
+    "y",
 ];
 
 /// Splits text into words and identifier parts, lower-cased.
@@ -56,7 +178,10 @@ impl Tokenizer for CodeTokenizer {
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream<'a> {
         self.tokens.clear();
         tokenize(text, &mut self.tokens);
-        CodeTokenStream { tokens: &mut self.tokens, next: 0 }
+        CodeTokenStream {
+            tokens: &mut self.tokens,
+            next: 0,
+        }
     }
 }
 
@@ -107,7 +232,13 @@ pub fn tokenize(text: &str, out: &mut Vec<Token>) {
         }
         if parts.len() > 1 {
             for (from, to) in parts {
-                push(out, word[from..to].to_lowercase(), start + from, start + to, position);
+                push(
+                    out,
+                    word[from..to].to_lowercase(),
+                    start + from,
+                    start + to,
+                    position,
+                );
             }
         }
         position += 1;
@@ -115,7 +246,13 @@ pub fn tokenize(text: &str, out: &mut Vec<Token>) {
 }
 
 fn push(out: &mut Vec<Token>, text: String, from: usize, to: usize, position: usize) {
-    out.push(Token { offset_from: from, offset_to: to, position, text, position_length: 1 });
+    out.push(Token {
+        offset_from: from,
+        offset_to: to,
+        position,
+        text,
+        position_length: 1,
+    });
 }
 
 /// Byte ranges of the parts of an identifier: split at `_`, lower→upper, acronym→word
@@ -135,7 +272,9 @@ pub fn split_identifier(word: &str) -> Vec<(usize, usize)> {
             let prev = chars[k - 1].1;
             let next = chars.get(k + 1).map(|&(_, c)| c);
             let boundary = (prev.is_lowercase() && c.is_uppercase())
-                || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase))
+                || (prev.is_uppercase()
+                    && c.is_uppercase()
+                    && next.is_some_and(char::is_lowercase))
                 || (prev.is_alphabetic() && c.is_numeric())
                 || (prev.is_numeric() && c.is_alphabetic());
             if boundary {
@@ -175,11 +314,20 @@ mod tests {
     #[test]
     fn identifiers_split_and_stay_whole() {
         let cases: &[(&str, &[&str])] = &[
-            ("TestPagerOrder", &["testpagerorder", "test", "pager", "order"]),
-            ("parse_v2_header", &["parse_v2_header", "parse", "v", "2", "header"]),
+            (
+                "TestPagerOrder",
+                &["testpagerorder", "test", "pager", "order"],
+            ),
+            (
+                "parse_v2_header",
+                &["parse_v2_header", "parse", "v", "2", "header"],
+            ),
             ("HTTPServer", &["httpserver", "http", "server"]),
             ("ipv4", &["ipv4", "ipv", "4"]),
-            ("getHTTPResponseCode", &["gethttpresponsecode", "get", "http", "response", "code"]),
+            (
+                "getHTTPResponseCode",
+                &["gethttpresponsecode", "get", "http", "response", "code"],
+            ),
             ("__init__", &["init"]),
             ("system-bus-worker", &["system", "bus", "worker"]),
             ("plain words", &["plain", "words"]),
@@ -201,7 +349,10 @@ mod tests {
 
     #[test]
     fn stop_words_carry_no_weight_and_words_are_stemmed() {
-        assert_eq!(analyzed("The mounts of the NFS server"), ["mount", "nfs", "server"]);
+        assert_eq!(
+            analyzed("The mounts of the NFS server"),
+            ["mount", "nfs", "server"]
+        );
         assert_eq!(analyzed("what did they say"), ["say"]);
     }
 }

@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 use tantivy::directory::{Directory, MmapDirectory, OwnedBytes};
 
-use crate::embed::quantize;
 #[cfg(test)]
 use crate::embed::dot_i8;
+use crate::embed::quantize;
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"CAIRNV01";
@@ -49,7 +49,9 @@ impl Vectorizer for &'static crate::embed::Builtin {
     }
 
     fn query(&self, text: &str) -> Result<Vec<f32>> {
-        Ok(crate::embed::Embedder::embed(*self, &[text]).pop().unwrap_or_default())
+        Ok(crate::embed::Embedder::embed(*self, &[text])
+            .pop()
+            .unwrap_or_default())
     }
 }
 
@@ -97,12 +99,18 @@ impl Vectorizer for Provider {
     }
 
     fn documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let out = self.0.embed(texts, crate::provider::InputType::Document).map_err(provider_err)?;
+        let out = self
+            .0
+            .embed(texts, crate::provider::InputType::Document)
+            .map_err(provider_err)?;
         Ok(out.vectors.into_iter().map(unit).collect())
     }
 
     fn query(&self, text: &str) -> Result<Vec<f32>> {
-        let out = self.0.embed(&[text], crate::provider::InputType::Query).map_err(provider_err)?;
+        let out = self
+            .0
+            .embed(&[text], crate::provider::InputType::Query)
+            .map_err(provider_err)?;
         Ok(out.vectors.into_iter().next().map(unit).unwrap_or_default())
     }
 }
@@ -117,7 +125,13 @@ pub fn text_hash(text: &str) -> u64 {
 pub fn path_for(dir: &Path, model_id: &str) -> PathBuf {
     let safe: String = model_id
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     dir.join(format!("{safe}.bin"))
 }
@@ -161,13 +175,25 @@ impl Store {
         };
         let rows = bytes.len().saturating_sub(HEADER) / row;
         let signs = Signs::open(&sig_path(path), dims, rows)?;
-        Ok(Store { path: path.to_path_buf(), dims, bytes, signs, append_only: false })
+        Ok(Store {
+            path: path.to_path_buf(),
+            dims,
+            bytes,
+            signs,
+            append_only: false,
+        })
     }
 
     /// Opens the store to append without reading it: a few new rows must not cost a read of a
     /// million old ones.
     pub fn appender(path: &Path, dims: usize) -> Store {
-        Store { path: path.to_path_buf(), dims, bytes: OwnedBytes::empty(), signs: None, append_only: true }
+        Store {
+            path: path.to_path_buf(),
+            dims,
+            bytes: OwnedBytes::empty(),
+            signs: None,
+            append_only: true,
+        }
     }
 
     fn row_len(&self) -> usize {
@@ -188,12 +214,17 @@ impl Store {
     }
 
     fn rows(&self) -> impl Iterator<Item = &[u8]> {
-        self.bytes.get(HEADER..).unwrap_or_default().chunks_exact(self.row_len())
+        self.bytes
+            .get(HEADER..)
+            .unwrap_or_default()
+            .chunks_exact(self.row_len())
     }
 
     /// Every hash stored.
     pub fn hashes(&self) -> HashSet<u64> {
-        self.rows().map(|r| u64::from_le_bytes(r[..8].try_into().expect("8 bytes"))).collect()
+        self.rows()
+            .map(|r| u64::from_le_bytes(r[..8].try_into().expect("8 bytes")))
+            .collect()
     }
 
     /// Appends vectors (unit length, `dims` long) under their hashes.
@@ -218,7 +249,12 @@ impl Store {
             out.extend_from_slice(&scale.to_le_bytes());
             out.extend(q.iter().map(|&b| b as u8));
         }
-        let mut file = OpenOptions::new().create(true).read(true).append(true).open(&self.path).map_err(io)?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(io)?;
         file.lock().map_err(io)?;
         let len = file.metadata().map_err(io)?.len() as usize;
         let mut header = Vec::new();
@@ -239,7 +275,11 @@ impl Store {
                 file.set_len(whole as u64).map_err(io)?;
             }
         }
-        let rows_before = if valid { (len - HEADER) / self.row_len() } else { 0 };
+        let rows_before = if valid {
+            (len - HEADER) / self.row_len()
+        } else {
+            0
+        };
         header.extend_from_slice(&out);
         file.write_all(&header).map_err(io)?;
         // The sign bits follow the rows, under the same lock; a stale or missing signs file
@@ -251,7 +291,11 @@ impl Store {
         if self.append_only {
             return Ok(());
         }
-        let mut all = if self.bytes.len() < HEADER { Vec::new() } else { self.bytes.as_slice().to_vec() };
+        let mut all = if self.bytes.len() < HEADER {
+            Vec::new()
+        } else {
+            self.bytes.as_slice().to_vec()
+        };
         all.extend_from_slice(if all.is_empty() { &header } else { &out });
         self.bytes = OwnedBytes::new(all);
         Ok(())
@@ -312,11 +356,20 @@ impl Store {
     /// Hamming distance over `dims` bits orders rows roughly by angle, so the best
     /// `max(16k, 1024)` by it are scored exactly. Reads an eighth of a row per row, and only
     /// the candidates' int8 numbers.
-    fn search_by_signs(&self, signs: &OwnedBytes, q: &[i8], q_scale: f32, k: usize) -> Vec<(u64, f32)> {
+    fn search_by_signs(
+        &self,
+        signs: &OwnedBytes,
+        q: &[i8],
+        q_scale: f32,
+        k: usize,
+    ) -> Vec<(u64, f32)> {
         let n = self.len();
         let width = self.dims / 8;
         let q_bits = sign_bits(q);
-        let q_words: Vec<u64> = q_bits.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+        let q_words: Vec<u64> = q_bits
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
         let bits = &signs.as_slice()[SIG_HEADER..SIG_HEADER + n * width];
         let mut distance: Vec<u16> = Vec::with_capacity(n);
         let mut histogram = vec![0usize; self.dims + 1];
@@ -382,7 +435,11 @@ fn sig_path(path: &Path) -> PathBuf {
 /// The sign bits of int8 numbers, eight a byte, lowest bit first.
 fn sign_bits(q: &[i8]) -> Vec<u8> {
     q.chunks(8)
-        .map(|c| c.iter().enumerate().fold(0u8, |b, (j, &x)| if x > 0 { b | (1 << j) } else { b }))
+        .map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0u8, |b, (j, &x)| if x > 0 { b | (1 << j) } else { b })
+        })
         .collect()
 }
 
@@ -420,10 +477,14 @@ impl Signs {
             }
             out
         };
-        let len = std::fs::metadata(path).map(|m| m.len() as usize).unwrap_or(0);
+        let len = std::fs::metadata(path)
+            .map(|m| m.len() as usize)
+            .unwrap_or(0);
         let header_ok = len >= SIG_HEADER && {
             let mut h = [0u8; SIG_HEADER];
-            std::fs::File::open(path).and_then(|f| std::os::unix::fs::FileExt::read_exact_at(&f, &mut h, 0)).is_ok()
+            std::fs::File::open(path)
+                .and_then(|f| std::os::unix::fs::FileExt::read_exact_at(&f, &mut h, 0))
+                .is_ok()
                 && &h[..8] == SIG_MAGIC
                 && u32::from_le_bytes(h[8..12].try_into().expect("4 bytes")) as usize == dims
         };
@@ -453,7 +514,9 @@ fn map(path: &Path) -> Result<OwnedBytes> {
     if !path.exists() {
         return Ok(OwnedBytes::empty());
     }
-    let io = |e: &dyn std::fmt::Display| Error::new(crate::error::Kind::Io, format!("{}: {e}", path.display()));
+    let io = |e: &dyn std::fmt::Display| {
+        Error::new(crate::error::Kind::Io, format!("{}: {e}", path.display()))
+    };
     let directory = MmapDirectory::open(dir).map_err(|e| io(&e))?;
     let slice = directory.open_read(Path::new(name)).map_err(|e| io(&e))?;
     slice.read_bytes().map_err(|e| io(&e))
@@ -469,7 +532,12 @@ fn dot_row(q: &[i8], row: &[u8]) -> i32 {
     // (measured: 100,000 rows of 256 in about 4.3 ms against 5.5 ms for i32 lanes).
     const STEP: usize = 64;
     let (qc, rc) = (q.chunks_exact(STEP), row.chunks_exact(STEP));
-    let tail: i32 = qc.remainder().iter().zip(rc.remainder()).map(|(&x, &y)| i32::from(x) * i32::from(y as i8)).sum();
+    let tail: i32 = qc
+        .remainder()
+        .iter()
+        .zip(rc.remainder())
+        .map(|(&x, &y)| i32::from(x) * i32::from(y as i8))
+        .sum();
     let mut total = 0i32;
     for (x, y) in qc.zip(rc) {
         let mut lanes = [0i16; STEP / 2];
@@ -505,7 +573,11 @@ mod tests {
         store.append(&[(1, a.clone()), (2, b), (3, c)]).unwrap();
         store.append(&[(1, a.clone())]).unwrap();
         let found = store.search(&a, 2);
-        assert_eq!(found.iter().map(|f| f.0).collect::<Vec<_>>(), [1, 2], "a hash stored twice is found once");
+        assert_eq!(
+            found.iter().map(|f| f.0).collect::<Vec<_>>(),
+            [1, 2],
+            "a hash stored twice is found once"
+        );
         assert!((found[0].1 - 1.0).abs() < 0.02);
         let reopened = Store::open(&path, 4).unwrap();
         assert_eq!(reopened.len(), 4);
@@ -526,7 +598,10 @@ mod tests {
         let mut store = Store::open(&path, 4).unwrap();
         assert_eq!(store.len(), 1);
         store.append(&[(8, unit(&[0.0, 1.0, 0.0, 0.0]))]).unwrap();
-        assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, HEADER + 2 * 16);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len() as usize,
+            HEADER + 2 * 16
+        );
     }
 
     #[test]
@@ -545,7 +620,9 @@ mod tests {
             .map(|_| {
                 let v: Vec<f32> = (0..256)
                     .map(|_| {
-                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        x = x
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
                         ((x >> 33) as f32 / (1u64 << 31) as f32) - 0.5
                     })
                     .collect();
@@ -559,18 +636,31 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = path_for(dir.path(), "m");
         let vs = random_units(3000, 7);
-        let items: Vec<(u64, Vec<f32>)> = vs.iter().enumerate().map(|(i, v)| (i as u64, v.clone())).collect();
+        let items: Vec<(u64, Vec<f32>)> = vs
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i as u64, v.clone()))
+            .collect();
         let mut store = Store::open(&path, 256).unwrap();
         store.append(&items[..2000]).unwrap();
         store.append(&items[2000..]).unwrap();
         let store = Store::open(&path, 256).unwrap();
-        let signs = store.signs.as_ref().expect("the signs file covers every row");
+        let signs = store
+            .signs
+            .as_ref()
+            .expect("the signs file covers every row");
         for probe in [5usize, 1999, 2500] {
             let (q, q_scale) = quantize(&vs[probe]);
             let fast = store.search_by_signs(signs, &q, q_scale, 10);
-            assert_eq!(fast[0].0, probe as u64, "a stored vector is its own nearest");
+            assert_eq!(
+                fast[0].0, probe as u64,
+                "a stored vector is its own nearest"
+            );
             let exact = store.search(&vs[probe], 10);
-            let same = fast.iter().filter(|f| exact.iter().any(|e| e.0 == f.0)).count();
+            let same = fast
+                .iter()
+                .filter(|f| exact.iter().any(|e| e.0 == f.0))
+                .count();
             assert!(same >= 9, "{same} of 10 shared with the full scan");
         }
     }
@@ -580,15 +670,28 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = path_for(dir.path(), "m");
         let vs = random_units(50, 3);
-        let items: Vec<(u64, Vec<f32>)> = vs.iter().enumerate().map(|(i, v)| (i as u64, v.clone())).collect();
-        Store::open(&path, 256).unwrap().append(&items[..40]).unwrap();
+        let items: Vec<(u64, Vec<f32>)> = vs
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i as u64, v.clone()))
+            .collect();
+        Store::open(&path, 256)
+            .unwrap()
+            .append(&items[..40])
+            .unwrap();
         std::fs::remove_file(sig_path(&path)).unwrap();
-        assert!(Store::open(&path, 256).unwrap().signs.is_none(), "without it, searches scan the rows");
+        assert!(
+            Store::open(&path, 256).unwrap().signs.is_none(),
+            "without it, searches scan the rows"
+        );
         Store::appender(&path, 256).append(&items[40..]).unwrap();
         let store = Store::open(&path, 256).unwrap();
         let signs = store.signs.as_ref().expect("rebuilt");
         assert_eq!(signs.len(), SIG_HEADER + 50 * 32);
         let q: Vec<i8> = quantize(&vs[45]).0;
-        assert_eq!(&signs.as_slice()[SIG_HEADER + 45 * 32..SIG_HEADER + 46 * 32], sign_bits(&q).as_slice());
+        assert_eq!(
+            &signs.as_slice()[SIG_HEADER + 45 * 32..SIG_HEADER + 46 * 32],
+            sign_bits(&q).as_slice()
+        );
     }
 }

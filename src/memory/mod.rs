@@ -112,7 +112,10 @@ pub fn parse(text: &str) -> Memory {
     let options = comrak::Options::default();
     let root = comrak::parse_document(&arena, text, &options);
     let lines: Vec<&str> = text.lines().collect();
-    let mut memory = Memory { sections: Vec::new(), loose: Vec::new() };
+    let mut memory = Memory {
+        sections: Vec::new(),
+        loose: Vec::new(),
+    };
     for node in root.children() {
         let ast = node.data.borrow();
         match &ast.value {
@@ -167,7 +170,14 @@ fn read_item(lines: &[&str], start: usize, end: usize) -> (String, Entry) {
         }
     }
     let (date, text) = split_date(&text);
-    (marker, Entry { date, text, line: start })
+    (
+        marker,
+        Entry {
+            date,
+            text,
+            line: start,
+        },
+    )
 }
 
 /// `(2026-11-30) text` → (Some("2026-11-30"), "text").
@@ -194,7 +204,12 @@ pub struct Added {
 }
 
 /// Adds a dated entry to `section` (made if missing) and returns the new text of the file.
-pub fn add(text: &str, section: &str, entry: &str, date: NaiveDate) -> Result<(String, Added), Error> {
+pub fn add(
+    text: &str,
+    section: &str,
+    entry: &str,
+    date: NaiveDate,
+) -> Result<(String, Added), Error> {
     let entry = entry.trim();
     if entry.is_empty() {
         return Err(Error::Empty);
@@ -216,7 +231,11 @@ pub fn add(text: &str, section: &str, entry: &str, date: NaiveDate) -> Result<(S
 
     if let Some(s) = found {
         if s.entries.iter().any(|e| e.text == entry) {
-            let line = s.entries.iter().find(|e| e.text == entry).map_or(s.line, |e| e.line);
+            let line = s
+                .entries
+                .iter()
+                .find(|e| e.text == entry)
+                .map_or(s.line, |e| e.line);
             let added = Added {
                 section: s.title.clone(),
                 section_created: false,
@@ -265,7 +284,13 @@ pub fn add(text: &str, section: &str, entry: &str, date: NaiveDate) -> Result<(S
     }
     out.push_str(&format!("\n## {title}\n\n{}\n", line_text("-")));
     let line = out.lines().count();
-    let added = Added { section: title, section_created: true, duplicate: false, line, entry: entry.to_string() };
+    let added = Added {
+        section: title,
+        section_created: true,
+        duplicate: false,
+        line,
+        entry: entry.to_string(),
+    };
     Ok((out, added))
 }
 
@@ -302,7 +327,11 @@ pub fn lint(memory: &Memory) -> Vec<Problem> {
         if s.category.is_none() {
             problems.push(Problem {
                 line: Some(s.line),
-                message: format!("unknown section `{}`: use one of {}", s.title, known.join(", ")),
+                message: format!(
+                    "unknown section `{}`: use one of {}",
+                    s.title,
+                    known.join(", ")
+                ),
             });
         }
         for e in &s.entries {
@@ -361,11 +390,14 @@ mod tests {
 
     #[test]
     fn add_creates_a_missing_section_with_its_heading() {
-        let (out, added) = add(HAND, "rules & conventions", "never force-push main", day()).unwrap();
+        let (out, added) =
+            add(HAND, "rules & conventions", "never force-push main", day()).unwrap();
         assert!(added.section_created);
         assert_eq!(added.section, "Rules and conventions");
         assert!(out.starts_with(HAND));
-        assert!(out.ends_with("\n## Rules and conventions\n\n- (2026-11-30) never force-push main\n"));
+        assert!(
+            out.ends_with("\n## Rules and conventions\n\n- (2026-11-30) never force-push main\n")
+        );
         assert_eq!(parse(&out).sections[2].entries.len(), 1);
     }
 
@@ -388,7 +420,8 @@ mod tests {
 
     #[test]
     fn lint_finds_what_is_wrong() {
-        let text = "# Memory\n\n- (2026-01-01) loose\n\n## Misc\n\n- no date\n- (2026-13-01) bad month\n";
+        let text =
+            "# Memory\n\n- (2026-01-01) loose\n\n## Misc\n\n- no date\n- (2026-13-01) bad month\n";
         let problems = lint(&parse(text));
         let lines: Vec<Option<usize>> = problems.iter().map(|p| p.line).collect();
         assert_eq!(lines, [Some(3), Some(5), Some(7), Some(8)]);

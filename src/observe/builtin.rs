@@ -16,7 +16,7 @@
 //! Each fact becomes a [`Candidate`] whose source is the card's id and whose narrative says
 //! which turn it came from; the write gate, categories and dedup then do their part.
 
-use crate::cards::{cut, Card};
+use crate::cards::{Card, cut};
 use crate::store::write::Candidate;
 
 /// The observer's name, recorded in `observed` events and telemetry.
@@ -39,19 +39,47 @@ pub fn observe(session: &[Card], targets: &[usize]) -> Vec<Candidate> {
     for &i in targets {
         let card = &session[i];
         for (kind, priority, sentence) in user_facts(&card.prompt) {
-            out.push(candidate(card, sentence, kind, priority, "allow", USER_CONFIDENCE));
+            out.push(candidate(
+                card,
+                sentence,
+                kind,
+                priority,
+                "allow",
+                USER_CONFIDENCE,
+            ));
         }
         for fact in fixed_errors(session, i) {
-            out.push(candidate(card, fact, "error-fix", "medium", "hold", FIX_CONFIDENCE));
+            out.push(candidate(
+                card,
+                fact,
+                "error-fix",
+                "medium",
+                "hold",
+                FIX_CONFIDENCE,
+            ));
         }
         for sentence in decisions(&card.answer) {
-            out.push(candidate(card, sentence, "decision", "low", "hold", DECISION_CONFIDENCE));
+            out.push(candidate(
+                card,
+                sentence,
+                "decision",
+                "low",
+                "hold",
+                DECISION_CONFIDENCE,
+            ));
         }
     }
     out
 }
 
-fn candidate(card: &Card, text: String, kind: &str, priority: &str, verdict: &str, confidence: f64) -> Candidate {
+fn candidate(
+    card: &Card,
+    text: String,
+    kind: &str,
+    priority: &str,
+    verdict: &str,
+    confidence: f64,
+) -> Candidate {
     Candidate {
         observation: text,
         timestamp: Some(card.ts.clone()),
@@ -60,7 +88,14 @@ fn candidate(card: &Card, text: String, kind: &str, priority: &str, verdict: &st
         write_verdict: Some(verdict.into()),
         priority: Some(priority.into()),
         observation_type: Some(kind.into()),
-        narrative: Some(format!("From turn {} of {} session {}: asked \"{}\" ({}).", card.turn + 1, card.agent, card.session, card.head(), card.outcome)),
+        narrative: Some(format!(
+            "From turn {} of {} session {}: asked \"{}\" ({}).",
+            card.turn + 1,
+            card.agent,
+            card.session,
+            card.head(),
+            card.outcome
+        )),
         write_confidence: Some(confidence),
         ..Candidate::default()
     }
@@ -78,14 +113,21 @@ pub fn sentences(text: &str) -> Vec<String> {
             continue;
         }
         // Code, quotes and headings are not something said.
-        if in_fence || t.is_empty() || line.starts_with("    ") || line.starts_with('\t') || t.starts_with('>') || t.starts_with('#') {
+        if in_fence
+            || t.is_empty()
+            || line.starts_with("    ")
+            || line.starts_with('\t')
+            || t.starts_with('>')
+            || t.starts_with('#')
+        {
             continue;
         }
         let t = t.trim_start_matches(['-', '*', '•']).trim();
         let mut start = 0;
         let bytes = t.as_bytes();
         for (i, &b) in bytes.iter().enumerate() {
-            let end = matches!(b, b'.' | b'!' | b'?' | b';') && bytes.get(i + 1).is_none_or(|n| *n == b' ');
+            let end = matches!(b, b'.' | b'!' | b'?' | b';')
+                && bytes.get(i + 1).is_none_or(|n| *n == b' ');
             if end {
                 push_sentence(&t[start..=i], &mut out);
                 start = i + 1;
@@ -112,7 +154,9 @@ fn words(s: &str) -> Vec<String> {
 }
 
 fn has_phrase(words: &[String], phrase: &[&str]) -> bool {
-    words.windows(phrase.len()).any(|w| w.iter().zip(phrase).all(|(a, b)| a == b))
+    words
+        .windows(phrase.len())
+        .any(|w| w.iter().zip(phrase).all(|(a, b)| a == b))
 }
 
 /// Rules, preferences and corrections in the user's words: (kind, priority, sentence).
@@ -125,16 +169,28 @@ pub fn user_facts(prompt: &str) -> Vec<(&'static str, &'static str, String)> {
         let w = words(&s);
         let first = w.first().map(String::as_str).unwrap_or("");
         let rule = ["never", "always"].iter().any(|k| w.iter().any(|x| x == k))
-            || ["don't", "dont", "must", "mustn't"].iter().any(|k| w.iter().any(|x| x == k))
-            || [&["do", "not"][..], &["from", "now", "on"], &["make", "sure"], &["should", "not"], &["shouldn't"]]
+            || ["don't", "dont", "must", "mustn't"]
+                .iter()
+                .any(|k| w.iter().any(|x| x == k))
+            || [
+                &["do", "not"][..],
+                &["from", "now", "on"],
+                &["make", "sure"],
+                &["should", "not"],
+                &["shouldn't"],
+            ]
+            .iter()
+            .any(|p| has_phrase(&w, p));
+        let preference = w.iter().any(|x| x.starts_with("prefer"))
+            || [&["i'd", "rather"][..], &["i", "like"], &["i", "hate"]]
                 .iter()
                 .any(|p| has_phrase(&w, p));
-        let preference = w.iter().any(|x| x.starts_with("prefer"))
-            || [&["i'd", "rather"][..], &["i", "like"], &["i", "hate"]].iter().any(|p| has_phrase(&w, p));
         let redirect = w.iter().any(|x| x == "instead")
             || has_phrase(&w, &["rather", "than"])
             || (first == "stop" && w.len() > 2)
-            || (first == "use" && w.len() > 2 && (w.contains(&"not".to_string()) || w.contains(&"instead".to_string())));
+            || (first == "use"
+                && w.len() > 2
+                && (w.contains(&"not".to_string()) || w.contains(&"instead".to_string())));
         let correction = first == "no"
             || s.to_lowercase().starts_with("that's wrong")
             || s.to_lowercase().starts_with("that is wrong")
@@ -160,7 +216,9 @@ pub fn user_facts(prompt: &str) -> Vec<(&'static str, &'static str, String)> {
 /// leading `cd … &&`.
 pub fn program(command: &str) -> String {
     let last = command.rsplit("&&").next().unwrap_or(command);
-    let mut parts = last.split_whitespace().filter(|p| !p.contains('=') || p.starts_with('-'));
+    let mut parts = last
+        .split_whitespace()
+        .filter(|p| !p.contains('=') || p.starts_with('-'));
     let mut first = parts.next().unwrap_or("");
     if first == "sudo" || first == "time" || first == "npx" || first == "uv" {
         first = parts.next().unwrap_or(first);
@@ -168,10 +226,20 @@ pub fn program(command: &str) -> String {
     let first = first.rsplit('/').next().unwrap_or(first);
     // Node's package managers run the same scripts: `npm test` failing and `pnpm test` passing
     // is one program fixed.
-    let first = if matches!(first, "npm" | "pnpm" | "yarn" | "bun") { "npm" } else { first };
-    let second = parts.next().filter(|p| !p.starts_with('-') && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    let first = if matches!(first, "npm" | "pnpm" | "yarn" | "bun") {
+        "npm"
+    } else {
+        first
+    };
+    let second = parts.next().filter(|p| {
+        !p.starts_with('-') && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    });
     match (first, second) {
-        ("cargo" | "npm" | "go" | "git" | "make" | "docker" | "kubectl" | "pip" | "python" | "python3" | "pytest", Some(s)) => {
+        (
+            "cargo" | "npm" | "go" | "git" | "make" | "docker" | "kubectl" | "pip" | "python"
+            | "python3" | "pytest",
+            Some(s),
+        ) => {
             format!("{first} {s}")
         }
         _ => first.to_string(),
@@ -184,7 +252,9 @@ pub fn fixed_errors(session: &[Card], i: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut done: Vec<String> = Vec::new();
     for (n, failed) in card.commands.iter().enumerate() {
-        let Some(code) = failed.exit.filter(|c| *c != 0) else { continue };
+        let Some(code) = failed.exit.filter(|c| *c != 0) else {
+            continue;
+        };
         let prog = program(&failed.command);
         if prog.is_empty() || done.contains(&prog) {
             continue;
@@ -195,11 +265,19 @@ pub fn fixed_errors(session: &[Card], i: usize) -> Vec<String> {
             .iter()
             .enumerate()
             .flat_map(|(k, c)| c.commands.iter().map(move |cmd| (cmd, i + 1 + k)));
-        let Some((fix, at)) = later_here.chain(later_turns).find(|(c, _)| c.exit == Some(0) && program(&c.command) == prog) else {
+        let Some((fix, at)) = later_here
+            .chain(later_turns)
+            .find(|(c, _)| c.exit == Some(0) && program(&c.command) == prog)
+        else {
             continue;
         };
         done.push(prog.clone());
-        let what = failed.output.lines().map(str::trim).find(|l| !l.is_empty()).map(|l| cut(l, 160));
+        let what = failed
+            .output
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(|l| cut(l, 160));
         let mut files: Vec<&str> = Vec::new();
         for c in &session[i..=at] {
             for f in &c.files {
@@ -258,7 +336,13 @@ mod tests {
     use super::*;
     use crate::cards::CommandRun;
 
-    fn card(turn: usize, prompt: &str, commands: Vec<(&str, i32, &str)>, files: &[&str], answer: &str) -> Card {
+    fn card(
+        turn: usize,
+        prompt: &str,
+        commands: Vec<(&str, i32, &str)>,
+        files: &[&str],
+        answer: &str,
+    ) -> Card {
         Card {
             id: format!("tc-{turn}"),
             agent: "claude".into(),
@@ -271,7 +355,11 @@ mod tests {
             files: files.iter().map(|s| s.to_string()).collect(),
             commands: commands
                 .into_iter()
-                .map(|(c, e, o)| CommandRun { command: c.into(), exit: Some(e), output: o.into() })
+                .map(|(c, e, o)| CommandRun {
+                    command: c.into(),
+                    exit: Some(e),
+                    output: o.into(),
+                })
                 .collect(),
             errors: vec![],
             answer: answer.into(),
@@ -284,26 +372,68 @@ mod tests {
         assert_eq!(facts.len(), 1);
         assert_eq!(facts[0].0, "rule");
         assert_eq!(facts[0].2, "no, never use npm here, use pnpm.");
-        assert_eq!(user_facts("I prefer tabs over spaces in this repo")[0].0, "preference");
-        assert_eq!(user_facts("Use ripgrep instead of grep for searching")[0].0, "correction");
+        assert_eq!(
+            user_facts("I prefer tabs over spaces in this repo")[0].0,
+            "preference"
+        );
+        assert_eq!(
+            user_facts("Use ripgrep instead of grep for searching")[0].0,
+            "correction"
+        );
         assert_eq!(user_facts("Don't commit the generated files")[0].0, "rule");
-        assert!(user_facts("should we always use pnpm?").is_empty(), "a question is not a rule");
+        assert!(
+            user_facts("should we always use pnpm?").is_empty(),
+            "a question is not a rule"
+        );
         assert!(user_facts("fix the failing test in src/lib.rs").is_empty());
-        assert!(user_facts("```\nnever gonna give you up\n```").is_empty(), "code is not said");
-        assert!(user_facts("I want you to do a deep analysis, then a plan").is_empty(), "a request is not a preference");
-        assert!(decisions("## Root Cause Analysis\nnothing decided here yet").is_empty(), "a heading is not a decision");
+        assert!(
+            user_facts("```\nnever gonna give you up\n```").is_empty(),
+            "code is not said"
+        );
+        assert!(
+            user_facts("I want you to do a deep analysis, then a plan").is_empty(),
+            "a request is not a preference"
+        );
+        assert!(
+            decisions("## Root Cause Analysis\nnothing decided here yet").is_empty(),
+            "a heading is not a decision"
+        );
     }
 
     #[test]
     fn an_error_fixed_later_is_a_fact() {
         let session = vec![
-            card(0, "run the tests", vec![("cargo test", 101, "error[E0425]: cannot find value `x`\nmore")], &[], ""),
-            card(1, "fix it", vec![("ls", 0, ""), ("cargo test --lib", 0, "")], &["src/lib.rs"], ""),
+            card(
+                0,
+                "run the tests",
+                vec![(
+                    "cargo test",
+                    101,
+                    "error[E0425]: cannot find value `x`\nmore",
+                )],
+                &[],
+                "",
+            ),
+            card(
+                1,
+                "fix it",
+                vec![("ls", 0, ""), ("cargo test --lib", 0, "")],
+                &["src/lib.rs"],
+                "",
+            ),
         ];
         let facts = fixed_errors(&session, 0);
         assert_eq!(facts.len(), 1, "{facts:?}");
-        assert!(facts[0].contains("`cargo test` failed (exit 101: error[E0425]"), "{}", facts[0]);
-        assert!(facts[0].contains("`cargo test --lib` then succeeded after changes to src/lib.rs"), "{}", facts[0]);
+        assert!(
+            facts[0].contains("`cargo test` failed (exit 101: error[E0425]"),
+            "{}",
+            facts[0]
+        );
+        assert!(
+            facts[0].contains("`cargo test --lib` then succeeded after changes to src/lib.rs"),
+            "{}",
+            facts[0]
+        );
         // Nothing fixed it: no fact.
         let lonely = vec![card(0, "x", vec![("make build", 2, "boom")], &[], "")];
         assert!(fixed_errors(&lonely, 0).is_empty());
@@ -311,7 +441,10 @@ mod tests {
 
     #[test]
     fn programs_ignore_env_and_cd() {
-        assert_eq!(program("cd /x && RUST_LOG=debug cargo test --lib"), "cargo test");
+        assert_eq!(
+            program("cd /x && RUST_LOG=debug cargo test --lib"),
+            "cargo test"
+        );
         assert_eq!(program("sudo systemctl restart caddy"), "systemctl");
         assert_eq!(program("/usr/bin/python3 -m pytest"), "python3");
         assert_eq!(program("pnpm test"), program("npm test"));
@@ -320,7 +453,8 @@ mod tests {
 
     #[test]
     fn decisions_come_from_answers() {
-        let d = decisions("Looked into it. I'll use a file lock from std instead of a crate. Done!");
+        let d =
+            decisions("Looked into it. I'll use a file lock from std instead of a crate. Done!");
         assert_eq!(d, vec!["I'll use a file lock from std instead of a crate."]);
         assert!(decisions("Here is the diff.").is_empty());
     }

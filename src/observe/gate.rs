@@ -60,11 +60,19 @@ const ARTIFACTS: &[&str] = &[
 pub fn decide(text: &str, verdict: Verdict, confidence: f64, min_chars: usize) -> Decision {
     let trimmed = text.trim();
     if trimmed.chars().count() < min_chars {
-        return Decision { verdict: Verdict::Discard, confidence: 1.0, reason: "too short" };
+        return Decision {
+            verdict: Verdict::Discard,
+            confidence: 1.0,
+            reason: "too short",
+        };
     }
     let lower = trimmed.to_lowercase();
     if ARTIFACTS.iter().any(|a| lower.starts_with(a)) {
-        return Decision { verdict: Verdict::Discard, confidence: 1.0, reason: "instruction artifact" };
+        return Decision {
+            verdict: Verdict::Discard,
+            confidence: 1.0,
+            reason: "instruction artifact",
+        };
     }
     if verdict == Verdict::Hold && cites_something(trimmed) {
         return Decision {
@@ -73,34 +81,64 @@ pub fn decide(text: &str, verdict: Verdict, confidence: f64, min_chars: usize) -
             reason: "cites an ADR, a path or a command",
         };
     }
-    Decision { verdict, confidence, reason: "as proposed" }
+    Decision {
+        verdict,
+        confidence,
+        reason: "as proposed",
+    }
 }
 
 /// An ADR reference, a file path or an explicit command.
 pub fn cites_something(text: &str) -> bool {
     let lower = text.to_lowercase();
-    if lower.contains("adr-") || lower.contains("adr ") && lower.split("adr ").skip(1).any(|r| r.starts_with(|c: char| c.is_ascii_digit())) {
+    if lower.contains("adr-")
+        || lower.contains("adr ")
+            && lower
+                .split("adr ")
+                .skip(1)
+                .any(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    {
         return true;
     }
     if text.contains('`') || lower.contains("decisions/") {
         return true;
     }
-    let commands = ["cargo ", "git ", "npm ", "make ", "docker ", "kubectl ", "systemctl ", "sudo ", "cairn ", "$ "];
-    if commands.iter().any(|c| lower.starts_with(c) || lower.contains(&format!(" {c}"))) {
+    let commands = [
+        "cargo ",
+        "git ",
+        "npm ",
+        "make ",
+        "docker ",
+        "kubectl ",
+        "systemctl ",
+        "sudo ",
+        "cairn ",
+        "$ ",
+    ];
+    if commands
+        .iter()
+        .any(|c| lower.starts_with(c) || lower.contains(&format!(" {c}")))
+    {
         return true;
     }
     text.split_whitespace().any(is_path)
 }
 
 fn is_path(word: &str) -> bool {
-    let word = word.trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '(' | ')' | '"' | '\'' | '.'));
+    let word =
+        word.trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '(' | ')' | '"' | '\'' | '.'));
     if word.contains("://") {
         return false;
     }
-    let has_ext = word
-        .rsplit_once('.')
-        .is_some_and(|(stem, ext)| !stem.is_empty() && (1..=5).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric()) && ext.chars().any(|c| c.is_ascii_alphabetic()));
-    (word.contains('/') && word.len() > 2 && (has_ext || word.starts_with('/') || word.starts_with("~/") || word.starts_with("./")))
+    let has_ext = word.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=5).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            && ext.chars().any(|c| c.is_ascii_alphabetic())
+    });
+    (word.contains('/')
+        && word.len() > 2
+        && (has_ext || word.starts_with('/') || word.starts_with("~/") || word.starts_with("./")))
         || (has_ext && word.contains('_'))
 }
 
@@ -112,14 +150,46 @@ mod tests {
     fn rules_override_the_proposal() {
         let cases = [
             ("too short", Verdict::Allow, Verdict::Discard),
-            ("Add after line 12: use tokio", Verdict::Allow, Verdict::Discard),
-            ("Replace the mutex with a channel", Verdict::Allow, Verdict::Discard),
-            ("per ADR-7 the index lives in .cairn", Verdict::Hold, Verdict::Allow),
-            ("config lives in src/config.rs now", Verdict::Hold, Verdict::Allow),
-            ("run `cargo test --locked` before pushing", Verdict::Hold, Verdict::Allow),
-            ("the user seems to like short answers", Verdict::Hold, Verdict::Hold),
-            ("the user prefers tabs over spaces", Verdict::Allow, Verdict::Allow),
-            ("the user said this is irrelevant chatter", Verdict::Discard, Verdict::Discard),
+            (
+                "Add after line 12: use tokio",
+                Verdict::Allow,
+                Verdict::Discard,
+            ),
+            (
+                "Replace the mutex with a channel",
+                Verdict::Allow,
+                Verdict::Discard,
+            ),
+            (
+                "per ADR-7 the index lives in .cairn",
+                Verdict::Hold,
+                Verdict::Allow,
+            ),
+            (
+                "config lives in src/config.rs now",
+                Verdict::Hold,
+                Verdict::Allow,
+            ),
+            (
+                "run `cargo test --locked` before pushing",
+                Verdict::Hold,
+                Verdict::Allow,
+            ),
+            (
+                "the user seems to like short answers",
+                Verdict::Hold,
+                Verdict::Hold,
+            ),
+            (
+                "the user prefers tabs over spaces",
+                Verdict::Allow,
+                Verdict::Allow,
+            ),
+            (
+                "the user said this is irrelevant chatter",
+                Verdict::Discard,
+                Verdict::Discard,
+            ),
         ];
         for (text, proposed, want) in cases {
             assert_eq!(decide(text, proposed, 0.5, 12).verdict, want, "{text}");
@@ -128,10 +198,22 @@ mod tests {
 
     #[test]
     fn paths_and_not_paths() {
-        for p in ["src/main.rs", "/etc/nginx/nginx.conf", "~/notes", "./run.sh", "test_utils.py"] {
+        for p in [
+            "src/main.rs",
+            "/etc/nginx/nginx.conf",
+            "~/notes",
+            "./run.sh",
+            "test_utils.py",
+        ] {
             assert!(is_path(p), "{p}");
         }
-        for p in ["and/or", "https://example.com/a.html", "e.g.", "v1.2", "hello"] {
+        for p in [
+            "and/or",
+            "https://example.com/a.html",
+            "e.g.",
+            "v1.2",
+            "hello",
+        ] {
             assert!(!is_path(p), "{p}");
         }
     }

@@ -809,7 +809,11 @@ pub(crate) mod testing {
     pub fn settings(timeout: Duration) -> Settings {
         Settings {
             timeout,
-            retry: Retry { attempts: 3, base_delay: Duration::from_millis(10), max_delay: Duration::from_millis(50) },
+            retry: Retry {
+                attempts: 3,
+                base_delay: Duration::from_millis(10),
+                max_delay: Duration::from_millis(50),
+            },
             env_proxy: false,
         }
     }

@@ -37,7 +37,13 @@ pub fn record(repo: &Repo, ids: &[&str], now: DateTime<Utc>) -> Result<()> {
     let ts = crate::time::format(now);
     let mut bytes = Vec::new();
     for id in ids {
-        bytes.extend(serde_json::to_vec(&Line { id: id.to_string(), ts: ts.clone() }).expect("serializes"));
+        bytes.extend(
+            serde_json::to_vec(&Line {
+                id: id.to_string(),
+                ts: ts.clone(),
+            })
+            .expect("serializes"),
+        );
         bytes.push(b'\n');
     }
     crate::files::append_lines(&repo.path(FILE), &bytes, &repo.recovered_dir())?;

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::index::{sources, Kind};
+use crate::index::{Kind, sources};
 use crate::repo::Repo;
 use crate::{adr, memory, slog, store};
 
@@ -28,7 +28,12 @@ pub fn scan(repo: &Repo, phrase: &str, kinds: &[Kind]) -> Result<Vec<Found>> {
     let needle = phrase.to_lowercase();
     let wants = |k: Kind| kinds.is_empty() || kinds.contains(&k);
     let hit = |text: &str| text.to_lowercase().contains(&needle);
-    let rel = |p: &Path| p.strip_prefix(repo.root()).unwrap_or(p).to_string_lossy().into_owned();
+    let rel = |p: &Path| {
+        p.strip_prefix(repo.root())
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned()
+    };
     let mut out = Vec::new();
     if wants(Kind::Slog) {
         for path in slog::day_files(repo)? {
@@ -36,7 +41,13 @@ pub fn scan(repo: &Repo, phrase: &str, kinds: &[Kind]) -> Result<Vec<Found>> {
             for (line, e) in parsed.records {
                 let doc = sources::slog_doc(&e, "");
                 if hit(&doc.text) {
-                    out.push(Found { kind: Kind::Slog, id: e.id, text: doc.text, time: e.ts, at: format!("{}:{line}", rel(&path)) });
+                    out.push(Found {
+                        kind: Kind::Slog,
+                        id: e.id,
+                        text: doc.text,
+                        time: e.ts,
+                        at: format!("{}:{line}", rel(&path)),
+                    });
                 }
             }
         }
@@ -48,21 +59,36 @@ pub fn scan(repo: &Repo, phrase: &str, kinds: &[Kind]) -> Result<Vec<Found>> {
                 if let store::Line::Observation(o) = l
                     && hit(&o.observation)
                 {
-                    out.push(Found { kind: Kind::Observation, id: o.id, text: o.observation, time: o.timestamp, at: format!("{}:{line}", rel(&path)) });
+                    out.push(Found {
+                        kind: Kind::Observation,
+                        id: o.id,
+                        text: o.observation,
+                        time: o.timestamp,
+                        at: format!("{}:{line}", rel(&path)),
+                    });
                 }
             }
         }
         // Leave out what was deleted since.
         let (folded, _) = store::load_all(repo)?;
-        let deleted: std::collections::HashSet<&str> =
-            folded.iter().filter(|f| f.state == store::State::Deleted).map(|f| f.obs.id.as_str()).collect();
+        let deleted: std::collections::HashSet<&str> = folded
+            .iter()
+            .filter(|f| f.state == store::State::Deleted)
+            .map(|f| f.obs.id.as_str())
+            .collect();
         out.retain(|f| f.kind != Kind::Observation || !deleted.contains(f.id.as_str()));
     }
     if wants(Kind::Adr) {
         for rel_path in adr::record_files(repo)? {
             let text = std::fs::read_to_string(repo.path(&rel_path)).unwrap_or_default();
-            let number = rel_path.rsplit('/').next().and_then(adr::number_of_file_name).unwrap_or(0);
-            let date = adr::parse(&repo.path(&rel_path), &rel_path, &text).map(|a| a.date).unwrap_or_default();
+            let number = rel_path
+                .rsplit('/')
+                .next()
+                .and_then(adr::number_of_file_name)
+                .unwrap_or(0);
+            let date = adr::parse(&repo.path(&rel_path), &rel_path, &text)
+                .map(|a| a.date)
+                .unwrap_or_default();
             for (i, line) in text.lines().enumerate() {
                 if hit(line) {
                     out.push(Found {
@@ -80,7 +106,10 @@ pub fn scan(repo: &Repo, phrase: &str, kinds: &[Kind]) -> Result<Vec<Found>> {
         && let Some(text) = crate::files::read_optional(&repo.path(memory::FILE))?
     {
         let parsed = memory::parse(&text);
-        let entries = parsed.loose.iter().chain(parsed.sections.iter().flat_map(|s| s.entries.iter()));
+        let entries = parsed
+            .loose
+            .iter()
+            .chain(parsed.sections.iter().flat_map(|s| s.entries.iter()));
         for e in entries {
             if hit(&e.text) {
                 let date = e.date.clone().unwrap_or_default();

@@ -45,7 +45,9 @@ impl Profile {
             "balanced" => Ok(Profile::Balanced),
             "deep" => Ok(Profile::Deep),
             "auto" => Ok(auto(query, terminal)),
-            other => Err(Error::bad_input(format!("unknown profile `{other}`: use lean, balanced, deep or auto"))),
+            other => Err(Error::bad_input(format!(
+                "unknown profile `{other}`: use lean, balanced, deep or auto"
+            ))),
         }
     }
 
@@ -56,7 +58,10 @@ impl Profile {
             Profile::Balanced => 7,
             Profile::Deep => 15,
         };
-        config.profiles.get(self.as_str()).map_or(default, |p| p.limit)
+        config
+            .profiles
+            .get(self.as_str())
+            .map_or(default, |p| p.limit)
     }
 }
 
@@ -70,7 +75,11 @@ pub fn auto(query: &str, terminal: bool) -> Profile {
         4..=12 => Profile::Balanced,
         _ => Profile::Deep,
     };
-    if terminal && by_length == Profile::Lean { Profile::Balanced } else { by_length }
+    if terminal && by_length == Profile::Lean {
+        Profile::Balanced
+    } else {
+        by_length
+    }
 }
 
 /// The query rewrite hook: an LLM may rephrase the query when a profile asks for it and a
@@ -127,7 +136,9 @@ impl Mode {
             "words" => Ok(Mode::Words),
             "vectors" => Ok(Mode::Vectors),
             "hybrid" => Ok(Mode::Hybrid),
-            other => Err(Error::bad_input(format!("unknown mode `{other}`: use words, vectors or hybrid"))),
+            other => Err(Error::bad_input(format!(
+                "unknown mode `{other}`: use words, vectors or hybrid"
+            ))),
         }
     }
 
@@ -160,8 +171,12 @@ impl Fusion {
         match name.trim().to_ascii_lowercase().as_str() {
             "standard" | "" => Ok(Fusion::Standard),
             "rrf" if rrf_k >= 0.0 => Ok(Fusion::Rrf { k: rrf_k }),
-            "rrf" => Err(Error::bad_input(format!("cairn.toml: [recall] rrf_k = {rrf_k} must not be negative"))),
-            other => Err(Error::bad_input(format!("cairn.toml: [recall] fusion = `{other}`: use standard or rrf"))),
+            "rrf" => Err(Error::bad_input(format!(
+                "cairn.toml: [recall] rrf_k = {rrf_k} must not be negative"
+            ))),
+            other => Err(Error::bad_input(format!(
+                "cairn.toml: [recall] fusion = `{other}`: use standard or rrf"
+            ))),
         }
     }
 }
@@ -184,7 +199,11 @@ fn depth(limit: usize) -> usize {
 /// Sets each hit's decay factor and decayed score.
 fn decayed(mut hits: Vec<Hit>, decay: &Decay) -> Vec<Hit> {
     for h in &mut hits {
-        h.decay = decay.factor(h.doc.class(), h.doc.time.timestamp_millis(), h.doc.is_stale());
+        h.decay = decay.factor(
+            h.doc.class(),
+            h.doc.time.timestamp_millis(),
+            h.doc.is_stale(),
+        );
         h.score = h.raw * h.decay;
     }
     hits
@@ -203,7 +222,12 @@ pub struct Ranked {
 /// decay, when given, adds `ln(decay)`: the same relative loss a product gives a positive
 /// score. On LoCoMo dev this beat reciprocal rank fusion, whose scores are too compressed for
 /// decay (see [`recall`]).
-pub fn fuse(lists: Vec<Ranked>, weights: &[f64], decay: Option<&Decay>, limit: usize) -> Vec<Recalled> {
+pub fn fuse(
+    lists: Vec<Ranked>,
+    weights: &[f64],
+    decay: Option<&Decay>,
+    limit: usize,
+) -> Vec<Recalled> {
     if lists.len() == 1 {
         let list = lists.into_iter().next().expect("one list");
         return list
@@ -233,7 +257,9 @@ fn combine(
     let mut by_id: BTreeMap<String, (Hit, BTreeMap<&'static str, usize>, f64)> = BTreeMap::new();
     for (list, points) in lists {
         for (i, (hit, p)) in list.hits.into_iter().zip(points).enumerate() {
-            let entry = by_id.entry(hit.doc.id.clone()).or_insert_with(|| (hit, BTreeMap::new(), 0.0));
+            let entry = by_id
+                .entry(hit.doc.id.clone())
+                .or_insert_with(|| (hit, BTreeMap::new(), 0.0));
             entry.1.insert(list.name, i + 1);
             entry.2 += p;
         }
@@ -241,10 +267,23 @@ fn combine(
     let mut fused: Vec<Recalled> = by_id
         .into_values()
         .map(|(mut hit, ranks, raw)| {
-            hit.decay = decay.map_or(1.0, |d| d.factor(hit.doc.class(), hit.doc.time.timestamp_millis(), hit.doc.is_stale()));
+            hit.decay = decay.map_or(1.0, |d| {
+                d.factor(
+                    hit.doc.class(),
+                    hit.doc.time.timestamp_millis(),
+                    hit.doc.is_stale(),
+                )
+            });
             hit.raw = raw;
-            hit.score = if log { raw + hit.decay.max(f64::MIN_POSITIVE).ln() } else { raw * hit.decay };
-            Recalled { fused: log, ..to_recalled(hit, ranks) }
+            hit.score = if log {
+                raw + hit.decay.max(f64::MIN_POSITIVE).ln()
+            } else {
+                raw * hit.decay
+            };
+            Recalled {
+                fused: log,
+                ..to_recalled(hit, ranks)
+            }
         })
         .collect();
     fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
@@ -255,16 +294,29 @@ fn combine(
 /// Reciprocal rank fusion, as DESIGN first said: a record's raw score is `Σ weight / (k +
 /// rank)` over the lists it is in (1-based ranks), and decay, when given, multiplies it. Kept
 /// to measure against [`fuse`] (`[recall] fusion = "rrf"`); on LoCoMo dev it ranks worse.
-pub fn fuse_ranks(lists: Vec<Ranked>, weights: &[f64], k: f64, decay: Option<&Decay>, limit: usize) -> Vec<Recalled> {
+pub fn fuse_ranks(
+    lists: Vec<Ranked>,
+    weights: &[f64],
+    k: f64,
+    decay: Option<&Decay>,
+    limit: usize,
+) -> Vec<Recalled> {
     let scored = lists.into_iter().zip(weights).map(|(list, weight)| {
-        let points = (1..=list.hits.len()).map(|rank| weight / (k + rank as f64)).collect();
+        let points = (1..=list.hits.len())
+            .map(|rank| weight / (k + rank as f64))
+            .collect();
         (list, points)
     });
     combine(scored, decay, limit, false)
 }
 
 /// Hybrid's lists fused as `[recall] fusion` says.
-fn fuse_hybrid(lists: Vec<Ranked>, config: &Config, decay: Option<&Decay>, limit: usize) -> Result<Vec<Recalled>> {
+fn fuse_hybrid(
+    lists: Vec<Ranked>,
+    config: &Config,
+    decay: Option<&Decay>,
+    limit: usize,
+) -> Result<Vec<Recalled>> {
     Ok(match Fusion::from_config(&config.recall)? {
         Fusion::Standard => fuse(lists, &weights(config), decay, limit),
         Fusion::Rrf { k } => fuse_ranks(lists, &weights(config), k, decay, limit),
@@ -277,7 +329,9 @@ fn standard_scores(hits: &[Hit]) -> Vec<f64> {
     let n = hits.len().max(1) as f64;
     let mean = hits.iter().map(|h| h.raw).sum::<f64>() / n;
     let sd = (hits.iter().map(|h| (h.raw - mean).powi(2)).sum::<f64>() / n).sqrt();
-    hits.iter().map(|h| if sd > 1e-12 { (h.raw - mean) / sd } else { 0.0 }).collect()
+    hits.iter()
+        .map(|h| if sd > 1e-12 { (h.raw - mean) / sd } else { 0.0 })
+        .collect()
 }
 
 fn to_recalled(h: Hit, ranks: BTreeMap<&'static str, usize>) -> Recalled {
@@ -306,17 +360,40 @@ pub fn recall(index: &Index, config: &Config, request: &Request) -> Result<Vec<R
     let decay = Decay::from_config(&config.recall, request.now);
     let (query, filter, limit) = (&request.query, &request.filter, request.limit);
     // Without words there is nothing to compare by meaning: recall what matters most now.
-    let mode = if query.trim().is_empty() { Mode::Words } else { request.mode };
+    let mode = if query.trim().is_empty() {
+        Mode::Words
+    } else {
+        request.mode
+    };
     match mode {
         Mode::Words => {
             // BM25 × decay over every match, inside the collector (ADR 12).
             let words = index.search(query, filter, limit, Some(&decay))?;
-            Ok(fuse(vec![Ranked { name: "words", hits: words }], &[1.0], None, limit))
+            Ok(fuse(
+                vec![Ranked {
+                    name: "words",
+                    hits: words,
+                }],
+                &[1.0],
+                None,
+                limit,
+            ))
         }
         Mode::Vectors => {
-            let mut hits = decayed(index.search_vectors(query, filter, depth(limit), config.recall.min_similarity)?, &decay);
+            let mut hits = decayed(
+                index.search_vectors(query, filter, depth(limit), config.recall.min_similarity)?,
+                &decay,
+            );
             hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-            Ok(fuse(vec![Ranked { name: "vectors", hits }], &[1.0], None, limit))
+            Ok(fuse(
+                vec![Ranked {
+                    name: "vectors",
+                    hits,
+                }],
+                &[1.0],
+                None,
+                limit,
+            ))
         }
         Mode::Hybrid => {
             // The lists read by relevance alone, fused by standard score, then decayed once.
@@ -331,7 +408,11 @@ pub fn recall(index: &Index, config: &Config, request: &Request) -> Result<Vec<R
 
 /// The weights of [`hybrid`]'s lists, in its order.
 fn weights(config: &Config) -> Vec<f64> {
-    vec![config.recall.words_weight, config.recall.soft_weight, config.recall.vectors_weight]
+    vec![
+        config.recall.words_weight,
+        config.recall.soft_weight,
+        config.recall.vectors_weight,
+    ]
 }
 
 /// Hybrid's ranked lists, undecayed: words (BM25), soft (the records of both lists ranked by
@@ -343,10 +424,17 @@ fn weights(config: &Config) -> Vec<f64> {
 /// in a record that a whole-text average blurs. It scores the words list while the vector scan
 /// runs on a second thread, then the records only the vectors found. Records that cover
 /// nothing are left out of it.
-fn hybrid(index: &Index, query: &str, filter: &Filter, depth: usize, config: &Config) -> Result<Vec<Ranked>> {
+fn hybrid(
+    index: &Index,
+    query: &str,
+    filter: &Filter,
+    depth: usize,
+    config: &Config,
+) -> Result<Vec<Ranked>> {
     let model = crate::embed::Builtin::shared();
     let (words, vectors, mut soft) = std::thread::scope(|s| {
-        let vectors = s.spawn(|| index.search_vectors(query, filter, depth, config.recall.min_similarity));
+        let vectors =
+            s.spawn(|| index.search_vectors(query, filter, depth, config.recall.min_similarity));
         let words = index.search(query, filter, depth, None);
         let soft_query = crate::embed::soft::SoftQuery::new(model, query, &mut index.idf());
         let mut scorer = soft_query.scorer(model);
@@ -357,7 +445,12 @@ fn hybrid(index: &Index, query: &str, filter: &Filter, depth: usize, config: &Co
                 if seen.insert(h.doc.id.clone()) {
                     let s = scorer.score(&h.doc.text);
                     if s > 0.0 {
-                        soft.push(Hit { doc: h.doc.clone(), raw: s, decay: 1.0, score: s });
+                        soft.push(Hit {
+                            doc: h.doc.clone(),
+                            raw: s,
+                            decay: 1.0,
+                            score: s,
+                        });
                     }
                 }
             }
@@ -366,10 +459,16 @@ fn hybrid(index: &Index, query: &str, filter: &Filter, depth: usize, config: &Co
         add(&words, &mut soft);
         // Without the vector list (a provider that does not answer), words and soft matches
         // still rank: recall degrades, it does not fail.
-        let vectors = match vectors.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
+        let vectors = match vectors
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        {
             Ok(v) => v,
             Err(e) => {
-                index.note(format!("the vector list was left out ({}); recall used words and soft matches", e.message));
+                index.note(format!(
+                    "the vector list was left out ({}); recall used words and soft matches",
+                    e.message
+                ));
                 Vec::new()
             }
         };
@@ -378,20 +477,58 @@ fn hybrid(index: &Index, query: &str, filter: &Filter, depth: usize, config: &Co
     })?;
     soft.sort_by(|a, b| b.raw.total_cmp(&a.raw).then(a.doc.id.cmp(&b.doc.id)));
     Ok(vec![
-        Ranked { name: "words", hits: words },
-        Ranked { name: "soft", hits: soft },
-        Ranked { name: "vectors", hits: vectors },
+        Ranked {
+            name: "words",
+            hits: words,
+        },
+        Ranked {
+            name: "soft",
+            hits: soft,
+        },
+        Ranked {
+            name: "vectors",
+            hits: vectors,
+        },
     ])
 }
 
 /// Plain ranked search: no decay, nothing counted.
-pub fn search(index: &Index, config: &Config, query: &str, filter: &Filter, limit: usize, mode: Mode) -> Result<Vec<Recalled>> {
+pub fn search(
+    index: &Index,
+    config: &Config,
+    query: &str,
+    filter: &Filter,
+    limit: usize,
+    mode: Mode,
+) -> Result<Vec<Recalled>> {
     let words = || index.search(query, filter, depth(limit), None);
-    let vectors = || index.search_vectors(query, filter, depth(limit), config.recall.min_similarity);
+    let vectors =
+        || index.search_vectors(query, filter, depth(limit), config.recall.min_similarity);
     match mode {
-        Mode::Words => Ok(fuse(vec![Ranked { name: "words", hits: words()? }], &[1.0], None, limit)),
-        Mode::Vectors => Ok(fuse(vec![Ranked { name: "vectors", hits: vectors()? }], &[1.0], None, limit)),
-        Mode::Hybrid => fuse_hybrid(hybrid(index, query, filter, depth(limit), config)?, config, None, limit),
+        Mode::Words => Ok(fuse(
+            vec![Ranked {
+                name: "words",
+                hits: words()?,
+            }],
+            &[1.0],
+            None,
+            limit,
+        )),
+        Mode::Vectors => Ok(fuse(
+            vec![Ranked {
+                name: "vectors",
+                hits: vectors()?,
+            }],
+            &[1.0],
+            None,
+            limit,
+        )),
+        Mode::Hybrid => fuse_hybrid(
+            hybrid(index, query, filter, depth(limit), config)?,
+            config,
+            None,
+            limit,
+        ),
     }
 }
 
@@ -399,8 +536,20 @@ pub fn search(index: &Index, config: &Config, query: &str, filter: &Filter, limi
 pub fn head(r: &Recalled) -> String {
     let day = r.time.get(..10).unwrap_or(&r.time);
     match r.kind {
-        Kind::Adr => format!("ADR {} ({}, {day}): {}", r.id.trim_start_matches("adr-"), r.status, r.title),
-        Kind::Memory => format!("MEMORY.md, {} ({day})", if r.title.is_empty() { "no section" } else { &r.title }),
+        Kind::Adr => format!(
+            "ADR {} ({}, {day}): {}",
+            r.id.trim_start_matches("adr-"),
+            r.status,
+            r.title
+        ),
+        Kind::Memory => format!(
+            "MEMORY.md, {} ({day})",
+            if r.title.is_empty() {
+                "no section"
+            } else {
+                &r.title
+            }
+        ),
         Kind::Observation => {
             let mut h = format!("observation {} ({day}, {}", r.id, r.category);
             if r.verdict == "hold" {
@@ -521,7 +670,10 @@ mod tests {
         assert_eq!(auto("nfs", false), Profile::Lean);
         assert_eq!(auto("nfs", true), Profile::Balanced);
         assert_eq!(auto("", false), Profile::Balanced);
-        assert_eq!(auto("why did the deploy of the worker fail last week", false), Profile::Balanced);
+        assert_eq!(
+            auto("why did the deploy of the worker fail last week", false),
+            Profile::Balanced
+        );
         assert_eq!(auto(&"word ".repeat(20), false), Profile::Deep);
     }
 
@@ -539,13 +691,24 @@ mod tests {
             source: String::new(),
             file: String::new(),
         };
-        Hit { doc, raw: score / decay, decay, score }
+        Hit {
+            doc,
+            raw: score / decay,
+            decay,
+            score,
+        }
     }
 
     #[test]
     fn rank_fusion_sums_weight_over_k_plus_rank_then_multiplies_decay() {
-        let words = Ranked { name: "words", hits: vec![hit("a", 9.0, 1.0), hit("b", 5.0, 1.0)] };
-        let vectors = Ranked { name: "vectors", hits: vec![hit("b", 0.9, 1.0), hit("c", 0.8, 1.0)] };
+        let words = Ranked {
+            name: "words",
+            hits: vec![hit("a", 9.0, 1.0), hit("b", 5.0, 1.0)],
+        };
+        let vectors = Ranked {
+            name: "vectors",
+            hits: vec![hit("b", 0.9, 1.0), hit("c", 0.8, 1.0)],
+        };
         let out = fuse_ranks(vec![words, vectors], &[1.0, 0.5], 60.0, None, 5);
         let ids: Vec<&str> = out.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["b", "a", "c"]);
@@ -554,17 +717,41 @@ mod tests {
         assert_eq!(out[0].ranks["words"], 2);
         assert_eq!(out[0].ranks["vectors"], 1);
         assert!(!out[0].fused, "explained as a product");
-        let config = crate::config::Recall { fusion: "rrf".into(), rrf_k: 10.0, ..Default::default() };
-        assert_eq!(Fusion::from_config(&config).unwrap(), Fusion::Rrf { k: 10.0 });
-        let config = crate::config::Recall { fusion: "borda".into(), ..Default::default() };
+        let config = crate::config::Recall {
+            fusion: "rrf".into(),
+            rrf_k: 10.0,
+            ..Default::default()
+        };
+        assert_eq!(
+            Fusion::from_config(&config).unwrap(),
+            Fusion::Rrf { k: 10.0 }
+        );
+        let config = crate::config::Recall {
+            fusion: "borda".into(),
+            ..Default::default()
+        };
         assert!(Fusion::from_config(&config).is_err());
-        assert_eq!(Fusion::from_config(&Default::default()).unwrap(), Fusion::Standard);
+        assert_eq!(
+            Fusion::from_config(&Default::default()).unwrap(),
+            Fusion::Standard
+        );
     }
 
     #[test]
     fn one_list_keeps_its_order_and_scores() {
-        let out = fuse(vec![Ranked { name: "words", hits: vec![hit("a", 2.0, 1.0), hit("b", 1.0, 0.5)] }], &[1.0], None, 5);
-        assert_eq!(out.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        let out = fuse(
+            vec![Ranked {
+                name: "words",
+                hits: vec![hit("a", 2.0, 1.0), hit("b", 1.0, 0.5)],
+            }],
+            &[1.0],
+            None,
+            5,
+        );
+        assert_eq!(
+            out.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["a", "b"]
+        );
         assert_eq!(out[1].raw_score, 2.0);
         assert_eq!(out[1].ranks["words"], 2);
     }
@@ -576,18 +763,30 @@ mod tests {
     #[test]
     fn fusion_rewards_agreement_and_weighs_lists_by_their_spread() {
         // BM25 on an open scale, cosines packed close: each counts by how far it stands out.
-        let words = || Ranked { name: "words", hits: vec![raw("a", 12.0), raw("b", 8.0), raw("c", 4.0)] };
-        let vectors = || Ranked { name: "vectors", hits: vec![raw("b", 0.70), raw("c", 0.52), raw("d", 0.50)] };
+        let words = || Ranked {
+            name: "words",
+            hits: vec![raw("a", 12.0), raw("b", 8.0), raw("c", 4.0)],
+        };
+        let vectors = || Ranked {
+            name: "vectors",
+            hits: vec![raw("b", 0.70), raw("c", 0.52), raw("d", 0.50)],
+        };
         let out = fuse(vec![words(), vectors()], &[1.0, 1.0], None, 4);
         // c is low in both lists, d only in one: being last in a list is worse than absent.
-        assert_eq!(out.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["b", "a", "d", "c"]);
+        assert_eq!(
+            out.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["b", "a", "d", "c"]
+        );
         assert_eq!(out[0].ranks.len(), 2, "b is in both lists");
         // b: words z = 0 (the mean), vectors z = (0.70 - mean) / sd.
         let cos = [0.70f64, 0.52, 0.50];
         let mean = cos.iter().sum::<f64>() / 3.0;
         let sd = (cos.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / 3.0).sqrt();
         assert!((out[0].score - (0.70 - mean) / sd).abs() < 1e-9);
-        assert!((out[1].score - 4.0 / (32.0f64 / 3.0).sqrt()).abs() < 1e-9, "a: words z alone");
+        assert!(
+            (out[1].score - 4.0 / (32.0f64 / 3.0).sqrt()).abs() < 1e-9,
+            "a: words z alone"
+        );
         // A lighter vector list leaves the words order alone.
         let light = fuse(vec![words(), vectors()], &[1.0, 0.2], None, 4);
         assert_eq!(light[0].id, "a");
@@ -602,19 +801,38 @@ mod tests {
             h
         };
         let decay = Decay::from_config(&crate::config::Recall::default(), now);
-        let words = Ranked { name: "words", hits: vec![old("old", 10.0), raw("new", 9.0), raw("c", 1.0)] };
-        let vectors = Ranked { name: "vectors", hits: vec![old("old", 0.7), raw("new", 0.69), raw("c", 0.3)] };
+        let words = Ranked {
+            name: "words",
+            hits: vec![old("old", 10.0), raw("new", 9.0), raw("c", 1.0)],
+        };
+        let vectors = Ranked {
+            name: "vectors",
+            hits: vec![old("old", 0.7), raw("new", 0.69), raw("c", 0.3)],
+        };
         let out = fuse(vec![words, vectors], &[1.0, 1.0], Some(&decay), 3);
         // Nearly the same relevance: recency decides.
         assert_eq!(out[0].id, "new");
         let o = out.iter().find(|r| r.id == "old").unwrap();
-        assert!((o.decay - 0.5).abs() < 1e-3, "the floor holds at 1000 days: {}", o.decay);
+        assert!(
+            (o.decay - 0.5).abs() < 1e-3,
+            "the floor holds at 1000 days: {}",
+            o.decay
+        );
         assert!((o.score - (o.raw_score + o.decay.ln())).abs() < 1e-12);
         assert_eq!(out[0].decay, 1.0);
         // Without decay the stronger old match wins.
-        let words = Ranked { name: "words", hits: vec![old("old", 10.0), raw("new", 9.0), raw("c", 1.0)] };
-        let vectors = Ranked { name: "vectors", hits: vec![old("old", 0.7), raw("new", 0.69), raw("c", 0.3)] };
-        assert_eq!(fuse(vec![words, vectors], &[1.0, 1.0], None, 3)[0].id, "old");
+        let words = Ranked {
+            name: "words",
+            hits: vec![old("old", 10.0), raw("new", 9.0), raw("c", 1.0)],
+        };
+        let vectors = Ranked {
+            name: "vectors",
+            hits: vec![old("old", 0.7), raw("new", 0.69), raw("c", 0.3)],
+        };
+        assert_eq!(
+            fuse(vec![words, vectors], &[1.0, 1.0], None, 3)[0].id,
+            "old"
+        );
     }
 
     #[test]
@@ -624,8 +842,14 @@ mod tests {
         assert_eq!(standard_scores(&[]), Vec::<f64>::new());
         let out = fuse(
             vec![
-                Ranked { name: "words", hits: vec![raw("a", 2.0), raw("b", 1.0)] },
-                Ranked { name: "vectors", hits: vec![raw("b", 0.9)] },
+                Ranked {
+                    name: "words",
+                    hits: vec![raw("a", 2.0), raw("b", 1.0)],
+                },
+                Ranked {
+                    name: "vectors",
+                    hits: vec![raw("b", 0.9)],
+                },
             ],
             &[1.0, 1.0],
             None,

@@ -31,7 +31,16 @@ pub fn heads(index: &Index, results: &[Recalled]) -> Heads {
         }
         if let Ok(Some(doc)) = index.doc(id) {
             let day = crate::time::format(doc.time);
-            out.insert(id.to_string(), format!("turn {} ({}, {}): {}", doc.source, &day[..10], doc.status, doc.title));
+            out.insert(
+                id.to_string(),
+                format!(
+                    "turn {} ({}, {}): {}",
+                    doc.source,
+                    &day[..10],
+                    doc.status,
+                    doc.title
+                ),
+            );
         }
     }
     out
@@ -54,5 +63,8 @@ pub fn grouped<'a>(results: &'a [Recalled], heads: &Heads) -> Vec<(Option<&'a st
             None => groups.push((None, vec![r])),
         }
     }
-    groups.into_iter().flat_map(|(k, rs)| rs.into_iter().map(move |r| (k, r))).collect()
+    groups
+        .into_iter()
+        .flat_map(|(k, rs)| rs.into_iter().map(move |r| (k, r)))
+        .collect()
 }

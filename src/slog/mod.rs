@@ -82,9 +82,21 @@ pub fn append(repo: &Repo, new: NewEntry, now: DateTime<Utc>) -> Result<Appended
     let action = one_line("action", &new.action, 64)?;
     let tool = one_line("tool", &new.tool, 64)?;
     let detail = one_line("detail", &new.detail, 4000)?;
-    let reason = new.reason.as_deref().map(|r| one_line("reason", r, 4000)).transpose()?;
-    let session = new.session.as_deref().map(|s| one_line("session", s, 200)).transpose()?;
-    let actor = new.actor.as_deref().map(|s| one_line("actor", s, 200)).transpose()?;
+    let reason = new
+        .reason
+        .as_deref()
+        .map(|r| one_line("reason", r, 4000))
+        .transpose()?;
+    let session = new
+        .session
+        .as_deref()
+        .map(|s| one_line("session", s, 200))
+        .transpose()?;
+    let actor = new
+        .actor
+        .as_deref()
+        .map(|s| one_line("actor", s, 200))
+        .transpose()?;
     let tags = new
         .tags
         .iter()
@@ -95,12 +107,26 @@ pub fn append(repo: &Repo, new: NewEntry, now: DateTime<Utc>) -> Result<Appended
         .collect::<Result<Vec<_>, _>>()?;
     let ts = crate::time::format(now);
     let id = entry_id(&ts, &action, &tool, &detail);
-    let entry = Entry { id, ts, action, tool, detail, reason, session, actor, tags };
+    let entry = Entry {
+        id,
+        ts,
+        action,
+        tool,
+        detail,
+        reason,
+        session,
+        actor,
+        tags,
+    };
     let mut line = serde_json::to_vec(&entry).expect("entry serializes");
     line.push(b'\n');
     let rel_path = day_file(now);
     let appended = files::append_line(&repo.path(&rel_path), &line, &repo.recovered_dir())?;
-    Ok(Appended { entry, rel_path, recovered: appended.recovered })
+    Ok(Appended {
+        entry,
+        rel_path,
+        recovered: appended.recovered,
+    })
 }
 
 /// A short id, unique across processes: a hash of the content, the time and the writer.
@@ -110,7 +136,14 @@ fn entry_id(ts: &str, action: &str, tool: &str, detail: &str) -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or_default();
-    for part in [ts, action, tool, detail, &std::process::id().to_string(), &nanos.to_string()] {
+    for part in [
+        ts,
+        action,
+        tool,
+        detail,
+        &std::process::id().to_string(),
+        &nanos.to_string(),
+    ] {
         h.update(part.as_bytes());
         h.update([0]);
     }
@@ -164,7 +197,9 @@ pub fn day_files(repo: &Repo) -> Result<Vec<PathBuf>, Error> {
         Err(err) => return Err(crate::error::Error::io(dir.display(), &err).into()),
     };
     for entry in read {
-        let path = entry.map_err(|e| crate::error::Error::io(dir.display(), &e))?.path();
+        let path = entry
+            .map_err(|e| crate::error::Error::io(dir.display(), &e))?
+            .path();
         if path.extension().is_some_and(|e| e == "jsonl") {
             files.push(path);
         }
@@ -175,7 +210,8 @@ pub fn day_files(repo: &Repo) -> Result<Vec<PathBuf>, Error> {
 
 /// Reads one day file.
 pub fn read_file(path: &Path) -> Result<jsonl::Parsed<Entry>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| crate::error::Error::io(path.display(), &e))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| crate::error::Error::io(path.display(), &e))?;
     Ok(jsonl::parse(path, &text)?)
 }
 
@@ -209,10 +245,16 @@ pub fn query(repo: &Repo, q: &Query) -> Result<Found, Error> {
 }
 
 fn matches(entry: &Entry, ts: DateTime<Utc>, q: &Query, words: &[String]) -> bool {
-    if q.action.as_ref().is_some_and(|a| !a.eq_ignore_ascii_case(&entry.action)) {
+    if q.action
+        .as_ref()
+        .is_some_and(|a| !a.eq_ignore_ascii_case(&entry.action))
+    {
         return false;
     }
-    if q.tool.as_ref().is_some_and(|t| !t.eq_ignore_ascii_case(&entry.tool)) {
+    if q.tool
+        .as_ref()
+        .is_some_and(|t| !t.eq_ignore_ascii_case(&entry.tool))
+    {
         return false;
     }
     if q.since.is_some_and(|s| ts < s) || q.until.is_some_and(|u| ts > u) {
@@ -268,7 +310,9 @@ mod tests {
     #[test]
     fn filters_combine() {
         let e = entry("deploy", "caddy", "reloaded config on web-1");
-        let ts = DateTime::parse_from_rfc3339(&e.ts).unwrap().with_timezone(&Utc);
+        let ts = DateTime::parse_from_rfc3339(&e.ts)
+            .unwrap()
+            .with_timezone(&Utc);
         let q = |action: Option<&str>, tool: Option<&str>| Query {
             action: action.map(Into::into),
             tool: tool.map(Into::into),
@@ -277,10 +321,18 @@ mod tests {
         assert!(matches(&e, ts, &q(Some("DEPLOY"), None), &[]));
         assert!(!matches(&e, ts, &q(Some("fix"), None), &[]));
         assert!(!matches(&e, ts, &q(None, Some("redis")), &[]));
-        assert!(matches(&e, ts, &q(None, None), &["web-1".into(), "nightly".into()]));
+        assert!(matches(
+            &e,
+            ts,
+            &q(None, None),
+            &["web-1".into(), "nightly".into()]
+        ));
         assert!(matches(&e, ts, &q(None, None), &["infra".into()]));
         assert!(!matches(&e, ts, &q(None, None), &["web-2".into()]));
-        let later = Query { since: Some(ts + chrono::Duration::seconds(1)), ..Query::default() };
+        let later = Query {
+            since: Some(ts + chrono::Duration::seconds(1)),
+            ..Query::default()
+        };
         assert!(!matches(&e, ts, &later, &[]));
     }
 

@@ -11,9 +11,9 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 
+use super::Observation;
 use super::dedup::{self, Merge};
 use super::write::{self, Candidate};
-use super::Observation;
 use crate::error::Result;
 use crate::index::{Filter, Index, Kind};
 use crate::observe::gate::Verdict;
@@ -56,7 +56,13 @@ pub fn admit(
     let mut batch: Vec<(String, String, Vec<f32>)> = Vec::new();
     for c in candidates {
         on_each();
-        let judged = write::judge(c, settings.raw, settings.default_source, settings.min_chars, settings.now);
+        let judged = write::judge(
+            c,
+            settings.raw,
+            settings.default_source,
+            settings.min_chars,
+            settings.now,
+        );
         let Some(obs) = judged.observation else {
             out.discarded += 1;
             continue;
@@ -66,8 +72,15 @@ pub fn admit(
             continue;
         }
         if let (Some(index), false) = (index, settings.raw) {
-            let v = index.embed_documents(&[obs.observation.as_str()])?.pop().unwrap_or_default();
-            let filter = Filter { kinds: vec![Kind::Observation], category: None, include_hold: true };
+            let v = index
+                .embed_documents(&[obs.observation.as_str()])?
+                .pop()
+                .unwrap_or_default();
+            let filter = Filter {
+                kinds: vec![Kind::Observation],
+                category: None,
+                include_hold: true,
+            };
             let stored = index.search_by_vector(&v, &filter, 1, settings.threshold)?;
             let stored = stored
                 .into_iter()
@@ -81,8 +94,13 @@ pub fn admit(
                 .max_by(|a, b| a.2.total_cmp(&b.2))
                 .map(|(id, ts, sim)| (id.clone(), ts.clone(), sim));
             if let Some((into, ts, similarity)) = stored.or(in_batch) {
-                let m = Merge { into, similarity, timestamp: ts.max(obs.timestamp.clone()) };
-                out.lines.push(dedup::merge_event(&m, &obs.id, settings.now));
+                let m = Merge {
+                    into,
+                    similarity,
+                    timestamp: ts.max(obs.timestamp.clone()),
+                };
+                out.lines
+                    .push(dedup::merge_event(&m, &obs.id, settings.now));
                 out.merged += 1;
                 continue;
             }
@@ -93,7 +111,8 @@ pub fn admit(
             Verdict::Hold => out.held += 1,
             Verdict::Discard => out.discarded += 1,
         }
-        out.lines.push(serde_json::to_string(&obs).expect("observation serializes"));
+        out.lines
+            .push(serde_json::to_string(&obs).expect("observation serializes"));
         out.kept.push(obs);
     }
     Ok(out)

@@ -20,14 +20,27 @@ pub struct Merge {
 }
 
 /// The nearest stored observation to `text`, if it is similar enough to merge into.
-pub fn nearest(index: &Index, text: &str, threshold: f64, at: DateTime<Utc>) -> Result<Option<Merge>> {
-    let filter = Filter { kinds: vec![Kind::Observation], category: None, include_hold: true };
+pub fn nearest(
+    index: &Index,
+    text: &str,
+    threshold: f64,
+    at: DateTime<Utc>,
+) -> Result<Option<Merge>> {
+    let filter = Filter {
+        kinds: vec![Kind::Observation],
+        category: None,
+        include_hold: true,
+    };
     let hits = index.search_vectors(text, &filter, 1, threshold)?;
-    Ok(hits.into_iter().next().filter(|h| h.raw > threshold).map(|h| Merge {
-        into: h.doc.id,
-        similarity: h.raw,
-        timestamp: crate::time::format(h.doc.time.max(at)),
-    }))
+    Ok(hits
+        .into_iter()
+        .next()
+        .filter(|h| h.raw > threshold)
+        .map(|h| Merge {
+            into: h.doc.id,
+            similarity: h.raw,
+            timestamp: crate::time::format(h.doc.time.max(at)),
+        }))
 }
 
 /// The event line that records a merge of the observation that would have been `from`.

@@ -138,7 +138,11 @@ pub enum Line {
 }
 
 /// Parses one line: an event if it has `op`, else an observation.
-pub fn parse_line(path: &Path, line_no: usize, line: &str) -> std::result::Result<Line, jsonl::Malformed> {
+pub fn parse_line(
+    path: &Path,
+    line_no: usize,
+    line: &str,
+) -> std::result::Result<Line, jsonl::Malformed> {
     let value: serde_json::Value = jsonl::parse_line(path, line_no, line)?;
     let malformed = |e: serde_json::Error| jsonl::Malformed {
         path: path.to_path_buf(),
@@ -146,16 +150,23 @@ pub fn parse_line(path: &Path, line_no: usize, line: &str) -> std::result::Resul
         message: format!("not a valid observation or event: {e}"),
     };
     if value.get("op").is_some() {
-        serde_json::from_value(value).map(Line::Event).map_err(malformed)
+        serde_json::from_value(value)
+            .map(Line::Event)
+            .map_err(malformed)
     } else {
-        serde_json::from_value(value).map(Line::Observation).map_err(malformed)
+        serde_json::from_value(value)
+            .map(Line::Observation)
+            .map_err(malformed)
     }
 }
 
 /// The normalized form hashed into an id: lower case, single spaces, no trailing punctuation.
 pub fn normalize(text: &str) -> String {
     let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
-    words.join(" ").trim_end_matches(['.', '!', '?', ';', ',']).to_string()
+    words
+        .join(" ")
+        .trim_end_matches(['.', '!', '?', ';', ','])
+        .to_string()
 }
 
 /// The id of an observation: a hash of its normalized text and its source.
@@ -216,7 +227,8 @@ pub fn read_file(path: &Path) -> Result<FileLines> {
 }
 
 fn malformed(m: jsonl::Malformed) -> Error {
-    Error::bad_input(m.to_string()).with_fix("fix or remove that line by hand; `cairn doctor` lists every such line")
+    Error::bad_input(m.to_string())
+        .with_fix("fix or remove that line by hand; `cairn doctor` lists every such line")
 }
 
 /// Applies one event to a folded observation.
@@ -259,7 +271,11 @@ pub fn load_all(repo: &Repo) -> Result<(Vec<Folded>, Vec<jsonl::TornTail>)> {
                         continue;
                     }
                     at.insert(obs.id.clone(), out.len());
-                    out.push(Folded { obs, state: State::Active, superseded_by: None });
+                    out.push(Folded {
+                        obs,
+                        state: State::Active,
+                        superseded_by: None,
+                    });
                 }
                 Line::Event(e) => match at.get(&e.id) {
                     Some(&i) => apply(&mut out[i], &e),
@@ -284,7 +300,10 @@ pub fn contains(repo: &Repo, id: &str) -> Result<bool> {
     let merged = format!("\"from\":\"{id}\"");
     for path in day_files(repo)? {
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), &e))?;
-        if text.lines().any(|l| (l.contains(&needle) && !l.contains("\"op\":")) || l.contains(&merged)) {
+        if text
+            .lines()
+            .any(|l| (l.contains(&needle) && !l.contains("\"op\":")) || l.contains(&merged))
+        {
             return Ok(true);
         }
     }
@@ -309,10 +328,19 @@ pub fn known(repo: &Repo) -> Result<Known> {
                 Line::Observation(o) => {
                     out.ids.insert(o.id);
                 }
-                Line::Event(Event { op: Op::Merge, from: Some(from), .. }) => {
+                Line::Event(Event {
+                    op: Op::Merge,
+                    from: Some(from),
+                    ..
+                }) => {
                     out.ids.insert(from);
                 }
-                Line::Event(Event { op: Op::Observed, id, hash, .. }) => {
+                Line::Event(Event {
+                    op: Op::Observed,
+                    id,
+                    hash,
+                    ..
+                }) => {
                     out.observed.insert(id, hash.unwrap_or_default());
                 }
                 Line::Event(_) => {}
@@ -328,7 +356,11 @@ pub fn ids(repo: &Repo) -> Result<std::collections::HashSet<String>> {
 }
 
 /// Appends lines (observations or events, serialized) to the day file of `now`, under its lock.
-pub fn append(repo: &Repo, lines: &[String], now: DateTime<Utc>) -> Result<(String, Option<PathBuf>)> {
+pub fn append(
+    repo: &Repo,
+    lines: &[String],
+    now: DateTime<Utc>,
+) -> Result<(String, Option<PathBuf>)> {
     let rel = day_file(now);
     let mut recovered = None;
     // Batches go in chunks so one write stays a reasonable size; each chunk is whole lines.
@@ -364,10 +396,25 @@ mod tests {
         )
         .unwrap();
         assert_eq!(obs.merged_count, 1);
-        let mut f = Folded { obs, state: State::Active, superseded_by: None };
-        let ev = |op, ts: Option<&str>| Event { op, id: "ob-1".into(), ts: "t".into(), timestamp: ts.map(Into::into), by: None, from: None, hash: None };
+        let mut f = Folded {
+            obs,
+            state: State::Active,
+            superseded_by: None,
+        };
+        let ev = |op, ts: Option<&str>| Event {
+            op,
+            id: "ob-1".into(),
+            ts: "t".into(),
+            timestamp: ts.map(Into::into),
+            by: None,
+            from: None,
+            hash: None,
+        };
         apply(&mut f, &ev(Op::Merge, Some("2026-02-01T00:00:00.000Z")));
-        assert_eq!((f.obs.merged_count, f.obs.timestamp.as_str()), (2, "2026-02-01T00:00:00.000Z"));
+        assert_eq!(
+            (f.obs.merged_count, f.obs.timestamp.as_str()),
+            (2, "2026-02-01T00:00:00.000Z")
+        );
         apply(&mut f, &ev(Op::Stale, None));
         assert_eq!(f.state, State::Stale);
         apply(&mut f, &ev(Op::Delete, None));
@@ -381,7 +428,10 @@ mod tests {
     #[test]
     fn lines_are_told_apart_by_op() {
         let p = Path::new("o.jsonl");
-        assert!(matches!(parse_line(p, 1, r#"{"op":"stale","id":"ob-1","ts":"t"}"#), Ok(Line::Event(_))));
+        assert!(matches!(
+            parse_line(p, 1, r#"{"op":"stale","id":"ob-1","ts":"t"}"#),
+            Ok(Line::Event(_))
+        ));
         assert!(parse_line(p, 1, r#"{"op":"explode","id":"ob-1","ts":"t"}"#).is_err());
         assert!(parse_line(p, 1, r#"{"observation":"no id"}"#).is_err());
     }

@@ -70,7 +70,9 @@ pub fn validate(c: &Candidate, raw: bool) -> Result<(), String> {
     if let Some(v) = &c.write_verdict
         && Verdict::parse(v).is_none()
     {
-        return Err(format!("`write_verdict` {v:?} is not allow, hold or discard"));
+        return Err(format!(
+            "`write_verdict` {v:?} is not allow, hold or discard"
+        ));
     }
     if let Some(p) = &c.priority
         && !matches!(p.as_str(), "high" | "medium" | "low")
@@ -81,25 +83,50 @@ pub fn validate(c: &Candidate, raw: bool) -> Result<(), String> {
         && let Some(cat) = &c.category_id
         && !category::is_known(cat)
     {
-        return Err(format!("`category_id` {cat:?} is not a category of taxonomy v{TAXONOMY_VERSION}"));
+        return Err(format!(
+            "`category_id` {cat:?} is not a category of taxonomy v{TAXONOMY_VERSION}"
+        ));
     }
     Ok(())
 }
 
 /// Runs a candidate through the gate (unless `raw`) and builds its record.
-pub fn judge(c: &Candidate, raw: bool, default_source: &str, min_chars: usize, now: DateTime<Utc>) -> Judged {
+pub fn judge(
+    c: &Candidate,
+    raw: bool,
+    default_source: &str,
+    min_chars: usize,
+    now: DateTime<Utc>,
+) -> Judged {
     let text = c.observation.trim().to_string();
-    let source = c.source.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| default_source.to_string());
+    let source = c
+        .source
+        .clone()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| default_source.to_string());
     let id = super::observation_id(&text, &source);
-    let proposed = c.write_verdict.as_deref().and_then(Verdict::parse).unwrap_or(Verdict::Allow);
+    let proposed = c
+        .write_verdict
+        .as_deref()
+        .and_then(Verdict::parse)
+        .unwrap_or(Verdict::Allow);
     let confidence = c.write_confidence.unwrap_or(0.9);
     let decision = if raw {
-        gate::Decision { verdict: proposed, confidence, reason: "raw import" }
+        gate::Decision {
+            verdict: proposed,
+            confidence,
+            reason: "raw import",
+        }
     } else {
         gate::decide(&text, proposed, confidence, min_chars)
     };
     if decision.verdict == Verdict::Discard && !raw {
-        return Judged { id, verdict: Verdict::Discard, reason: decision.reason, observation: None };
+        return Judged {
+            id,
+            verdict: Verdict::Discard,
+            reason: decision.reason,
+            observation: None,
+        };
     }
     let (category_id, category_confidence) = match &c.category_id {
         Some(cat) => (cat.clone(), c.category_confidence.unwrap_or(1.0)),
@@ -129,7 +156,12 @@ pub fn judge(c: &Candidate, raw: bool, default_source: &str, min_chars: usize, n
         merged_count: c.merged_count.unwrap_or(1),
         narrative: c.narrative.clone(),
     };
-    Judged { id, verdict: decision.verdict, reason: decision.reason, observation: Some(observation) }
+    Judged {
+        id,
+        verdict: decision.verdict,
+        reason: decision.reason,
+        observation: Some(observation),
+    }
 }
 
 #[cfg(test)]
@@ -137,18 +169,26 @@ mod tests {
     use super::*;
 
     fn now() -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z").unwrap().with_timezone(&Utc)
+        DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
     }
 
     #[test]
     fn gate_and_category_apply_unless_raw() {
-        let c = Candidate { observation: "tiny".into(), ..Candidate::default() };
+        let c = Candidate {
+            observation: "tiny".into(),
+            ..Candidate::default()
+        };
         assert_eq!(judge(&c, false, "cli", 12, now()).verdict, Verdict::Discard);
         let kept = judge(&c, true, "cli", 12, now());
         assert_eq!(kept.verdict, Verdict::Allow);
         assert_eq!(kept.observation.unwrap().observation, "tiny");
 
-        let c = Candidate { observation: "The user prefers tabs over spaces".into(), ..Candidate::default() };
+        let c = Candidate {
+            observation: "The user prefers tabs over spaces".into(),
+            ..Candidate::default()
+        };
         let o = judge(&c, false, "cli", 12, now()).observation.unwrap();
         assert_eq!(o.category_id, "preferences");
         assert_eq!(o.timestamp, "2026-11-30T12:00:00.000Z");
@@ -162,6 +202,12 @@ mod tests {
         assert!(bad(r#"{"observation":"x","timestamp":"yesterday"}"#).contains("`timestamp`"));
         assert!(bad(r#"{"observation":"x","write_verdict":"maybe"}"#).contains("`write_verdict`"));
         assert!(bad(r#"{"observation":"x","category_id":"misc"}"#).contains("`category_id`"));
-        assert!(validate(&serde_json::from_str(r#"{"observation":"x","category_id":"misc"}"#).unwrap(), true).is_ok());
+        assert!(
+            validate(
+                &serde_json::from_str(r#"{"observation":"x","category_id":"misc"}"#).unwrap(),
+                true
+            )
+            .is_ok()
+        );
     }
 }

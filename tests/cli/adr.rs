@@ -1220,7 +1220,13 @@ fn adr_lint_flags_reused_number_after_it_is_committed() {
     env.git(&repo, &["add", "decisions/0002-other-idea.md"]);
     env.git(&repo, &["commit", "-qm", "reuse 2 by hand"]);
     let out = env.cairn_in(&repo, &["adr", "lint"]).code(1);
-    assert!(out.stdout.contains("decisions/0002-other-idea.md: number 2 was first used by decisions/0002-second-idea.md"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            "decisions/0002-other-idea.md: number 2 was first used by decisions/0002-second-idea.md"
+        ),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
@@ -1228,15 +1234,40 @@ fn adr_new_takes_its_sections_from_flags_and_stdin() {
     let (env, repo) = Env::repo();
     let mut child = env
         .command(BIN, &repo)
-        .args(["adr", "new", "Use yaml_serde", "--context", "serde_yaml is archived.", "--decision", "-"])
+        .args([
+            "adr",
+            "new",
+            "Use yaml_serde",
+            "--context",
+            "serde_yaml is archived.",
+            "--decision",
+            "-",
+        ])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
     use std::io::Write;
-    child.stdin.take().unwrap().write_all(b"Use yaml_serde, the YAML organization's fork.\n").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"Use yaml_serde, the YAML organization's fork.\n")
+        .unwrap();
     assert!(child.wait().unwrap().success());
     let text = read(&repo, "decisions/0001-use-yaml-serde.md");
     assert!(text.contains("## Context\n\nserde_yaml is archived.\n\n## Decision\n\nUse yaml_serde, the YAML organization's fork.\n\n## Consequences\n\nWhat becomes"), "{text}");
-    env.cairn_in(&repo, &["adr", "new", "Two stdins", "--context", "-", "--decision", "-"]).code(2);
+    env.cairn_in(
+        &repo,
+        &[
+            "adr",
+            "new",
+            "Two stdins",
+            "--context",
+            "-",
+            "--decision",
+            "-",
+        ],
+    )
+    .code(2);
 }

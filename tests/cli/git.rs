@@ -17,10 +17,22 @@ fn commit_next_to_staged_work_leaves_it_staged() {
     let staged = env.git(&repo, &["diff", "--cached"]);
     let unstaged = env.git(&repo, &["diff"]);
 
-    env.cairn_in(&repo, &["slog", "deploy", "caddy", "x"]).code(0);
+    env.cairn_in(&repo, &["slog", "deploy", "caddy", "x"])
+        .code(0);
     env.cairn_in(&repo, &["adr", "new", "Use caddy"]).code(0);
-    env.cairn_in(&repo, &["memory", "add", "--section", "operations", "caddy reloads on SIGUSR1"]).code(0);
-    env.cairn_in(&repo, &["adr", "status", "1", "shipped"]).code(0);
+    env.cairn_in(
+        &repo,
+        &[
+            "memory",
+            "add",
+            "--section",
+            "operations",
+            "caddy reloads on SIGUSR1",
+        ],
+    )
+    .code(0);
+    env.cairn_in(&repo, &["adr", "status", "1", "shipped"])
+        .code(0);
 
     assert_eq!(git_status(&env, &repo), status);
     assert_eq!(env.git(&repo, &["diff", "--cached"]), staged);
@@ -44,7 +56,10 @@ fn knowledge_repository_inside_a_larger_git_repository() {
     let mono = env.path().join("mono");
     std::fs::create_dir_all(&mono).unwrap();
     env.git(&mono, &["init", "-q"]);
-    let data = env.cairn_in(&mono, &["--json", "init", "memory"]).code(0).data();
+    let data = env
+        .cairn_in(&mono, &["--json", "init", "memory"])
+        .code(0)
+        .data();
     assert_eq!(data["created_git"], false);
     let kb = mono.join("memory");
     env.cairn_in(&kb, &["slog", "fix", "dns", "inside"]).code(0);
@@ -57,11 +72,22 @@ fn knowledge_repository_inside_a_larger_git_repository() {
 #[test]
 fn every_commit_is_one_command_with_trailers() {
     let (env, repo) = Env::repo();
-    env.cairn_in(&repo, &["adr", "new", "Use tantivy for the index", "--tags", "index"]).code(0);
-    env.cairn_in(&repo, &["adr", "new", "Use BM25 only", "--supersedes", "1"]).code(0);
-    let log = env.git(&repo, &["log", "--format=%s|%(trailers:only,unfold,separator=%x2C)"]);
+    env.cairn_in(
+        &repo,
+        &["adr", "new", "Use tantivy for the index", "--tags", "index"],
+    )
+    .code(0);
+    env.cairn_in(&repo, &["adr", "new", "Use BM25 only", "--supersedes", "1"])
+        .code(0);
+    let log = env.git(
+        &repo,
+        &["log", "--format=%s|%(trailers:only,unfold,separator=%x2C)"],
+    );
     let lines: Vec<&str> = log.lines().collect();
-    assert_eq!(lines[0], "adr: 2 Use BM25 only|Cairn-Adr: 2,Cairn-Supersedes: 1");
+    assert_eq!(
+        lines[0],
+        "adr: 2 Use BM25 only|Cairn-Adr: 2,Cairn-Supersedes: 1"
+    );
     assert_eq!(lines[1], "adr: 1 Use tantivy for the index|Cairn-Adr: 1");
     let files = env.git(&repo, &["show", "--name-only", "--format=", "HEAD"]);
     assert_eq!(files.lines().count(), 2, "{files}");

@@ -6,18 +6,37 @@ fn init_makes_the_layout_and_commits_it() {
     let repo = env.path().join("kb");
     let data = env.cairn(&["--json", "init", "kb"]).code(0).data();
     assert_eq!(data["created_git"], true);
-    for dir in ["decisions", "slog", "vault/observations", "vault/sessions", "vault/proposals", "vault/notes", "hooks"] {
+    for dir in [
+        "decisions",
+        "slog",
+        "vault/observations",
+        "vault/sessions",
+        "vault/proposals",
+        "vault/notes",
+        "hooks",
+    ] {
         assert!(repo.join(dir).is_dir(), "{dir}");
     }
     assert!(read(&repo, "cairn.toml").contains("[git]\n# Commit every change"));
     assert!(read(&repo, "MEMORY.md").starts_with("# Memory\n"));
     assert_eq!(read(&repo, ".gitignore"), ".cairn/\n");
-    assert_eq!(env.git(&repo, &["check-attr", "merge", "slog/2026-11-30.jsonl"]).trim(), "slog/2026-11-30.jsonl: merge: union");
     assert_eq!(
-        env.git(&repo, &["check-attr", "merge", "vault/observations/2026-11-30.jsonl"]).trim(),
+        env.git(&repo, &["check-attr", "merge", "slog/2026-11-30.jsonl"])
+            .trim(),
+        "slog/2026-11-30.jsonl: merge: union"
+    );
+    assert_eq!(
+        env.git(
+            &repo,
+            &["check-attr", "merge", "vault/observations/2026-11-30.jsonl"]
+        )
+        .trim(),
         "vault/observations/2026-11-30.jsonl: merge: union"
     );
-    assert_eq!(env.git(&repo, &["log", "--format=%s"]).trim(), "init: cairn knowledge repository");
+    assert_eq!(
+        env.git(&repo, &["log", "--format=%s"]).trim(),
+        "init: cairn knowledge repository"
+    );
     assert_eq!(git_status(&env, &repo), "");
     assert_eq!(env.git(&repo, &["branch", "--show-current"]).trim(), "main");
 }
@@ -30,7 +49,9 @@ fn init_twice_changes_nothing() {
     assert_eq!(out.data()["written"], serde_json::json!([]));
     assert!(out.data()["commit"].is_null());
     assert_eq!(env.git(&repo, &["rev-parse", "HEAD"]), head);
-    env.cairn_in(&repo, &["init"]).code(0).stdout_has("nothing changed");
+    env.cairn_in(&repo, &["init"])
+        .code(0)
+        .stdout_has("nothing changed");
 }
 
 #[test]
@@ -45,20 +66,36 @@ fn init_adopts_a_code_project_without_touching_its_files() {
     env.git(&proj, &["add", "."]);
     env.git(&proj, &["commit", "-qm", "start"]);
     // A person's work in progress: one change staged, one not.
-    std::fs::write(proj.join("src/main.rs"), "fn main() { println!(\"hi\"); }\n").unwrap();
+    std::fs::write(
+        proj.join("src/main.rs"),
+        "fn main() { println!(\"hi\"); }\n",
+    )
+    .unwrap();
     env.git(&proj, &["add", "src/main.rs"]);
     std::fs::write(proj.join("README.md"), "# proj\n\nunstaged words\n").unwrap();
 
     let data = env.cairn_in(&proj, &["--json", "init"]).code(0).data();
     assert_eq!(data["created_git"], false);
-    assert_eq!(read(&proj, "src/main.rs"), "fn main() { println!(\"hi\"); }\n");
+    assert_eq!(
+        read(&proj, "src/main.rs"),
+        "fn main() { println!(\"hi\"); }\n"
+    );
     assert_eq!(read(&proj, "README.md"), "# proj\n\nunstaged words\n");
     assert_eq!(read(&proj, ".gitignore"), "/target\n.cairn/\n");
     assert_eq!(git_status(&env, &proj), " M README.md\nM  src/main.rs\n");
     let committed = env.git(&proj, &["show", "--name-only", "--format=", "HEAD"]);
-    assert!(!committed.contains("src/main.rs") && !committed.contains("README.md"), "{committed}");
-    assert!(committed.contains("cairn.toml") && committed.contains(".gitignore"), "{committed}");
-    assert_eq!(env.git(&proj, &["branch", "--show-current"]).trim(), "trunk");
+    assert!(
+        !committed.contains("src/main.rs") && !committed.contains("README.md"),
+        "{committed}"
+    );
+    assert!(
+        committed.contains("cairn.toml") && committed.contains(".gitignore"),
+        "{committed}"
+    );
+    assert_eq!(
+        env.git(&proj, &["branch", "--show-current"]).trim(),
+        "trunk"
+    );
 }
 
 #[test]
@@ -66,9 +103,11 @@ fn repository_is_found_like_git_finds_its_own() {
     let (env, repo) = Env::repo();
     let deep = repo.join("decisions/sub/deeper");
     std::fs::create_dir_all(&deep).unwrap();
-    env.cairn_in(&deep, &["--no-commit", "slog", "fix", "dns", "from deep"]).code(0);
+    env.cairn_in(&deep, &["--no-commit", "slog", "fix", "dns", "from deep"])
+        .code(0);
     // --repo and CAIRN_REPO from outside.
-    env.cairn(&["--repo", repo.to_str().unwrap(), "slog", "query", "deep"]).code(0);
+    env.cairn(&["--repo", repo.to_str().unwrap(), "slog", "query", "deep"])
+        .code(0);
     let out = env
         .command(BIN, env.path())
         .env("CAIRN_REPO", &repo)
@@ -81,19 +120,31 @@ fn repository_is_found_like_git_finds_its_own() {
     let err = out.json();
     assert_eq!(err["data"]["kind"], "not_a_repository");
     assert!(err["data"]["fix"].as_str().unwrap().contains("cairn init"));
-    assert!(out.stderr.contains("to fix: run `cairn init`"), "{}", out.stderr);
-    env.cairn(&["--repo", env.path().to_str().unwrap(), "slog", "query"]).code(2);
+    assert!(
+        out.stderr.contains("to fix: run `cairn init`"),
+        "{}",
+        out.stderr
+    );
+    env.cairn(&["--repo", env.path().to_str().unwrap(), "slog", "query"])
+        .code(2);
 }
 
 #[test]
 fn commits_use_git_identity_else_the_fallback() {
     let (env, repo) = Env::repo();
     // No identity anywhere in the scrubbed environment: the fallback from cairn.toml.
-    assert_eq!(env.git(&repo, &["log", "-1", "--format=%an <%ae>"]).trim(), "cairn <cairn@localhost>");
+    assert_eq!(
+        env.git(&repo, &["log", "-1", "--format=%an <%ae>"]).trim(),
+        "cairn <cairn@localhost>"
+    );
     env.git(&repo, &["config", "user.name", "Ana Lima"]);
     env.git(&repo, &["config", "user.email", "ana@example.com"]);
     env.cairn_in(&repo, &["slog", "fix", "dns", "x"]).code(0);
-    assert_eq!(env.git(&repo, &["log", "-1", "--format=%an <%ae>|%cn"]).trim(), "Ana Lima <ana@example.com>|Ana Lima");
+    assert_eq!(
+        env.git(&repo, &["log", "-1", "--format=%an <%ae>|%cn"])
+            .trim(),
+        "Ana Lima <ana@example.com>|Ana Lima"
+    );
 }
 
 #[test]
@@ -101,7 +152,10 @@ fn malformed_config_names_its_line() {
     let (env, repo) = Env::repo();
     let toml = read(&repo, "cairn.toml").replace("commit = true", "comit = true");
     std::fs::write(repo.join("cairn.toml"), toml).unwrap();
-    let err = env.cairn_in(&repo, &["--json", "slog", "query"]).code(2).json();
+    let err = env
+        .cairn_in(&repo, &["--json", "slog", "query"])
+        .code(2)
+        .json();
     assert_eq!(err["data"]["kind"], "config");
     let message = err["data"]["message"].as_str().unwrap();
     assert!(message.contains("cairn.toml: line "), "{message}");

@@ -15,7 +15,17 @@ fn every_command_writes_one_json_envelope() {
         (&["adr", "status", "1", "shipped"], "adr_status", 0),
         (&["adr", "supersede", "1", "2"], "adr_supersede", 0),
         (&["adr", "lint"], "adr_lint", 0),
-        (&["memory", "add", "-s", "operations", "caddy reloads on SIGUSR1"], "memory_add", 0),
+        (
+            &[
+                "memory",
+                "add",
+                "-s",
+                "operations",
+                "caddy reloads on SIGUSR1",
+            ],
+            "memory_add",
+            0,
+        ),
         (&["memory", "show"], "memory_show", 0),
         (&["memory", "lint"], "memory_lint", 0),
         (&["doctor"], "doctor", 0),
@@ -33,23 +43,33 @@ fn every_command_writes_one_json_envelope() {
 #[test]
 fn usage_errors_are_json_errors_with_exit_2() {
     let (env, repo) = Env::repo();
-    let out = env.cairn_in(&repo, &["--json", "adr", "show", "not-a-number"]).code(2);
+    let out = env
+        .cairn_in(&repo, &["--json", "adr", "show", "not-a-number"])
+        .code(2);
     let v = out.json();
     assert_eq!(v["type"], "error");
     assert_eq!(v["data"]["kind"], "bad_input");
     env.cairn_in(&repo, &["no-such-command"]).code(2);
-    env.cairn_in(&repo, &["--help"]).code(0).stdout_has("Usage: cairn");
+    env.cairn_in(&repo, &["--help"])
+        .code(0)
+        .stdout_has("Usage: cairn");
 }
 
 #[test]
 fn human_output_is_text_on_stdout_and_words_on_stderr() {
     let (env, repo) = Env::repo();
-    let out = env.cairn_in(&repo, &["slog", "deploy", "caddy", "reloaded"]).code(0);
+    let out = env
+        .cairn_in(&repo, &["slog", "deploy", "caddy", "reloaded"])
+        .code(0);
     assert!(out.stdout.starts_with("logged sl-"), "{}", out.stdout);
     assert!(out.stderr.is_empty(), "{}", out.stderr);
     let out = env.cairn_in(&repo, &["adr", "show", "42"]).code(2);
     assert!(out.stdout.is_empty());
-    assert!(out.stderr.starts_with("error: no ADR numbered 42"), "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with("error: no ADR numbered 42"),
+        "{}",
+        out.stderr
+    );
 }
 
 /// `cairn … | head` must not panic on the closed pipe: exit 0, nothing on stderr.
@@ -66,7 +86,12 @@ fn closed_stdout_exits_quietly() {
     std::fs::write(&day, text).unwrap();
     let out = env
         .command("bash", &repo)
-        .args(["-c", &format!("\"{BIN}\" slog query --limit 0 | head -n 1 >/dev/null; echo ${{PIPESTATUS[0]}}")])
+        .args([
+            "-c",
+            &format!(
+                "\"{BIN}\" slog query --limit 0 | head -n 1 >/dev/null; echo ${{PIPESTATUS[0]}}"
+            ),
+        ])
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0");

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::support::*;
 
@@ -27,13 +27,20 @@ pub fn claude_transcript(session: &str, turns: &[(&str, Vec<Tool>, &str)]) -> St
         o.insert("sessionId".into(), json!(session));
         o.insert("version".into(), json!("2.0.14"));
         o.insert("uuid".into(), json!(uuid.clone()));
-        o.insert("timestamp".into(), json!(format!("2026-11-20T10:{:02}:{:02}.000Z", *n / 60, *n % 60)));
+        o.insert(
+            "timestamp".into(),
+            json!(format!("2026-11-20T10:{:02}:{:02}.000Z", *n / 60, *n % 60)),
+        );
         *parent = Some(uuid);
         out.push_str(&v.to_string());
         out.push('\n');
     };
     for (t, (prompt, tools, answer)) in turns.iter().enumerate() {
-        line(json!({"type": "user", "message": {"role": "user", "content": prompt}}), &mut parent, &mut n);
+        line(
+            json!({"type": "user", "message": {"role": "user", "content": prompt}}),
+            &mut parent,
+            &mut n,
+        );
         let msg = format!("msg_{session}_{t}");
         for (k, (tool, input, result, is_error)) in tools.iter().enumerate() {
             let id = format!("toolu_{t}_{k}");
@@ -67,16 +74,36 @@ fn pnpm_session() -> String {
             (
                 "install the dependencies and run the tests",
                 vec![
-                    ("Bash", json!({"command": "npm install"}), "added 312 packages", false),
-                    ("Bash", json!({"command": "npm test"}), "Error: Cannot find module 'vitest'\nExit code 1", true),
+                    (
+                        "Bash",
+                        json!({"command": "npm install"}),
+                        "added 312 packages",
+                        false,
+                    ),
+                    (
+                        "Bash",
+                        json!({"command": "npm test"}),
+                        "Error: Cannot find module 'vitest'\nExit code 1",
+                        true,
+                    ),
                 ],
                 "I installed the dependencies with npm, but the tests fail: vitest is missing.",
             ),
             (
                 "no, never use npm here, use pnpm. The lockfile is pnpm-lock.yaml",
                 vec![
-                    ("Bash", json!({"command": "rm -rf node_modules package-lock.json && pnpm install"}), "Done in 4.2s", false),
-                    ("Bash", json!({"command": "pnpm test"}), "Test Files  12 passed (12)", false),
+                    (
+                        "Bash",
+                        json!({"command": "rm -rf node_modules package-lock.json && pnpm install"}),
+                        "Done in 4.2s",
+                        false,
+                    ),
+                    (
+                        "Bash",
+                        json!({"command": "pnpm test"}),
+                        "Test Files  12 passed (12)",
+                        false,
+                    ),
                 ],
                 "Switched to pnpm: removed package-lock.json, installed with pnpm, and all 12 test files pass.",
             ),
@@ -92,7 +119,10 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 fn commits(env: &Env, repo: &Path) -> u64 {
-    env.git(repo, &["rev-list", "--count", "HEAD"]).trim().parse().unwrap()
+    env.git(repo, &["rev-list", "--count", "HEAD"])
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 fn card_lines(repo: &Path) -> Vec<Value> {
@@ -111,56 +141,106 @@ fn card_lines(repo: &Path) -> Vec<Value> {
 fn a_correction_becomes_a_rule_that_recall_returns() {
     let (env, repo) = Env::repo();
     let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
-    let data = env.cairn_in(&repo, &["--json", "sessions", "ingest", t.to_str().unwrap()]).code(0).data();
+    let data = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", t.to_str().unwrap()],
+        )
+        .code(0)
+        .data();
     assert_eq!(data["cards"], 2, "{data}");
     let cards = card_lines(&repo);
     assert_eq!(cards.len(), 2);
-    assert_eq!(cards[1]["prompt"], "no, never use npm here, use pnpm. The lockfile is pnpm-lock.yaml");
+    assert_eq!(
+        cards[1]["prompt"],
+        "no, never use npm here, use pnpm. The lockfile is pnpm-lock.yaml"
+    );
     assert_eq!(cards[0]["commands"][1]["command"], "npm test");
     assert_ne!(cards[0]["commands"][1]["exit"], 0, "{}", cards[0]);
 
-    let data = env.cairn_in(&repo, &["--json", "observe", "--all"]).code(0).data();
+    let data = env
+        .cairn_in(&repo, &["--json", "observe", "--all"])
+        .code(0)
+        .data();
     assert_eq!(data["counts"]["observer"], "builtin");
     let obs = data["observations"].as_array().unwrap();
     let rule = obs
         .iter()
-        .find(|o| o["observation"].as_str().unwrap().contains("never use npm here, use pnpm"))
+        .find(|o| {
+            o["observation"]
+                .as_str()
+                .unwrap()
+                .contains("never use npm here, use pnpm")
+        })
         .unwrap_or_else(|| panic!("no rule in {data}"));
     assert_eq!(rule["write_verdict"], "allow");
     assert_eq!(rule["category_id"], "rules-conventions");
     assert_eq!(rule["source"], cards[1]["id"], "the fact names its turn");
 
-    let out = env.cairn_in(&repo, &["--json", "recall", "pnpm"]).code(0).data();
-    let ids: Vec<&Value> = out["results"].as_array().unwrap().iter().map(|r| &r["id"]).collect();
+    let out = env
+        .cairn_in(&repo, &["--json", "recall", "pnpm"])
+        .code(0)
+        .data();
+    let ids: Vec<&Value> = out["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["id"])
+        .collect();
     assert!(ids.contains(&&rule["id"]), "{out}");
     // In Markdown, the turn's results sit under its card's head line.
-    let md = env.cairn_in(&repo, &["recall", "--format", "md", "pnpm"]).code(0);
-    assert!(md.stdout.contains("### turn claude/5f0c7a1e-3b1d-4c8e-9f00-00000000a001#2"), "{}", md.stdout);
+    let md = env
+        .cairn_in(&repo, &["recall", "--format", "md", "pnpm"])
+        .code(0);
+    assert!(
+        md.stdout
+            .contains("### turn claude/5f0c7a1e-3b1d-4c8e-9f00-00000000a001#2"),
+        "{}",
+        md.stdout
+    );
 
     // Observing again writes nothing.
     let before = commits(&env, &repo);
-    let again = env.cairn_in(&repo, &["--json", "observe", "--all"]).code(0).data();
+    let again = env
+        .cairn_in(&repo, &["--json", "observe", "--all"])
+        .code(0)
+        .data();
     assert_eq!(again["counts"]["turns"], 0, "{again}");
     assert_eq!(commits(&env, &repo), before);
     assert_eq!(git_status(&env, &repo), "");
 
     // Telemetry has both runs, and stats --telemetry shows them.
-    let stats = env.cairn_in(&repo, &["--json", "stats", "--telemetry", "--component", "observe"]).code(0).data();
+    let stats = env
+        .cairn_in(
+            &repo,
+            &["--json", "stats", "--telemetry", "--component", "observe"],
+        )
+        .code(0)
+        .data();
     let events = stats["events"].as_array().unwrap();
     assert_eq!(events.len(), 2, "{stats}");
     assert!(events[0]["metadata"]["allowed"].as_u64().unwrap() >= 1);
     assert!(events[0]["metadata"].get("tokens_in").is_some());
-    env.cairn_in(&repo, &["stats"]).code(0).stdout_has("observe run: 2 runs");
+    env.cairn_in(&repo, &["stats"])
+        .code(0)
+        .stdout_has("observe run: 2 runs");
 }
 
 #[test]
 fn an_error_fixed_later_is_observed() {
     let (env, repo) = Env::repo();
     let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
-    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()]).code(0);
-    let data = env.cairn_in(&repo, &["--json", "observe", "--all"]).code(0).data();
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0);
+    let data = env
+        .cairn_in(&repo, &["--json", "observe", "--all"])
+        .code(0)
+        .data();
     let obs = data["observations"].as_array().unwrap();
-    let fix = obs.iter().find(|o| o["observation_type"] == "error-fix").unwrap_or_else(|| panic!("{data}"));
+    let fix = obs
+        .iter()
+        .find(|o| o["observation_type"] == "error-fix")
+        .unwrap_or_else(|| panic!("{data}"));
     let text = fix["observation"].as_str().unwrap();
     assert!(text.starts_with("`npm test` failed"), "{text}");
     assert!(text.contains("`pnpm test` then succeeded"), "{text}");
@@ -171,22 +251,44 @@ fn an_observe_killed_after_writing_is_finished_by_the_next() {
     let run = |crash: bool| {
         let (env, repo) = Env::repo();
         let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
-        env.cairn_in(&repo, &["--now", "2026-11-30T12:00:00Z", "sessions", "ingest", t.to_str().unwrap()]).code(0);
+        env.cairn_in(
+            &repo,
+            &[
+                "--now",
+                "2026-11-30T12:00:00Z",
+                "sessions",
+                "ingest",
+                t.to_str().unwrap(),
+            ],
+        )
+        .code(0);
         if crash {
             let mut cmd = env.command(env!("CARGO_BIN_EXE_cairn"), &repo);
-            cmd.args(["--now", "2026-11-30T12:00:00Z", "observe", "--all"]).env("CAIRN_FAILPOINT", "observe-after-append");
+            cmd.args(["--now", "2026-11-30T12:00:00Z", "observe", "--all"])
+                .env("CAIRN_FAILPOINT", "observe-after-append");
             let status = cmd.output().unwrap().status;
             assert!(!status.success(), "the failpoint stops the process");
-            assert_ne!(git_status(&env, &repo), "", "the crash left the append uncommitted");
+            assert_ne!(
+                git_status(&env, &repo),
+                "",
+                "the crash left the append uncommitted"
+            );
         }
-        env.cairn_in(&repo, &["--now", "2026-11-30T12:00:00Z", "observe", "--all"]).code(0);
+        env.cairn_in(
+            &repo,
+            &["--now", "2026-11-30T12:00:00Z", "observe", "--all"],
+        )
+        .code(0);
         assert_eq!(git_status(&env, &repo), "");
         let obs = read(&repo, "vault/observations/2026-11-30.jsonl");
         (obs, commits(&env, &repo))
     };
     let (clean, _) = run(false);
     let (recovered, _) = run(true);
-    assert_eq!(recovered, clean, "the same lines whether or not a run was killed");
+    assert_eq!(
+        recovered, clean,
+        "the same lines whether or not a run was killed"
+    );
 }
 
 #[test]
@@ -194,9 +296,16 @@ fn an_ingest_killed_before_its_commit_is_committed_by_the_next() {
     let (env, repo) = Env::repo();
     let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
     let mut cmd = env.command(env!("CARGO_BIN_EXE_cairn"), &repo);
-    cmd.args(["sessions", "ingest", t.to_str().unwrap()]).env("CAIRN_FAILPOINT", "ingest-before-commit");
+    cmd.args(["sessions", "ingest", t.to_str().unwrap()])
+        .env("CAIRN_FAILPOINT", "ingest-before-commit");
     assert!(!cmd.output().unwrap().status.success());
-    let data = env.cairn_in(&repo, &["--json", "sessions", "ingest", t.to_str().unwrap()]).code(0).data();
+    let data = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", t.to_str().unwrap()],
+        )
+        .code(0)
+        .data();
     assert_eq!(data["cards"], 0, "nothing new: {data}");
     assert_eq!(git_status(&env, &repo), "", "the leftover was committed");
     assert_eq!(card_lines(&repo).len(), 2);
@@ -213,30 +322,77 @@ fn secrets_in_a_transcript_never_reach_the_repository() {
             (kind.to_string(), text.replace("\\n", "\n"))
         })
         .collect();
-    assert!(secrets.len() >= 20, "at least 20 secret shapes, got {}", secrets.len());
+    assert!(
+        secrets.len() >= 20,
+        "at least 20 secret shapes, got {}",
+        secrets.len()
+    );
     let turns: Vec<(String, String)> = secrets
         .iter()
-        .map(|(kind, text)| (format!("never paste this {kind} again: {text}"), format!("Noted; the value was {text}")))
+        .map(|(kind, text)| {
+            (
+                format!("never paste this {kind} again: {text}"),
+                format!("Noted; the value was {text}"),
+            )
+        })
         .collect();
     let turn_refs: Vec<(&str, Vec<Tool>, &str)> = turns
         .iter()
-        .map(|(p, a)| (p.as_str(), vec![("Bash", json!({"command": format!("echo {a}")}), a.as_str(), false)], a.as_str()))
+        .map(|(p, a)| {
+            (
+                p.as_str(),
+                vec![(
+                    "Bash",
+                    json!({"command": format!("echo {a}")}),
+                    a.as_str(),
+                    false,
+                )],
+                a.as_str(),
+            )
+        })
         .collect();
     let (env, repo) = Env::repo();
-    let t = write(env.path(), "t/secrets.jsonl", &claude_transcript("5f0c7a1e-0000-4000-8000-00000000beef", &turn_refs));
-    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()]).code(0);
+    let t = write(
+        env.path(),
+        "t/secrets.jsonl",
+        &claude_transcript("5f0c7a1e-0000-4000-8000-00000000beef", &turn_refs),
+    );
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0);
     env.cairn_in(&repo, &["observe", "--all"]).code(0);
     // The other writers redact too: the slog, remember, import.
     let mut import = String::new();
     for (kind, text) in &secrets {
-        env.cairn_in(&repo, &["slog", "rotate", "secrets", &format!("rotated the {kind}: {}", text.replace('\n', " "))]).code(0);
-        env.cairn_in(&repo, &["remember", "--source", kind, &format!("the {kind} was leaked once: {text}")]).code(0);
+        env.cairn_in(
+            &repo,
+            &[
+                "slog",
+                "rotate",
+                "secrets",
+                &format!("rotated the {kind}: {}", text.replace('\n', " ")),
+            ],
+        )
+        .code(0);
+        env.cairn_in(
+            &repo,
+            &[
+                "remember",
+                "--source",
+                kind,
+                &format!("the {kind} was leaked once: {text}"),
+            ],
+        )
+        .code(0);
         import.push_str(&json!({"observation": format!("imported {kind}: {text}"), "source": format!("i-{kind}"), "narrative": text}).to_string());
         import.push('\n');
     }
     let file = write(env.path(), "import.jsonl", &import);
-    env.cairn_in(&repo, &["import", "observations", file.to_str().unwrap()]).code(0);
-    let recall = env.cairn_in(&repo, &["--json", "search", "never", "paste", "--limit", "100"]);
+    env.cairn_in(&repo, &["import", "observations", file.to_str().unwrap()])
+        .code(0);
+    let recall = env.cairn_in(
+        &repo,
+        &["--json", "search", "never", "paste", "--limit", "100"],
+    );
     // Every file cairn wrote, committed or derived, and what it printed.
     let mut written = String::new();
     for entry in walk(&repo) {
@@ -259,8 +415,10 @@ fn secret_value(text: &str) -> String {
     text.split(|c: char| c.is_whitespace() || "\"'(),:@;/=".contains(c))
         .filter(|w| {
             w.len() >= 12
-                && w.chars().any(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
-                && w.chars().any(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && w.chars()
+                    .any(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+                && w.chars()
+                    .any(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         })
         .max_by_key(|w| w.len())
         .unwrap_or_else(|| panic!("no secret in {text:?}"))
@@ -290,7 +448,12 @@ fn a_bad_line_is_named_and_the_rest_is_read() {
     let at = text.find('\n').unwrap() + 1;
     text.insert_str(at, "{not json\n");
     let t = write(env.path(), "t/bad.jsonl", &text);
-    let out = env.cairn_in(&repo, &["--json", "sessions", "ingest", t.to_str().unwrap()]).code(2);
+    let out = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", t.to_str().unwrap()],
+        )
+        .code(2);
     assert!(out.stderr.contains("bad.jsonl:2:"), "{}", out.stderr);
     assert_eq!(out.data()["cards"], 2, "the other lines were read");
 }
@@ -298,8 +461,12 @@ fn a_bad_line_is_named_and_the_rest_is_read() {
 #[test]
 fn observe_needs_sessions_named_or_all() {
     let (env, repo) = Env::repo();
-    env.cairn_in(&repo, &["observe"]).code(2).stderr_has("--all");
-    env.cairn_in(&repo, &["observe", "nope"]).code(2).stderr_has("no ingested session");
+    env.cairn_in(&repo, &["observe"])
+        .code(2)
+        .stderr_has("--all");
+    env.cairn_in(&repo, &["observe", "nope"])
+        .code(2)
+        .stderr_has("no ingested session");
 }
 
 /// The observer's XML for the turns named in a prompt: one rule from the last turn.
@@ -323,7 +490,11 @@ fn observer_xml(prompt: &str) -> String {
 }
 
 /// A mock of `provider`'s chat API answering `reply(prompt)` in that API's real shape.
-fn chat_mock(server: &mut mockito::Server, provider: &str, reply: fn(&str) -> String) -> mockito::Mock {
+fn chat_mock(
+    server: &mut mockito::Server,
+    provider: &str,
+    reply: fn(&str) -> String,
+) -> mockito::Mock {
     let path = match provider {
         "openai" => "/v1/chat/completions",
         "anthropic" => "/v1/messages",
@@ -366,7 +537,10 @@ fn configure_llm(repo: &Path, provider: &str, base_url: &str) {
         &format!("provider = \"{provider}\"\nbase_url = \"{base_url}\"\nmodel = \"test-model\""),
         1,
     );
-    assert!(toml.contains(&format!("provider = \"{provider}\"")), "{toml}");
+    assert!(
+        toml.contains(&format!("provider = \"{provider}\"")),
+        "{toml}"
+    );
     std::fs::write(repo.join("cairn.toml"), toml).unwrap();
 }
 
@@ -378,22 +552,47 @@ fn the_llm_observer_works_through_each_api() {
         let (env, repo) = Env::repo();
         configure_llm(&repo, provider, &server.url());
         let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
-        env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()]).code(0);
-        let data = env.cairn_in(&repo, &["--json", "observe", "--all"]).code(0).data();
+        env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+            .code(0);
+        let data = env
+            .cairn_in(&repo, &["--json", "observe", "--all"])
+            .code(0)
+            .data();
         mock.assert();
         assert_eq!(data["counts"]["observer"], "llm", "{provider}: {data}");
         assert_eq!(data["counts"]["tokens_in"], 812, "{provider}: {data}");
         assert_eq!(data["counts"]["tokens_out"], 95, "{provider}: {data}");
         let obs = &data["observations"][0];
-        assert_eq!(obs["category_id"], "rules-conventions", "{provider}: {data}");
+        assert_eq!(
+            obs["category_id"], "rules-conventions",
+            "{provider}: {data}"
+        );
         assert_eq!(obs["write_verdict"], "allow");
-        assert_eq!(obs["narrative"], "The user moved the project from npm to pnpm after the tests failed.");
+        assert_eq!(
+            obs["narrative"],
+            "The user moved the project from npm to pnpm after the tests failed."
+        );
         let cards = card_lines(&repo);
         assert_eq!(obs["source"], cards[1]["id"], "{provider}");
-        let out = env.cairn_in(&repo, &["--json", "recall", "--kind", "observation", "pnpm"]).code(0).data();
+        let out = env
+            .cairn_in(
+                &repo,
+                &["--json", "recall", "--kind", "observation", "pnpm"],
+            )
+            .code(0)
+            .data();
         assert_eq!(out["results"][0]["id"], obs["id"], "{provider}: {out}");
-        let stats = env.cairn_in(&repo, &["--json", "stats", "--telemetry", "--component", "observe"]).code(0).data();
-        assert_eq!(stats["events"][0]["metadata"]["tokens_in"], 812, "{provider}");
+        let stats = env
+            .cairn_in(
+                &repo,
+                &["--json", "stats", "--telemetry", "--component", "observe"],
+            )
+            .code(0)
+            .data();
+        assert_eq!(
+            stats["events"][0]["metadata"]["tokens_in"], 812,
+            "{provider}"
+        );
     }
 }
 
@@ -408,22 +607,41 @@ fn a_malformed_llm_reply_writes_nothing() {
     let (env, repo) = Env::repo();
     configure_llm(&repo, "openai", &server.url());
     let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
-    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()]).code(0);
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0);
     let before = commits(&env, &repo);
     let out = env.cairn_in(&repo, &["observe", "--all"]).code(2);
     assert!(out.stderr.contains("malformed LLM reply"), "{}", out.stderr);
     assert_eq!(commits(&env, &repo), before);
-    assert!(!repo.join("vault/observations").exists() || jsonl_lines(&repo.join("vault/observations")).is_empty());
-    let stats = env.cairn_in(&repo, &["--json", "stats", "--telemetry", "--component", "observe"]).code(0).data();
+    assert!(
+        !repo.join("vault/observations").exists()
+            || jsonl_lines(&repo.join("vault/observations")).is_empty()
+    );
+    let stats = env
+        .cairn_in(
+            &repo,
+            &["--json", "stats", "--telemetry", "--component", "observe"],
+        )
+        .code(0)
+        .data();
     assert_eq!(stats["events"][0]["success"], false, "{stats}");
-    assert!(stats["events"][0]["metadata"]["error"].as_str().unwrap().contains("malformed"));
+    assert!(
+        stats["events"][0]["metadata"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("malformed")
+    );
 }
 
 /// Card and episode lines per session file.
 fn counts_per_session(repo: &Path) -> std::collections::BTreeMap<String, (usize, usize)> {
     let mut out = std::collections::BTreeMap::new();
     for r in card_lines(repo) {
-        let key = format!("{}/{}", r["agent"].as_str().unwrap(), r["session"].as_str().unwrap());
+        let key = format!(
+            "{}/{}",
+            r["agent"].as_str().unwrap(),
+            r["session"].as_str().unwrap()
+        );
         let e = out.entry(key).or_insert((0, 0));
         if r["type"] == "card" {
             e.0 += 1;
@@ -438,7 +656,13 @@ fn counts_per_session(repo: &Path) -> std::collections::BTreeMap<String, (usize,
 fn every_fixture_ingests_with_its_counted_turns_and_reingest_changes_nothing() {
     let (env, repo) = Env::repo();
     let dir = fixtures().join("sessions");
-    let data = env.cairn_in(&repo, &["--json", "sessions", "ingest", dir.to_str().unwrap()]).code(0).data();
+    let data = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", dir.to_str().unwrap()],
+        )
+        .code(0)
+        .data();
     assert_eq!(data["transcripts"], 7, "{data}");
     assert_eq!(data["errors"].as_array().unwrap().len(), 0, "{data}");
     // The counts of tests/fixtures/sessions/README.md, made by count_prompts.py from the raw lines.
@@ -452,49 +676,107 @@ fn every_fixture_ingests_with_its_counted_turns_and_reingest_changes_nothing() {
         ("pi/ffae836b-9420-4060-ac13-7745215f90ff", (55, 2)),
     ];
     let got = counts_per_session(&repo);
-    assert_eq!(got.into_iter().collect::<Vec<_>>(), want.into_iter().map(|(k, v)| (k.to_string(), v)).collect::<Vec<_>>());
+    assert_eq!(
+        got.into_iter().collect::<Vec<_>>(),
+        want.into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect::<Vec<_>>()
+    );
     assert_eq!(data["cards"], 79);
     assert_eq!(data["episodes"], 20);
     assert_eq!(git_status(&env, &repo), "");
 
     // Again: every transcript unchanged, nothing written, no commit.
     let before = commits(&env, &repo);
-    let again = env.cairn_in(&repo, &["--json", "sessions", "ingest", dir.to_str().unwrap()]).code(0).data();
+    let again = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", dir.to_str().unwrap()],
+        )
+        .code(0)
+        .data();
     assert_eq!(again["unchanged"], 7, "{again}");
     assert_eq!(again["cards"], 0);
     assert_eq!(commits(&env, &repo), before);
     // Without the checkpoints (a fresh clone), the comparison alone still writes nothing.
     std::fs::remove_file(repo.join(".cairn/sessions.json")).unwrap();
-    let third = env.cairn_in(&repo, &["--json", "sessions", "ingest", dir.to_str().unwrap()]).code(0).data();
-    assert_eq!((third["unchanged"].as_u64(), third["cards"].as_u64()), (Some(0), Some(0)), "{third}");
+    let third = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", dir.to_str().unwrap()],
+        )
+        .code(0)
+        .data();
+    assert_eq!(
+        (third["unchanged"].as_u64(), third["cards"].as_u64()),
+        (Some(0), Some(0)),
+        "{third}"
+    );
     assert_eq!(commits(&env, &repo), before);
 
     // Cards and episodes are recalled and searched as kinds card and episode.
-    let found = env.cairn_in(&repo, &["--json", "search", "--kind", "card", "processedRecordIds"]).code(0).data();
+    let found = env
+        .cairn_in(
+            &repo,
+            &["--json", "search", "--kind", "card", "processedRecordIds"],
+        )
+        .code(0)
+        .data();
     assert_eq!(found["results"][0]["kind"], "card", "{found}");
-    let found = env.cairn_in(&repo, &["--json", "search", "--kind", "episode", "compaction", "summary"]).code(0).data();
+    let found = env
+        .cairn_in(
+            &repo,
+            &[
+                "--json",
+                "search",
+                "--kind",
+                "episode",
+                "compaction",
+                "summary",
+            ],
+        )
+        .code(0)
+        .data();
     assert!(!found["results"].as_array().unwrap().is_empty(), "{found}");
 }
 
 #[test]
 fn appending_turns_to_a_copy_adds_exactly_those_cards() {
     let (env, repo) = Env::repo();
-    let original = std::fs::read_to_string(fixtures().join("sessions/claude-code/session-624a4a58.jsonl")).unwrap();
+    let original =
+        std::fs::read_to_string(fixtures().join("sessions/claude-code/session-624a4a58.jsonl"))
+            .unwrap();
     let lines: Vec<&str> = original.split_inclusive('\n').collect();
     // Line 106 is a real prompt ("I think that processedRecordIds…"): cut just before it.
     assert!(lines[105].contains("I think that processedRecordIds"));
     let copy = write(env.path(), "t/growing.jsonl", &lines[..105].concat());
-    let first = env.cairn_in(&repo, &["--json", "sessions", "ingest", copy.to_str().unwrap()]).code(0).data();
+    let first = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", copy.to_str().unwrap()],
+        )
+        .code(0)
+        .data();
     let before = first["cards"].as_u64().unwrap();
     assert!(before > 0 && before < 15, "{first}");
     std::fs::write(&copy, &original).unwrap();
-    let grown = env.cairn_in(&repo, &["--json", "sessions", "ingest", copy.to_str().unwrap()]).code(0).data();
+    let grown = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", copy.to_str().unwrap()],
+        )
+        .code(0)
+        .data();
     assert_eq!(grown["cards"].as_u64().unwrap(), 15 - before, "{grown}");
-    assert_eq!(grown["rewritten"], 0, "the new turns were appended: {grown}");
+    assert_eq!(
+        grown["rewritten"], 0,
+        "the new turns were appended: {grown}"
+    );
     // The same file as ingesting the whole transcript at once.
     let (env2, repo2) = Env::repo();
     let whole = write(env2.path(), "t/whole.jsonl", &original);
-    env2.cairn_in(&repo2, &["sessions", "ingest", whole.to_str().unwrap()]).code(0);
+    env2.cairn_in(&repo2, &["sessions", "ingest", whole.to_str().unwrap()])
+        .code(0);
     let rel = "vault/sessions/claude/624a4a58-b34c-462d-a70d-13421c8125a8.jsonl";
     assert_eq!(read(&repo, rel), read(&repo2, rel));
 }
@@ -503,17 +785,39 @@ fn appending_turns_to_a_copy_adds_exactly_those_cards() {
 fn a_transcript_rewritten_in_its_middle_is_read_again_whole() {
     let (env, repo) = Env::repo();
     let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
-    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()]).code(0);
-    let edited = pnpm_session().replace("install the dependencies and run the tests", "install the dependencies, then run every test");
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0);
+    let edited = pnpm_session().replace(
+        "install the dependencies and run the tests",
+        "install the dependencies, then run every test",
+    );
     std::fs::write(&t, edited).unwrap();
-    let data = env.cairn_in(&repo, &["--json", "sessions", "ingest", t.to_str().unwrap()]).code(0).data();
+    let data = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", t.to_str().unwrap()],
+        )
+        .code(0)
+        .data();
     assert_eq!(data["rewritten"], 1, "{data}");
     assert_eq!(data["cards"], 0, "same turns, same ids: {data}");
     let cards = card_lines(&repo);
     assert_eq!(cards.len(), 2);
-    assert_eq!(cards[0]["prompt"], "install the dependencies, then run every test");
-    let found = env.cairn_in(&repo, &["--json", "search", "--kind", "card", "every", "test"]).code(0).data();
-    assert_eq!(found["results"][0]["id"], cards[0]["id"], "the index was brought up to date: {found}");
+    assert_eq!(
+        cards[0]["prompt"],
+        "install the dependencies, then run every test"
+    );
+    let found = env
+        .cairn_in(
+            &repo,
+            &["--json", "search", "--kind", "card", "every", "test"],
+        )
+        .code(0)
+        .data();
+    assert_eq!(
+        found["results"][0]["id"], cards[0]["id"],
+        "the index was brought up to date: {found}"
+    );
 }
 
 #[test]
@@ -522,11 +826,22 @@ fn ingest_all_reads_the_agents_default_folders() {
     let home = env.home();
     let claude = home.join(".claude/projects/-home-ana-shop");
     std::fs::create_dir_all(&claude).unwrap();
-    std::fs::write(claude.join("5f0c7a1e-3b1d-4c8e-9f00-00000000a001.jsonl"), pnpm_session()).unwrap();
+    std::fs::write(
+        claude.join("5f0c7a1e-3b1d-4c8e-9f00-00000000a001.jsonl"),
+        pnpm_session(),
+    )
+    .unwrap();
     let pi = home.join(".pi/agent/sessions/--home-ana-shop--");
     std::fs::create_dir_all(&pi).unwrap();
-    std::fs::copy(fixtures().join("sessions/pi/before-compaction.jsonl"), pi.join("2025-12-09T00-53-29-825Z_ffae836b.jsonl")).unwrap();
-    let data = env.cairn_in(&repo, &["--json", "sessions", "ingest", "--all"]).code(0).data();
+    std::fs::copy(
+        fixtures().join("sessions/pi/before-compaction.jsonl"),
+        pi.join("2025-12-09T00-53-29-825Z_ffae836b.jsonl"),
+    )
+    .unwrap();
+    let data = env
+        .cairn_in(&repo, &["--json", "sessions", "ingest", "--all"])
+        .code(0)
+        .data();
     assert_eq!(data["transcripts"], 2, "{data}");
     assert_eq!(data["cards"], 57, "{data}");
 }
@@ -537,12 +852,31 @@ fn a_secret_written_by_hand_is_redacted_when_shown() {
     let token = "ghp_6TT0rTBoRiuAz4T0PSdGKVVKyIlBszRddiiG";
     let line = json!({"id": "ob-0000000000000001", "observation": format!("the deploy bot token is {token}"),
         "timestamp": "2026-11-29T10:00:00.000Z", "write_verdict": "allow", "category_id": "operations"});
-    write(&repo, "vault/observations/2026-11-29.jsonl", &format!("{line}\n"));
-    let json = env.cairn_in(&repo, &["--json", "recall", "deploy", "bot", "token"]).code(0);
-    assert!(json.stdout.contains("[REDACTED:github-token]"), "{}", json.stdout);
+    write(
+        &repo,
+        "vault/observations/2026-11-29.jsonl",
+        &format!("{line}\n"),
+    );
+    let json = env
+        .cairn_in(&repo, &["--json", "recall", "deploy", "bot", "token"])
+        .code(0);
+    assert!(
+        json.stdout.contains("[REDACTED:github-token]"),
+        "{}",
+        json.stdout
+    );
     assert!(!json.stdout.contains(token));
-    let md = env.cairn_in(&repo, &["recall", "--format", "md", "deploy", "bot", "token"]).code(0);
-    assert!(!md.stdout.contains(token) && md.stdout.contains("[REDACTED:github-token]"), "{}", md.stdout);
+    let md = env
+        .cairn_in(
+            &repo,
+            &["recall", "--format", "md", "deploy", "bot", "token"],
+        )
+        .code(0);
+    assert!(
+        !md.stdout.contains(token) && md.stdout.contains("[REDACTED:github-token]"),
+        "{}",
+        md.stdout
+    );
     let search = env.cairn_in(&repo, &["search", "deploy", "bot"]).code(0);
     assert!(!search.stdout.contains(token));
 }
@@ -550,7 +884,10 @@ fn a_secret_written_by_hand_is_redacted_when_shown() {
 #[test]
 fn an_ambiguous_category_is_asked_of_the_llm_when_one_is_configured() {
     fn answer(prompt: &str) -> String {
-        assert!(prompt.contains("<text>"), "only categories are asked with --observer builtin: {prompt}");
+        assert!(
+            prompt.contains("<text>"),
+            "only categories are asked with --observer builtin: {prompt}"
+        );
         "<category>projects</category>".to_string()
     }
     let mut server = mockito::Server::new();
@@ -558,15 +895,28 @@ fn an_ambiguous_category_is_asked_of_the_llm_when_one_is_configured() {
     let (env, repo) = Env::repo();
     configure_llm(&repo, "openai", &server.url());
     let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
-    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()]).code(0);
-    let data = env.cairn_in(&repo, &["--json", "observe", "--all", "--observer", "builtin"]).code(0).data();
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0);
+    let data = env
+        .cairn_in(
+            &repo,
+            &["--json", "observe", "--all", "--observer", "builtin"],
+        )
+        .code(0)
+        .data();
     assert_eq!(data["counts"]["observer"], "builtin", "{data}");
     // The rule's keywords are clear (never → rules-conventions): not asked. The decision
     // "Switched to pnpm…" has no cue word: asked, and the LLM's answer kept.
     let obs = data["observations"].as_array().unwrap();
-    let rule = obs.iter().find(|o| o["observation_type"] == "rule").unwrap();
+    let rule = obs
+        .iter()
+        .find(|o| o["observation_type"] == "rule")
+        .unwrap();
     assert_eq!(rule["category_id"], "rules-conventions");
-    let decision = obs.iter().find(|o| o["observation_type"] == "decision").unwrap_or_else(|| panic!("{data}"));
+    let decision = obs
+        .iter()
+        .find(|o| o["observation_type"] == "decision")
+        .unwrap_or_else(|| panic!("{data}"));
     assert_eq!(decision["category_id"], "projects");
     assert!(data["counts"]["calls"].as_u64().unwrap() >= 1);
     assert!(mock.matched());

@@ -6,7 +6,22 @@ use crate::support::*;
 fn slog_appends_one_entry_and_commits_it() {
     let (env, repo) = Env::repo();
     let out = env
-        .cairn_in(&repo, &["--json", "--now", "2026-11-30T10:00:00Z", "slog", "deploy", "caddy", "reloaded web-1", "--reason", "new certs", "--tags", "infra,web"])
+        .cairn_in(
+            &repo,
+            &[
+                "--json",
+                "--now",
+                "2026-11-30T10:00:00Z",
+                "slog",
+                "deploy",
+                "caddy",
+                "reloaded web-1",
+                "--reason",
+                "new certs",
+                "--tags",
+                "infra,web",
+            ],
+        )
         .code(0);
     let data = out.data();
     assert_eq!(data["path"], "slog/2026-11-30.jsonl");
@@ -32,7 +47,18 @@ fn slog_appends_one_entry_and_commits_it() {
 #[test]
 fn slog_day_file_is_the_utc_day_of_writing() {
     let (env, repo) = Env::repo();
-    env.cairn_in(&repo, &["--now", "2026-11-30T23:30:00-02:00", "slog", "fix", "dns", "late fix"]).code(0);
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            "2026-11-30T23:30:00-02:00",
+            "slog",
+            "fix",
+            "dns",
+            "late fix",
+        ],
+    )
+    .code(0);
     assert!(repo.join("slog/2026-12-01.jsonl").is_file());
 }
 
@@ -40,7 +66,21 @@ fn slog_day_file_is_the_utc_day_of_writing() {
 fn slog_no_commit_leaves_the_change_in_the_tree() {
     let (env, repo) = Env::repo();
     let head = env.git(&repo, &["rev-parse", "HEAD"]);
-    let out = env.cairn_in(&repo, &["--json", "--no-commit", "--now", "2026-11-30", "slog", "fix", "dns", "x"]).code(0);
+    let out = env
+        .cairn_in(
+            &repo,
+            &[
+                "--json",
+                "--no-commit",
+                "--now",
+                "2026-11-30",
+                "slog",
+                "fix",
+                "dns",
+                "x",
+            ],
+        )
+        .code(0);
     assert!(out.data()["commit"].is_null());
     assert_eq!(env.git(&repo, &["rev-parse", "HEAD"]), head);
     assert_eq!(git_status(&env, &repo), "?? slog/2026-11-30.jsonl\n");
@@ -68,10 +108,17 @@ fn slog_rejects_bad_input_and_writes_nothing() {
         let out = env.cairn_in(&repo, args).code(2);
         assert!(!out.stderr.is_empty());
     }
-    let err = env.cairn_in(&repo, &["--json", "slog", "fix", "dns", "a\u{7}b"]).code(2).json();
+    let err = env
+        .cairn_in(&repo, &["--json", "slog", "fix", "dns", "a\u{7}b"])
+        .code(2)
+        .json();
     assert_eq!(err["type"], "error");
     assert_eq!(err["data"]["kind"], "bad_input");
-    assert_eq!(std::fs::read_dir(repo.join("slog")).unwrap().count(), 1, "only .gitkeep");
+    assert_eq!(
+        std::fs::read_dir(repo.join("slog")).unwrap().count(),
+        1,
+        "only .gitkeep"
+    );
 }
 
 /// Eight processes appending a hundred entries each, all committing: every entry lands once,
@@ -98,11 +145,15 @@ fn slog_concurrent_appends_lose_nothing() {
     }
     let lines = jsonl_lines(&repo.join("slog"));
     assert_eq!(lines.len(), 800);
-    let mut details: Vec<String> = lines.iter().map(|l| l["detail"].as_str().unwrap().to_string()).collect();
+    let mut details: Vec<String> = lines
+        .iter()
+        .map(|l| l["detail"].as_str().unwrap().to_string())
+        .collect();
     details.sort();
     details.dedup();
     assert_eq!(details.len(), 800, "every entry exactly once");
-    let ids: std::collections::HashSet<&str> = lines.iter().map(|l| l["id"].as_str().unwrap()).collect();
+    let ids: std::collections::HashSet<&str> =
+        lines.iter().map(|l| l["id"].as_str().unwrap()).collect();
     assert_eq!(ids.len(), 800, "ids are unique");
     env.git(&repo, &["fsck", "--strict"]);
     assert_eq!(git_status(&env, &repo), "");
@@ -121,23 +172,52 @@ fn write_torn(repo: &std::path::Path) {
 fn slog_query_skips_a_torn_last_line_with_a_warning() {
     let (env, repo) = Env::repo();
     for d in ["first deploy", "second deploy"] {
-        env.cairn_in(&repo, &["--now", "2026-11-30T10:00:00Z", "slog", "deploy", "caddy", d]).code(0);
+        env.cairn_in(
+            &repo,
+            &[
+                "--now",
+                "2026-11-30T10:00:00Z",
+                "slog",
+                "deploy",
+                "caddy",
+                d,
+            ],
+        )
+        .code(0);
     }
     write_torn(&repo);
     let out = env.cairn_in(&repo, &["--json", "slog", "query"]).code(0);
     let data = out.data();
     assert_eq!(data["entries"].as_array().unwrap().len(), 2);
     assert!(out.stderr.contains("torn last line"), "{}", out.stderr);
-    assert!(out.stderr.contains("slog/2026-11-30.jsonl:3"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("slog/2026-11-30.jsonl:3"),
+        "{}",
+        out.stderr
+    );
     assert_eq!(out.json()["next"][0]["command"], "cairn doctor");
 }
 
 #[test]
 fn doctor_repairs_a_torn_line_and_keeps_the_bytes() {
     let (env, repo) = Env::repo();
-    env.cairn_in(&repo, &["--now", "2026-11-30T10:00:00Z", "slog", "deploy", "caddy", "one"]).code(0);
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            "2026-11-30T10:00:00Z",
+            "slog",
+            "deploy",
+            "caddy",
+            "one",
+        ],
+    )
+    .code(0);
     write_torn(&repo);
-    let report = env.cairn_in(&repo, &["--json", "doctor", "--dry-run"]).code(1).data();
+    let report = env
+        .cairn_in(&repo, &["--json", "doctor", "--dry-run"])
+        .code(1)
+        .data();
     assert_eq!(report["findings"][0]["line"], 2);
     assert_eq!(report["findings"][0]["repaired"], false);
 
@@ -145,50 +225,120 @@ fn doctor_repairs_a_torn_line_and_keeps_the_bytes() {
     let finding = &out.data()["findings"][0];
     assert_eq!(finding["repaired"], true);
     let saved = finding["saved_to"].as_str().unwrap();
-    assert_eq!(std::fs::read_to_string(saved).unwrap(), "{\"id\":\"sl-torn\",\"ts\":\"2026-11-30T1");
+    assert_eq!(
+        std::fs::read_to_string(saved).unwrap(),
+        "{\"id\":\"sl-torn\",\"ts\":\"2026-11-30T1"
+    );
     assert_eq!(jsonl_lines(&repo.join("slog")).len(), 1);
     assert_eq!(git_status(&env, &repo), "");
-    env.cairn_in(&repo, &["doctor"]).code(0).stdout_has("all well");
+    env.cairn_in(&repo, &["doctor"])
+        .code(0)
+        .stdout_has("all well");
 }
 
 #[test]
 fn slog_append_after_a_torn_line_does_not_glue_onto_it() {
     let (env, repo) = Env::repo();
-    env.cairn_in(&repo, &["--now", "2026-11-30T10:00:00Z", "slog", "deploy", "caddy", "one"]).code(0);
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            "2026-11-30T10:00:00Z",
+            "slog",
+            "deploy",
+            "caddy",
+            "one",
+        ],
+    )
+    .code(0);
     write_torn(&repo);
-    env.cairn_in(&repo, &["--now", "2026-11-30T11:00:00Z", "slog", "deploy", "caddy", "two"])
-        .code(0)
-        .stderr_has("torn line");
-    let details: Vec<String> =
-        jsonl_lines(&repo.join("slog")).iter().map(|l| l["detail"].as_str().unwrap().into()).collect();
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            "2026-11-30T11:00:00Z",
+            "slog",
+            "deploy",
+            "caddy",
+            "two",
+        ],
+    )
+    .code(0)
+    .stderr_has("torn line");
+    let details: Vec<String> = jsonl_lines(&repo.join("slog"))
+        .iter()
+        .map(|l| l["detail"].as_str().unwrap().into())
+        .collect();
     assert_eq!(details, ["one", "two"]);
-    let recovered = std::fs::read_dir(repo.join(".cairn/recovered")).unwrap().count();
+    let recovered = std::fs::read_dir(repo.join(".cairn/recovered"))
+        .unwrap()
+        .count();
     assert_eq!(recovered, 1);
 }
 
 #[test]
 fn slog_query_names_a_malformed_middle_line() {
     let (env, repo) = Env::repo();
-    env.cairn_in(&repo, &["--now", "2026-11-30T10:00:00Z", "slog", "deploy", "caddy", "one"]).code(0);
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            "2026-11-30T10:00:00Z",
+            "slog",
+            "deploy",
+            "caddy",
+            "one",
+        ],
+    )
+    .code(0);
     let day = repo.join("slog/2026-11-30.jsonl");
     let text = std::fs::read_to_string(&day).unwrap();
     std::fs::write(&day, format!("[\"not an object\"]\n{text}")).unwrap();
-    let err = env.cairn_in(&repo, &["--json", "slog", "query"]).code(2).json();
+    let err = env
+        .cairn_in(&repo, &["--json", "slog", "query"])
+        .code(2)
+        .json();
     let message = err["data"]["message"].as_str().unwrap();
     assert!(message.contains("slog/2026-11-30.jsonl:1"), "{message}");
-    env.cairn_in(&repo, &["doctor"]).code(1).stdout_has("2026-11-30.jsonl:1");
+    env.cairn_in(&repo, &["doctor"])
+        .code(1)
+        .stdout_has("2026-11-30.jsonl:1");
 }
 
 #[test]
 fn slog_query_filters_and_orders_newest_first() {
     let (env, repo) = Env::repo();
     let log = |now: &str, action: &str, tool: &str, detail: &str| {
-        env.cairn_in(&repo, &["--no-commit", "--now", now, "slog", action, tool, detail]).code(0);
+        env.cairn_in(
+            &repo,
+            &["--no-commit", "--now", now, "slog", action, tool, detail],
+        )
+        .code(0);
     };
-    log("2026-11-01T09:00:00Z", "deploy", "caddy", "web-1 first rollout");
-    log("2026-11-10T09:00:00Z", "fix", "redis", "evictions on cache-2");
-    log("2026-11-20T09:00:00Z", "deploy", "redis", "upgraded cache-2 to 8.0");
-    log("2026-11-29T09:00:00Z", "deploy", "caddy", "web-1 second rollout");
+    log(
+        "2026-11-01T09:00:00Z",
+        "deploy",
+        "caddy",
+        "web-1 first rollout",
+    );
+    log(
+        "2026-11-10T09:00:00Z",
+        "fix",
+        "redis",
+        "evictions on cache-2",
+    );
+    log(
+        "2026-11-20T09:00:00Z",
+        "deploy",
+        "redis",
+        "upgraded cache-2 to 8.0",
+    );
+    log(
+        "2026-11-29T09:00:00Z",
+        "deploy",
+        "caddy",
+        "web-1 second rollout",
+    );
     let details = |args: &[&str]| -> Vec<String> {
         let mut full = vec!["--json", "--now", "2026-11-30T00:00:00Z", "slog", "query"];
         full.extend_from_slice(args);
@@ -205,15 +355,31 @@ fn slog_query_filters_and_orders_newest_first() {
     };
     assert_eq!(
         details(&[]),
-        ["web-1 second rollout", "upgraded cache-2 to 8.0", "evictions on cache-2", "web-1 first rollout"]
+        [
+            "web-1 second rollout",
+            "upgraded cache-2 to 8.0",
+            "evictions on cache-2",
+            "web-1 first rollout"
+        ]
     );
-    assert_eq!(details(&["--action", "deploy", "--tool", "redis"]), ["upgraded cache-2 to 8.0"]);
-    assert_eq!(details(&["CACHE-2"]), ["upgraded cache-2 to 8.0", "evictions on cache-2"]);
-    assert_eq!(details(&["--since", "2026-11-15"]), ["web-1 second rollout", "upgraded cache-2 to 8.0"]);
+    assert_eq!(
+        details(&["--action", "deploy", "--tool", "redis"]),
+        ["upgraded cache-2 to 8.0"]
+    );
+    assert_eq!(
+        details(&["CACHE-2"]),
+        ["upgraded cache-2 to 8.0", "evictions on cache-2"]
+    );
+    assert_eq!(
+        details(&["--since", "2026-11-15"]),
+        ["web-1 second rollout", "upgraded cache-2 to 8.0"]
+    );
     assert_eq!(details(&["--since", "7d"]), ["web-1 second rollout"]);
     assert_eq!(details(&["--until", "2026-11-05"]), ["web-1 first rollout"]);
     assert_eq!(details(&["--limit", "1"]), ["web-1 second rollout"]);
     assert!(details(&["nothing-like-this"]).is_empty());
-    env.cairn_in(&repo, &["slog", "query", "nothing-like-this"]).code(1);
-    env.cairn_in(&repo, &["slog", "query", "--since", "someday"]).code(2);
+    env.cairn_in(&repo, &["slog", "query", "nothing-like-this"])
+        .code(1);
+    env.cairn_in(&repo, &["slog", "query", "--since", "someday"])
+        .code(2);
 }

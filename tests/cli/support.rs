@@ -54,7 +54,11 @@ impl Env {
         cmd.current_dir(cwd).stdin(Stdio::null());
         for (key, _) in std::env::vars_os() {
             let key = key.to_string_lossy().into_owned();
-            if key.starts_with("GIT_") || key.starts_with("CAIRN_") || key == "HOME" || key == "EMAIL" {
+            if key.starts_with("GIT_")
+                || key.starts_with("CAIRN_")
+                || key == "HOME"
+                || key == "EMAIL"
+            {
                 cmd.env_remove(&key);
             }
         }
@@ -131,13 +135,21 @@ impl Run {
 
     #[track_caller]
     pub fn stdout_has(self, needle: &str) -> Run {
-        assert!(self.stdout.contains(needle), "stdout lacks {needle:?}:\n{}", self.stdout);
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}:\n{}",
+            self.stdout
+        );
         self
     }
 
     #[track_caller]
     pub fn stderr_has(self, needle: &str) -> Run {
-        assert!(self.stderr.contains(needle), "stderr lacks {needle:?}:\n{}", self.stderr);
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}:\n{}",
+            self.stderr
+        );
         self
     }
 }
@@ -158,7 +170,10 @@ pub fn jsonl_lines(dir: &Path) -> Vec<Value> {
     files.sort();
     for f in files {
         for line in std::fs::read_to_string(&f).unwrap().lines() {
-            out.push(serde_json::from_str(line).unwrap_or_else(|e| panic!("{}: {e}: {line}", f.display())));
+            out.push(
+                serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("{}: {e}: {line}", f.display())),
+            );
         }
     }
     out
