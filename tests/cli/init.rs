@@ -103,7 +103,7 @@ fn repository_is_found_like_git_finds_its_own() {
     let (env, repo) = Env::repo();
     let deep = repo.join("decisions/sub/deeper");
     std::fs::create_dir_all(&deep).unwrap();
-    env.cairn_in(&deep, &["--no-commit", "slog", "fix", "dns", "from deep"])
+    env.cairn_in(&deep, &["slog", "--no-commit", "fix", "dns", "from deep"])
         .code(0);
     // --repo and CAIRN_REPO from outside.
     env.cairn(&["--repo", repo.to_str().unwrap(), "slog", "query", "deep"])
