@@ -91,7 +91,7 @@ pub enum Command {
     Observe(observe::Args),
     /// Counts, categories and pipeline figures; --telemetry lists the events
     Stats(stats::Args),
-    /// Git hooks: install them, or run one
+    /// Git hooks: install them (chaining the hooks they replace), uninstall them, or run one
     #[command(subcommand)]
     Hooks(hooks::Command),
 }
