@@ -86,8 +86,8 @@ pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<String>)> {
         if complete < text.len() {
             let line = text[..complete].matches('\n').count() + 1;
             let problem = format!(
-                "torn last line ({} bytes, a write cut short)",
-                text.len() - complete
+                "torn last line ({}, a write cut short)",
+                crate::output::count(text.len() - complete, "byte")
             );
             let mut f = finding(&rel, Some(line), problem, false);
             if repair {

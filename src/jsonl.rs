@@ -28,10 +28,10 @@ pub struct TornTail {
 impl TornTail {
     pub fn warning(&self) -> String {
         format!(
-            "{}:{}: skipped a torn last line ({} bytes, a write cut short); run `cairn doctor` to repair it",
+            "{}:{}: skipped a torn last line ({}, a write cut short); run `cairn doctor` to repair it",
             self.path.display(),
             self.line,
-            self.bytes
+            crate::output::count(self.bytes, "byte")
         )
     }
 }

@@ -29,7 +29,8 @@
 //! # Exit codes
 //!
 //! 0 ok; 1 ran fine but found nothing, or a check failed; 2 error or bad input;
-//! 130 interrupted. A closed stdout (`cairn … | head`) exits 0 silently.
+//! 130 interrupted. A closed stdout (`cairn … | head`) exits 0 silently. A command that found
+//! nothing says so in one line on stderr (without `--json`; with it, the empty `data` says so).
 
 use std::io::Write;
 
@@ -75,6 +76,8 @@ pub struct Report {
     pub next: Vec<Next>,
     pub warnings: Vec<String>,
     pub status: Status,
+    /// The line for people when the command found nothing (see [`Report::empty_when`]).
+    pub nothing: Option<String>,
 }
 
 impl Report {
@@ -86,7 +89,18 @@ impl Report {
             next: Vec::new(),
             warnings: Vec::new(),
             status: Status::Ok,
+            nothing: None,
         }
+    }
+
+    /// When `empty`, the command found nothing: it exits 1 and `message` ("no ADRs found") is
+    /// said on stderr, so that an empty answer is never silence.
+    pub fn empty_when(mut self, empty: bool, message: impl Into<String>) -> Self {
+        if empty {
+            self.status = Status::NothingOrFailed;
+            self.nothing = Some(message.into());
+        }
+        self
     }
 
     pub fn next(mut self, next: Next) -> Self {
@@ -158,6 +172,9 @@ pub fn emit(report: &Report, json: bool) -> i32 {
         eprintln!("error: cannot write to stdout: {err}");
         return 2;
     }
+    if let Some(nothing) = report.nothing.as_deref().filter(|_| !json) {
+        eprintln!("{nothing}");
+    }
     match report.status {
         Status::Ok => 0,
         Status::NothingOrFailed => 1,
@@ -188,6 +205,38 @@ pub fn emit_error(err: &Error, json: bool) -> i32 {
     err.exit_code()
 }
 
+/// `n` and a noun, singular or plural: `count(1, "observation")` is "1 observation",
+/// `count(2, "entry")` "2 entries". The noun may be several words (`"turn card"`).
+pub fn count<N>(n: N, noun: &str) -> String
+where
+    N: std::fmt::Display + PartialEq + From<u8>,
+{
+    if n == N::from(1) {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {}", plural(noun))
+    }
+}
+
+/// The plural of an English noun, by the regular rules (enough for cairn's own words).
+fn plural(noun: &str) -> String {
+    let consonant_y = noun.strip_suffix('y').filter(|stem| {
+        stem.chars()
+            .last()
+            .is_some_and(|c| !"aeiouAEIOU".contains(c))
+    });
+    if let Some(stem) = consonant_y {
+        format!("{stem}ies")
+    } else if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|e| noun.ends_with(e))
+    {
+        format!("{noun}es")
+    } else {
+        format!("{noun}s")
+    }
+}
+
 /// A line for people, on stderr (progress, notices).
 pub fn notice(message: &str) {
     eprintln!("{message}");
@@ -210,4 +259,28 @@ pub fn progress(len: u64, terminal: bool, what: &str) -> indicatif::ProgressBar 
     bar.set_style(style);
     bar.set_message(what.to_string());
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_take_the_singular_only_for_one() {
+        let cases: &[(u64, &str, &str)] = &[
+            (0, "observation", "0 observations"),
+            (1, "observation", "1 observation"),
+            (2, "entry", "2 entries"),
+            (1, "entry", "1 entry"),
+            (3, "day", "3 days"),
+            (2, "match", "2 matches"),
+            (2, "ADR", "2 ADRs"),
+            (5, "turn card", "5 turn cards"),
+        ];
+        for (n, noun, want) in cases {
+            assert_eq!(count(*n, noun), *want);
+        }
+        assert_eq!(count(1usize, "file"), "1 file");
+        assert_eq!(count(7usize, "file"), "7 files");
+    }
 }

@@ -28,13 +28,13 @@ use regex::{Regex, RegexBuilder};
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The pattern is not a valid regular expression, or it matches the empty string.
-    #[error("the [redact] pattern {pattern:?} is not usable: {reason}")]
+    #[error("pattern {pattern:?} is not usable: {reason}")]
     BadPattern { pattern: String, reason: String },
 }
 
 impl From<Error> for crate::error::Error {
     fn from(err: Error) -> Self {
-        crate::error::Error::new(crate::error::Kind::Config, err.to_string())
+        crate::error::Error::new(crate::error::Kind::Config, format!("[redact] {err}"))
             .with_fix("correct or remove it under [redact] patterns in cairn.toml")
     }
 }
@@ -439,6 +439,7 @@ impl Redactor {
                     .last()
                     .unwrap_or_default()
                     .trim()
+                    .trim_start_matches("error: ")
                     .to_string(),
             })?;
             if re.is_match("") {

@@ -25,15 +25,24 @@ pub enum Command {
         number: AdrNumber,
         /// One of the six canonical words
         word: String,
+        #[command(flatten)]
+        commit: super::CommitArgs,
     },
     /// Record that NEW supersedes OLD, in both files and one commit
-    Supersede { old: AdrNumber, new: AdrNumber },
+    Supersede {
+        old: AdrNumber,
+        new: AdrNumber,
+        #[command(flatten)]
+        commit: super::CommitArgs,
+    },
     /// Check statuses, numbers, file names and cross-references
     Lint,
     /// Adopt records written by adr-tools or in MADR style, keeping their numbers
     Import {
         /// The folder holding the records
         dir: PathBuf,
+        #[command(flatten)]
+        commit: super::CommitArgs,
     },
 }
 
@@ -65,6 +74,8 @@ pub struct NewArgs {
     /// Open the new record in $VISUAL / $EDITOR (only on a terminal)
     #[arg(long)]
     pub edit: bool,
+    #[command(flatten)]
+    pub commit: super::CommitArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -82,10 +93,10 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
         Command::New(args) => new(ctx, args),
         Command::List(args) => list(ctx, args),
         Command::Show { number } => show(ctx, number),
-        Command::Status { number, word } => status(ctx, number, &word),
-        Command::Supersede { old, new } => supersede(ctx, old, new),
+        Command::Status { number, word, .. } => status(ctx, number, &word),
+        Command::Supersede { old, new, .. } => supersede(ctx, old, new),
         Command::Lint => lint(ctx),
-        Command::Import { dir } => import(ctx, dir),
+        Command::Import { dir, .. } => import(ctx, dir),
     }
 }
 
@@ -148,7 +159,7 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
         record.path,
         record.number,
         record.status,
-        super::short(&commit)
+        ctx.short(&commit)
     );
     let data = json!({ "adr": record, "written": written.paths, "commit": commit });
     Ok(Report::new("adr_new", data, human)
@@ -207,7 +218,9 @@ fn list(ctx: &Ctx, args: ListArgs) -> Result<Report> {
     } else {
         Exit::Ok
     };
-    Ok(Report::new("adr_list", json!({ "adrs": records }), human).status(status))
+    Ok(Report::new("adr_list", json!({ "adrs": records }), human)
+        .status(status)
+        .empty_when(records.is_empty(), "no ADRs found"))
 }
 
 fn show(ctx: &Ctx, number: AdrNumber) -> Result<Report> {
@@ -233,7 +246,7 @@ fn status(ctx: &Ctx, number: AdrNumber, word: &str) -> Result<Report> {
         &written.paths,
         &super::message(&subject, &[("Cairn-Adr", number.to_string())]),
     )?;
-    let human = format!("ADR {number} is {status} ({})", super::short(&commit));
+    let human = format!("ADR {number} is {status} ({})", ctx.short(&commit));
     Ok(Report::new(
         "adr_status",
         json!({ "adr": record, "commit": commit }),
@@ -252,7 +265,7 @@ fn supersede(ctx: &Ctx, old: AdrNumber, new: AdrNumber) -> Result<Report> {
         ("Cairn-Supersedes", old.to_string()),
     ];
     let commit = ctx.commit(&repo, &written.paths, &super::message(&subject, &trailers))?;
-    let human = format!("ADR {new} supersedes ADR {old} ({})", super::short(&commit));
+    let human = format!("ADR {new} supersedes ADR {old} ({})", ctx.short(&commit));
     Ok(Report::new(
         "adr_supersede",
         json!({ "old": old_rec, "new": new_rec, "commit": commit }),
@@ -297,8 +310,8 @@ fn import(ctx: &Ctx, dir: PathBuf) -> Result<Report> {
     let _lock = repo.lock()?;
     let (report, written) = adr::import::import(&repo, &dir, ctx.now.date_naive())?;
     let subject = format!(
-        "adr: import {} records from {}",
-        report.imported.len(),
+        "adr: import {} from {}",
+        crate::output::count(report.imported.len(), "record"),
         dir.display()
     );
     let trailers: Vec<(&str, String)> = report
@@ -324,7 +337,7 @@ fn import(ctx: &Ctx, dir: PathBuf) -> Result<Report> {
         "{} imported, {} skipped ({})\n",
         report.imported.len(),
         report.skipped.len(),
-        super::short(&commit)
+        ctx.short(&commit)
     ));
     Ok(Report::new(
         "adr_import",

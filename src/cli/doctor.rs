@@ -11,6 +11,8 @@ pub struct Args {
     /// Report only; repair nothing
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub commit: super::CommitArgs,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {

@@ -121,11 +121,11 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
     bar.finish_and_clear();
     let groups = ["1-4", "1", "2", "3", "4", "5 (adversarial)"];
     let human = format!(
-        "LoCoMo {}: {} conversations ({}), {} questions ({} skipped without evidence), mode {}{}{}\n{}",
+        "LoCoMo {}: {} ({}), {} ({} skipped without evidence), mode {}{}{}\n{}",
         file.display(),
-        outcome.conversations.len(),
+        crate::output::count(outcome.conversations.len(), "conversation"),
         outcome.conversations.join(", "),
-        outcome.questions,
+        crate::output::count(outcome.questions, "question"),
         outcome.skipped,
         args.common.mode_name(),
         args.common
@@ -166,9 +166,9 @@ fn longmemeval(ctx: &Ctx, args: CommonArgs) -> Result<Report> {
     let outcome = eval::longmemeval::run(&file, &args.k, &args.options()?, |n| bar.inc(n as u64))?;
     bar.finish_and_clear();
     let human = format!(
-        "LongMemEval {}: {} questions, mode {}\n{}",
+        "LongMemEval {}: {}, mode {}\n{}",
         file.display(),
-        outcome.questions,
+        crate::output::count(outcome.questions, "question"),
         args.mode_name(),
         outcome.table.render(&["session", "turn"], &args.k)
     );

@@ -1,90 +1,208 @@
-//! `cairn hooks install` and `cairn hooks run EVENT`.
+//! `cairn hooks install`, `cairn hooks uninstall` and `cairn hooks run EVENT`.
+
+use std::path::Path;
 
 use serde_json::json;
 
-use super::Ctx;
+use super::{CommitArgs, Ctx};
 use crate::error::{Error, Result};
 use crate::git;
 use crate::hooks;
 use crate::output::{self, Next, Report, Status};
+use crate::repo::Repo;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// Write the git hook scripts into hooks/ and point git's core.hooksPath there
-    Install,
-    /// Run the hook for EVENT (pre-commit: refuse a commit that stages a secret)
+    /// Write the git hook scripts into hooks/ and point git's core.hooksPath there; the hooks
+    /// that ran before (the previous core.hooksPath, or .git/hooks) still run, first
+    Install(CommitArgs),
+    /// Point core.hooksPath back where it was before `cairn hooks install`
+    Uninstall,
+    /// Run the hook for EVENT: the previous hook of that name, then cairn's check (pre-commit:
+    /// refuse a commit that stages a secret)
     Run(RunArgs),
 }
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The hook event: pre-commit
+    /// The hook event (a git hook name: pre-commit, commit-msg, pre-push, …)
     pub event: String,
-    /// What git passes to the hook (unused by pre-commit)
+    /// What git passes to the hook (handed to the chained hook)
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
     pub rest: Vec<String>,
 }
 
 pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
     match cmd {
-        Command::Install => install(ctx),
-        Command::Run(args) => match args.event.as_str() {
-            "pre-commit" => pre_commit(ctx),
-            other => Err(Error::bad_input(format!("unknown hook event {other:?}"))
-                .with_fix(format!("the events are: {}", hooks::EVENTS.join(", ")))),
-        },
+        Command::Install(_) => install(ctx),
+        Command::Uninstall => uninstall(ctx),
+        Command::Run(args) => {
+            if !hooks::GIT_HOOKS.contains(&args.event.as_str()) {
+                return Err(
+                    Error::bad_input(format!("unknown hook event {:?}", args.event)).with_fix(
+                        format!(
+                            "use a git hook name; cairn checks {} and runs the hooks it chained \
+                             for the others",
+                            hooks::EVENTS.join(", ")
+                        ),
+                    ),
+                );
+            }
+            run_event(ctx, &args)
+        }
+    }
+}
+
+/// A folder for people: relative to the git work tree when inside it.
+fn shown(dir: &Path, repo: &Repo) -> String {
+    let work = git::work_tree_of(repo.root()).and_then(|w| w.canonicalize().ok());
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    match work.as_deref().and_then(|w| dir.strip_prefix(w).ok()) {
+        Some(rel) => rel.display().to_string(),
+        None => dir.display().to_string(),
     }
 }
 
 fn install(ctx: &Ctx) -> Result<Report> {
     let repo = ctx.repo()?;
     let _lock = repo.lock()?;
-    let written: Vec<String> = hooks::write_pre_commit(repo.root())?.into_iter().collect();
+    let mut written: Vec<String> = hooks::write_pre_commit(repo.root())?.into_iter().collect();
+    // The scripts first, then core.hooksPath: git never points at a folder lacking one.
+    let state = git::hooks_state(repo.root())?;
+    let chained_dir = state.chained_dir();
+    let chained = chained_dir
+        .as_deref()
+        .map(hooks::chainable)
+        .unwrap_or_default();
+    let others: Vec<String> = chained
+        .iter()
+        .filter(|e| e.as_str() != "pre-commit")
+        .cloned()
+        .collect();
+    let scripts = hooks::write_scripts(repo.root(), &others)?;
+    written.extend(scripts.written);
     let commit = ctx.commit(
         &repo,
         &written,
         "hooks: install the pre-commit secret check",
     )?;
     let path = git::set_hooks_path(repo.root())?;
-    let mut warnings = Vec::new();
-    if let Some(previous) = &path.previous {
-        warnings.push(format!(
-            "core.hooksPath was {previous}; the hooks there no longer run (call them from {} if they should)",
-            hooks::PRE_COMMIT_PATH
-        ));
-    }
-    let human = if written.is_empty() && !path.changed {
+    let dir_shown = chained_dir.as_deref().map(|d| shown(d, &repo));
+    let warnings: Vec<String> = scripts
+        .own
+        .iter()
+        .map(|event| {
+            format!(
+                "hooks/{event} is your own script: {}/{event} runs only if it calls it",
+                dir_shown.as_deref().unwrap_or_default()
+            )
+        })
+        .collect();
+    let mut human = if written.is_empty() && !path.changed {
         format!("hooks already installed (core.hooksPath = {})", path.value)
+    } else if written.is_empty() {
+        format!("installed: core.hooksPath = {}", path.value)
     } else {
         format!(
             "installed {} (core.hooksPath = {}, {})",
-            hooks::PRE_COMMIT_PATH,
+            written.join(", "),
             path.value,
-            super::short(&commit)
+            ctx.short(&commit)
         )
     };
+    if let (Some(dir), false) = (&dir_shown, chained.is_empty()) {
+        human.push_str(&format!(
+            "\nthe hooks in {dir} still run, first: {}",
+            chained.join(", ")
+        ));
+    }
     let data = json!({
         "written": written,
         "hooks_path": path.value,
         "config_changed": path.changed,
         "previous_hooks_path": path.previous,
+        "chained_dir": chained_dir,
+        "chained": chained,
         "commit": commit,
     });
-    Ok(Report::new("hooks_install", data, human).warnings(warnings))
+    Ok(Report::new("hooks_install", data, human)
+        .warnings(warnings)
+        .next(Next::new(
+            "cairn hooks uninstall",
+            "point core.hooksPath back where it was",
+        )))
 }
 
-fn pre_commit(ctx: &Ctx) -> Result<Report> {
+fn uninstall(ctx: &Ctx) -> Result<Report> {
     let repo = ctx.repo()?;
-    let scan = hooks::pre_commit(&repo)?;
-    let data = json!({ "event": "pre-commit", "scanned": scan.scanned, "secrets": scan.secrets });
+    let _lock = repo.lock()?;
+    let restored = git::restore_hooks_path(repo.root())?;
+    let now = match &restored.hooks_path {
+        Some(v) => format!("core.hooksPath = {v}"),
+        None => "core.hooksPath unset: git runs the hooks in .git/hooks".to_string(),
+    };
+    let human = if restored.was_installed {
+        format!("uninstalled cairn's hooks ({now})")
+    } else {
+        format!("cairn's hooks are not installed ({now}); nothing changed")
+    };
+    let data = json!({
+        "hooks_path": restored.hooks_path,
+        "config_changed": restored.was_installed,
+    });
+    Ok(Report::new("hooks_uninstall", data, human))
+}
+
+fn run_event(ctx: &Ctx, args: &RunArgs) -> Result<Report> {
+    let repo = ctx.repo()?;
+    let event = args.event.as_str();
+    // Chain only when git runs cairn's hooks, and never from inside a chained hook.
+    let chained = if std::env::var_os(hooks::CHAIN_GUARD).is_some() {
+        None
+    } else {
+        let state = git::hooks_state(repo.root())?;
+        match state.chained_dir().filter(|_| state.installed()) {
+            Some(dir) => hooks::run_chained(&dir, event, &args.rest)?,
+            None => None,
+        }
+    };
+    if let Some(c) = chained.as_ref().filter(|c| !c.ok()) {
+        let how = match c.code {
+            Some(code) => format!("exit status {code}"),
+            None => "killed by a signal".to_string(),
+        };
+        output::notice(&format!(
+            "cairn: {} failed ({how}); the {event} hook stops here",
+            shown(&c.hook, &repo)
+        ));
+        let data = json!({ "event": event, "chained": c });
+        return Ok(Report::new("hooks_run", data, "").status(Status::NothingOrFailed));
+    }
+    match event {
+        "pre-commit" => pre_commit(&repo, chained),
+        _ => Ok(Report::new(
+            "hooks_run",
+            json!({ "event": event, "chained": chained }),
+            "",
+        )),
+    }
+}
+
+fn pre_commit(repo: &Repo, chained: Option<hooks::Chained>) -> Result<Report> {
+    let scan = hooks::pre_commit(repo)?;
+    let data = json!({
+        "event": "pre-commit",
+        "chained": chained,
+        "scanned": scan.scanned,
+        "secrets": scan.secrets,
+    });
     if scan.secrets.is_empty() {
         return Ok(Report::new("hooks_run", data, ""));
     }
     // Words for the person at `git commit`, on stderr; the secrets themselves never appear.
     output::notice(&format!(
-        "cairn: {} staged secret{}; the commit is refused",
-        scan.secrets.len(),
-        if scan.secrets.len() == 1 { "" } else { "s" }
+        "cairn: {}; the commit is refused",
+        output::count(scan.secrets.len(), "staged secret")
     ));
     for s in &scan.secrets {
         output::notice(&format!("{}:{}: {}", s.path, s.line, s.kind));

@@ -25,12 +25,12 @@ pub fn index(ctx: &Ctx, args: IndexArgs) -> Result<Report> {
     if !args.verify {
         let r = &index.refresh;
         let human = format!(
-            "index {}: {} documents over {} files ({} added; {} files appended, {} reindexed, {} removed) in {} ms",
+            "index {}: {} over {} ({} added; {} appended, {} reindexed, {} removed) in {} ms",
             if r.rebuilt { "built" } else { "up to date" },
-            index.num_docs(),
-            index.files(),
+            crate::output::count(index.num_docs(), "document"),
+            crate::output::count(index.files(), "file"),
             r.added,
-            r.appended,
+            crate::output::count(r.appended, "file"),
             r.reindexed,
             r.removed,
             started.elapsed().as_millis()
@@ -70,7 +70,7 @@ pub fn index(ctx: &Ctx, args: IndexArgs) -> Result<Report> {
     }
     if have.len() != have_map.len() {
         differences.push(
-            json!({ "problem": format!("{} duplicate documents", have.len() - have_map.len()) }),
+            json!({ "problem": format!("{}", crate::output::count(have.len() - have_map.len(), "duplicate document")) }),
         );
     }
     let mut human = String::new();
@@ -83,8 +83,8 @@ pub fn index(ctx: &Ctx, args: IndexArgs) -> Result<Report> {
     }
     if differences.is_empty() {
         human.push_str(&format!(
-            "index matches the files ({} documents)\n",
-            want.len()
+            "index matches the files ({})\n",
+            crate::output::count(want.len(), "document")
         ));
     }
     let status = if differences.is_empty() {
@@ -149,14 +149,16 @@ pub fn status(ctx: &Ctx) -> Result<Report> {
         "up to date".to_string()
     } else {
         format!(
-            "brought up to date ({} files appended, {} reindexed, {} removed)",
-            r.appended, r.reindexed, r.removed
+            "brought up to date ({} appended, {} reindexed, {} removed)",
+            crate::output::count(r.appended, "file"),
+            r.reindexed,
+            r.removed
         )
     };
     human.push_str(&format!(
-        "index: {} documents over {} files, {freshness}\n",
-        index.num_docs(),
-        index.files()
+        "index: {} over {}, {freshness}\n",
+        crate::output::count(index.num_docs(), "document"),
+        crate::output::count(index.files(), "file")
     ));
     let data = json!({
         "root": repo.root(),

@@ -4,22 +4,39 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::Ctx;
-use crate::error::Result;
+use super::{CommitArgs, Ctx};
+use crate::error::{Error, Result};
 use crate::output::{Next, Report};
 use crate::repo::Repo;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Where to make the repository [default: the current directory]
+    /// Where to make the repository (made if missing) [default: --repo, else $CAIRN_REPO, else
+    /// the current directory]
     pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub commit: CommitArgs,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
-    let dir = match args.dir {
-        Some(d) if d.is_absolute() => d,
-        Some(d) => ctx.cwd.join(d),
-        None => ctx.cwd.clone(),
+    // Absolute, without `.` parts or a trailing slash, so that two spellings compare equal.
+    let absolute = |d: &PathBuf| -> PathBuf { ctx.cwd.join(d).components().collect() };
+    // DIR names the place; else the repository the other commands would use, as they name it.
+    let dir = match (
+        args.dir.as_ref().map(absolute),
+        ctx.repo_arg.as_ref().map(absolute),
+    ) {
+        (Some(dir), Some(repo)) if ctx.repo_flag && dir != repo => {
+            return Err(Error::bad_input(format!(
+                "--repo {} and DIR {} name different folders",
+                repo.display(),
+                dir.display()
+            ))
+            .with_fix("give one of them"));
+        }
+        (Some(dir), _) => dir,
+        (None, Some(repo)) => repo,
+        (None, None) => ctx.cwd.clone(),
     };
     let done = crate::init::init(&dir)?;
     let repo = Repo::open(done.root.clone())?;
@@ -32,11 +49,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         )
     } else {
         format!(
-            "{} {} ({} files, {})",
+            "{} {} ({}, {})",
             if done.created_git { "made" } else { "adopted" },
             done.root.display(),
-            done.written.len(),
-            super::short(&commit)
+            crate::output::count(done.written.len(), "file"),
+            ctx.short(&commit)
         )
     };
     let data = json!({

@@ -19,6 +19,8 @@ pub enum Command {
         section: String,
         /// The entry, one line
         text: String,
+        #[command(flatten)]
+        commit: super::CommitArgs,
     },
     /// Check for undated entries, unknown sections and a file grown too long
     Lint,
@@ -31,13 +33,15 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
         Command::Show => {
             let text = files::read_optional(&path)?.unwrap_or_default();
             let parsed = memory::parse(&text);
+            let empty = parsed.entry_count() == 0;
             Ok(Report::new(
                 "memory_show",
                 json!({ "memory": parsed, "text": text }),
                 text,
-            ))
+            )
+            .empty_when(empty, format!("{} has no entries yet", memory::FILE)))
         }
-        Command::Add { section, text } => {
+        Command::Add { section, text, .. } => {
             let _lock = repo.lock()?;
             let old = files::read_optional(&path)?.unwrap_or_default();
             let (new, added) = memory::add(&old, &section, &text, ctx.now.date_naive())?;
@@ -66,7 +70,7 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
                     "added to {} at line {} ({})",
                     added.section,
                     added.line,
-                    super::short(&commit)
+                    ctx.short(&commit)
                 )
             };
             Ok(Report::new(
@@ -91,9 +95,9 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
             }
             if problems.is_empty() {
                 human.push_str(&format!(
-                    "{}: {} entries, no problems\n",
+                    "{}: {}, no problems\n",
                     memory::FILE,
-                    parsed.entry_count()
+                    crate::output::count(parsed.entry_count(), "entry")
                 ));
             }
             let status = if problems.is_empty() {

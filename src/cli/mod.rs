@@ -18,6 +18,7 @@ mod sessions;
 mod slog;
 mod stats;
 
+use std::cell::Cell;
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -38,17 +39,14 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// The knowledge repository [default: the nearest ancestor holding cairn.toml]
-    #[arg(long, global = true, env = "CAIRN_REPO", value_name = "DIR")]
+    /// The knowledge repository, else $CAIRN_REPO [default: the nearest ancestor holding
+    /// cairn.toml]
+    #[arg(long, global = true, value_name = "DIR")]
     pub repo: Option<PathBuf>,
 
-    /// Pin the current time (RFC 3339 or YYYY-MM-DD), for reproducible runs
-    #[arg(long, global = true, env = "CAIRN_NOW", value_name = "TIME")]
+    /// Pin the current time (RFC 3339 or YYYY-MM-DD), for reproducible runs; else $CAIRN_NOW
+    #[arg(long, global = true, value_name = "TIME")]
     pub now: Option<String>,
-
-    /// Leave changes in the working tree instead of committing them
-    #[arg(long, global = true)]
-    pub no_commit: bool,
 
     #[command(subcommand)]
     pub command: Command,
@@ -93,17 +91,66 @@ pub enum Command {
     Observe(observe::Args),
     /// Counts, categories and pipeline figures; --telemetry lists the events
     Stats(stats::Args),
-    /// Git hooks: install them, or run one
+    /// Git hooks: install them (chaining the hooks they replace), uninstall them, or run one
     #[command(subcommand)]
     Hooks(hooks::Command),
+}
+
+/// `--no-commit`, flattened into the arguments of every command that commits (a read-only
+/// command does not offer it). `CAIRN_NO_COMMIT=1` and `[git] commit = false` do the same.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct CommitArgs {
+    /// Leave changes in the working tree instead of committing them
+    #[arg(
+        long,
+        env = "CAIRN_NO_COMMIT",
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
+    pub no_commit: bool,
+}
+
+impl Command {
+    /// The `--no-commit` of the command run; read-only commands never commit anything.
+    fn commit_args(&self) -> CommitArgs {
+        match self {
+            Command::Init(a) => a.commit,
+            Command::Slog(a) => a.commit,
+            Command::Adr(adr::Command::New(a)) => a.commit,
+            Command::Adr(
+                adr::Command::Status { commit, .. }
+                | adr::Command::Supersede { commit, .. }
+                | adr::Command::Import { commit, .. },
+            ) => *commit,
+            Command::Memory(memory::Command::Add { commit, .. }) => *commit,
+            Command::Remember(a) => a.commit,
+            Command::Import(remember::ImportCommand::Observations { commit, .. }) => *commit,
+            Command::Sessions(sessions::Command::Ingest(a)) => a.commit,
+            Command::Observe(a) => a.commit,
+            Command::Doctor(a) => a.commit,
+            Command::Hooks(hooks::Command::Install(a)) => *a,
+            _ => CommitArgs::default(),
+        }
+    }
+}
+
+/// Why [`Ctx::commit`] made no commit, for [`Ctx::short`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Uncommitted {
+    /// Nothing was written, or what was written left the tree as it was.
+    NothingChanged,
+    /// Committing is off (`--no-commit`, `[git] commit = false`): the change is in the tree.
+    Off,
 }
 
 /// What every command gets besides its own arguments.
 pub struct Ctx {
     pub json: bool,
     pub repo_arg: Option<PathBuf>,
+    /// `repo_arg` came from `--repo` (not from CAIRN_REPO).
+    pub repo_flag: bool,
     pub now: DateTime<Utc>,
     pub no_commit: bool,
+    uncommitted: Cell<Uncommitted>,
     pub cwd: PathBuf,
     /// stdin and stderr are terminals: a prompt or an editor may be shown.
     pub interactive: bool,
@@ -123,7 +170,11 @@ impl Ctx {
         paths: &[String],
         message: &str,
     ) -> Result<Option<git::Committed>> {
-        if self.no_commit || !repo.config.git.commit || paths.is_empty() {
+        if paths.is_empty() {
+            return Ok(None);
+        }
+        if self.no_commit || !repo.config.git.commit {
+            self.uncommitted.set(Uncommitted::Off);
             return Ok(None);
         }
         let identity = git::Identity {
@@ -211,12 +262,30 @@ pub fn message(subject: &str, trailers: &[(&str, String)]) -> String {
     m
 }
 
-/// Short commit id for people.
+/// Short commit id for people. Prefer [`Ctx::short`], which tells a no-op ("nothing changed")
+/// from a change left uncommitted.
 pub fn short(commit: &Option<git::Committed>) -> String {
     match commit {
         Some(c) => format!("commit {}", &c.id[..c.id.len().min(8)]),
         None => "not committed".to_string(),
     }
+}
+
+impl Ctx {
+    /// What came of this command's [`Ctx::commit`], for people: the short commit id, "not
+    /// committed" when committing is off and something was written, else "nothing changed".
+    pub fn short(&self, commit: &Option<git::Committed>) -> String {
+        match (commit, self.uncommitted.get()) {
+            (Some(_), _) => short(commit),
+            (None, Uncommitted::Off) => "not committed".to_string(),
+            (None, Uncommitted::NothingChanged) => "nothing changed".to_string(),
+        }
+    }
+}
+
+/// An environment variable as an optional setting: unset and empty are the same.
+fn env_setting(name: &str) -> Option<OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
 }
 
 /// Runs cairn with `args` (the first is the program name) and returns the exit code.
@@ -228,31 +297,7 @@ where
     let wants_json = args.iter().any(|a| a == "--json");
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(err) => {
-            use clap::error::ErrorKind;
-            if matches!(
-                err.kind(),
-                ErrorKind::DisplayHelp
-                    | ErrorKind::DisplayVersion
-                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-            ) {
-                let _ = err.print();
-                return if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                    2
-                } else {
-                    0
-                };
-            }
-            if wants_json {
-                let e = Error::new(Kind::BadInput, err.kind().to_string())
-                    .with_fix("run `cairn --help` for usage");
-                let _ = output::emit_error(&e, true);
-                let _ = err.print();
-                return 2;
-            }
-            let _ = err.print();
-            return 2;
-        }
+        Err(err) => return usage_error(&err, wants_json),
     };
     let json = cli.json;
     match dispatch(cli) {
@@ -261,17 +306,59 @@ where
     }
 }
 
+/// A command line clap refused (or help it was asked for): clap's own words on stderr (help
+/// on stdout when asked for), once; with `--json`, the one error object on stdout instead.
+fn usage_error(err: &clap::Error, json: bool) -> i32 {
+    use clap::error::ErrorKind;
+    let asked = matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    );
+    if asked {
+        let _ = err.print();
+        return 0;
+    }
+    if !json {
+        let _ = err.print();
+        return 2;
+    }
+    let rendered = err.render().to_string();
+    let message = match err.kind() {
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            "a subcommand or argument is missing"
+        }
+        _ => rendered
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches("error: "),
+    };
+    let e = Error::new(Kind::BadInput, message).with_fix("run `cairn --help` for usage");
+    output::emit_error(&e, true)
+}
+
 fn dispatch(cli: Cli) -> Result<Report> {
     let cwd = std::env::current_dir().map_err(|e| Error::io("current directory", &e))?;
-    let now = match &cli.now {
-        Some(t) => crate::time::parse(t, Utc::now()).map_err(Error::bad_input)?,
+    let now = match cli
+        .now
+        .map(OsString::from)
+        .or_else(|| env_setting("CAIRN_NOW"))
+    {
+        Some(t) => {
+            crate::time::parse(&t.to_string_lossy(), Utc::now()).map_err(Error::bad_input)?
+        }
         None => Utc::now(),
     };
+    let repo_flag = cli.repo.is_some();
     let ctx = Ctx {
         json: cli.json,
-        repo_arg: cli.repo,
+        repo_arg: cli
+            .repo
+            .or_else(|| env_setting("CAIRN_REPO").map(PathBuf::from)),
+        repo_flag,
         now,
-        no_commit: cli.no_commit,
+        no_commit: cli.command.commit_args().no_commit,
+        uncommitted: Cell::new(Uncommitted::NothingChanged),
         cwd,
         interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
         stdout_terminal: std::io::stdout().is_terminal(),

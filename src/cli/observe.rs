@@ -37,6 +37,8 @@ pub struct Args {
     /// is configured)
     #[arg(long, default_value = "auto")]
     pub observer: String,
+    #[command(flatten)]
+    pub commit: super::CommitArgs,
 }
 
 /// Cards per LLM request.
@@ -290,8 +292,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         path = Some(rel);
     }
     let subject = format!(
-        "observe: {} observations from {turns} turns ({observer})",
-        admitted.kept.len()
+        "observe: {} from {} ({observer})",
+        crate::output::count(admitted.kept.len(), "observation"),
+        crate::output::count(turns, "turn")
     );
     let trailers: Vec<(&str, String)> = admitted
         .kept
@@ -328,19 +331,23 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         "nothing new to observe".to_string()
     } else {
         let mut h = format!(
-            "observed {turns} turns of {} sessions ({observer}): {extracted} facts, {} allowed, {} held, {} discarded, {} merged by meaning, {} already stored; {}",
-            sessions.len(),
+            "observed {} of {} ({observer}): {}, {} allowed, {} held, {} discarded, {} merged by meaning, {} already stored; {}",
+            crate::output::count(turns, "turn"),
+            crate::output::count(sessions.len(), "session"),
+            crate::output::count(extracted, "fact"),
             admitted.allowed,
             admitted.held,
             admitted.discarded,
             admitted.merged,
             admitted.duplicates,
-            super::short(&commit)
+            ctx.short(&commit)
         );
         if calls > 0 {
             h.push_str(&format!(
-                "\n{calls} LLM calls, {} tokens in, {} tokens out",
-                tokens.0, tokens.1
+                "\n{}, {} in, {} out",
+                crate::output::count(calls, "LLM call"),
+                crate::output::count(tokens.0, "token"),
+                crate::output::count(tokens.1, "token")
             ));
         }
         h

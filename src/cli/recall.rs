@@ -162,7 +162,8 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
     });
     Ok(Report::new("recall", data, human)
         .warnings(warnings)
-        .status(status))
+        .status(status)
+        .empty_when(results.is_empty(), "nothing recalled"))
 }
 
 pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
@@ -190,7 +191,9 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
             Status::Ok
         };
         let data = json!({ "words": words, "exact": true, "matched": total, "results": found });
-        return Ok(Report::new("search", data, human).status(status));
+        return Ok(Report::new("search", data, human)
+            .status(status)
+            .empty_when(found.is_empty(), "nothing found"));
     }
     let index = Index::open(&repo)?;
     let filter = Filter {
@@ -216,7 +219,8 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     let data = json!({ "words": words, "exact": false, "results": results });
     Ok(Report::new("search", data, human)
         .warnings(index.warnings())
-        .status(status))
+        .status(status)
+        .empty_when(results.is_empty(), "nothing found"))
 }
 
 pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {

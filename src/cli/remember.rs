@@ -34,6 +34,8 @@ pub struct RememberArgs {
     /// Store it but recall it only when asked (`--include-hold`)
     #[arg(long)]
     pub hold: bool,
+    #[command(flatten)]
+    pub commit: super::CommitArgs,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -45,6 +47,8 @@ pub enum ImportCommand {
         /// Skip the write gate and keep every record as given (for backfills and benchmarks)
         #[arg(long)]
         raw: bool,
+        #[command(flatten)]
+        commit: super::CommitArgs,
     },
 }
 
@@ -146,7 +150,7 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
             "merged into {} (similarity {:.2}; {})",
             m.into,
             m.similarity,
-            super::short(&commit)
+            ctx.short(&commit)
         )
     } else if duplicate {
         format!("already stored as {}; nothing changed", judged.id)
@@ -155,7 +159,7 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
             "remembered {} ({}, {})",
             judged.id,
             judged.verdict.as_str(),
-            super::short(&commit)
+            ctx.short(&commit)
         )
     };
     let data = json!({
@@ -193,7 +197,7 @@ fn summary(text: &str) -> String {
 const DEDUP_LIMIT: usize = 5000;
 
 pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
-    let ImportCommand::Observations { file, raw } = cmd;
+    let ImportCommand::Observations { file, raw, .. } = cmd;
     let started = Instant::now();
     let repo = ctx.repo()?;
     let file = if file.is_absolute() {
@@ -280,8 +284,8 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     if !lines.is_empty() {
         let (rel, _) = store::append(&repo, &lines, ctx.now)?;
         let subject = format!(
-            "import: {} observations from {}",
-            lines.len() as u64 - merged,
+            "import: {} from {}",
+            output::count(lines.len() as u64 - merged, "observation"),
             file.display()
         );
         commit = ctx.commit(
@@ -305,10 +309,11 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
         counts.clone(),
     ));
     let human = format!(
-        "imported {} of {} observations ({allowed} allowed, {held} held, {discarded} discarded, {duplicates} duplicates, {merged} merged by meaning; {})",
+        "imported {} of {} ({allowed} allowed, {held} held, {discarded} discarded, {}, {merged} merged by meaning; {})",
         lines.len() as u64 - merged,
-        candidates.len(),
-        super::short(&commit)
+        output::count(candidates.len(), "observation"),
+        output::count(duplicates, "duplicate"),
+        ctx.short(&commit)
     );
     let data = json!({ "counts": counts, "path": path, "commit": commit });
     Ok(Report::new("import_observations", data, human)

@@ -39,6 +39,8 @@ pub struct IngestArgs {
     /// The transcripts' format: claude, codex, pi or auto (detected from the content)
     #[arg(long, default_value = "auto")]
     pub agent: String,
+    #[command(flatten)]
+    pub commit: super::CommitArgs,
 }
 
 /// Where the checkpoints live, relative to the repository root.
@@ -357,7 +359,7 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
         } else {
             String::new()
         },
-        super::short(&commit)
+        ctx.short(&commit)
     );
     let data = json!({
         "transcripts": files.len(),

@@ -34,6 +34,8 @@ pub struct Args {
     /// Tags, comma-separated or repeated
     #[arg(long = "tags", alias = "tag", value_name = "TAGS")]
     pub tags: Vec<String>,
+    #[command(flatten)]
+    pub commit: super::CommitArgs,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -112,7 +114,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         e.action,
         e.tool,
         appended.rel_path,
-        super::short(&commit)
+        ctx.short(&commit)
     );
     let data = json!({ "entry": e, "path": appended.rel_path, "commit": commit });
     Ok(Report::new("slog", data, human).warnings(warnings))
@@ -168,7 +170,8 @@ fn query(ctx: &Ctx, args: QueryArgs) -> Result<Report> {
         human,
     )
     .warnings(warnings)
-    .status(status);
+    .status(status)
+    .empty_when(found.entries.is_empty(), "no slog entries found");
     if !found.torn.is_empty() {
         report = report.next(Next::new("cairn doctor", "repair the torn line"));
     }

@@ -69,16 +69,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
                 compact(&e.metadata)
             ));
         }
-        if shown.is_empty() {
-            human.push_str("no telemetry events\n");
-        }
         let status = if shown.is_empty() {
             Status::NothingOrFailed
         } else {
             Status::Ok
         };
         let data = json!({ "total": events.len(), "events": shown });
-        return Ok(Report::new("stats", data, human).status(status));
+        return Ok(Report::new("stats", data, human)
+            .status(status)
+            .empty_when(shown.is_empty(), "no telemetry events"));
     }
     let mut totals: BTreeMap<String, Totals> = BTreeMap::new();
     for e in &events {
@@ -112,9 +111,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     }
     let sessions = super::observe::session_files(&repo)?.len();
     let mut human = format!(
-        "observations: {} ({} sessions ingested)\n",
+        "observations: {} ({} ingested)\n",
         observations.len(),
-        sessions
+        crate::output::count(sessions, "session")
     );
     for (label, map) in [
         ("categories", &categories),
@@ -135,8 +134,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     for (name, t) in &totals {
         let sums: Vec<String> = t.sums.iter().map(|(k, v)| format!("{k} {v}")).collect();
         human.push_str(&format!(
-            "  {name}: {} runs{}, {} ms; {}\n",
-            t.runs,
+            "  {name}: {}{}, {} ms; {}\n",
+            crate::output::count(t.runs, "run"),
             if t.failed > 0 {
                 format!(" ({} failed)", t.failed)
             } else {

@@ -295,8 +295,10 @@ fn batches<S: AsRef<str>>(texts: &[S]) -> Vec<&[S]> {
 fn in_index_order(mut data: Vec<OpenAiItem>, count: usize) -> Result<Vec<Vec<f32>>, String> {
     if data.len() != count {
         return Err(format!(
-            "{count} texts were sent but {} embeddings came back",
-            data.len()
+            "{} {} sent but {} came back",
+            crate::output::count(count, "text"),
+            if count == 1 { "was" } else { "were" },
+            crate::output::count(data.len(), "embedding")
         ));
     }
     data.sort_by_key(|item| item.index);
@@ -321,8 +323,10 @@ fn check(
 ) -> Result<(), String> {
     if vectors.len() != count {
         return Err(format!(
-            "{count} texts were sent but {} embeddings came back",
-            vectors.len()
+            "{} {} sent but {} came back",
+            crate::output::count(count, "text"),
+            if count == 1 { "was" } else { "were" },
+            crate::output::count(vectors.len(), "embedding")
         ));
     }
     for (i, vector) in vectors.iter().enumerate() {

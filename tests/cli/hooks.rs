@@ -240,3 +240,215 @@ fn an_unknown_hook_event_is_an_error() {
         .stderr_has("unknown hook event \"post-frobnicate\"")
         .stderr_has("pre-commit");
 }
+
+/// Writes an executable hook script at `path`.
+fn hook(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A secret line from the corpus, staged in `notes.txt`.
+fn stage_secret(env: &Env, repo: &Path) {
+    let (line, _) = corpus_secret("github-token", "ghp_");
+    std::fs::write(repo.join("notes.txt"), format!("{line}\n")).unwrap();
+    env.git(repo, &["add", "notes.txt"]);
+}
+
+// Issue 10, point 21: install set core.hooksPath over `.husky` with only a warning, and the
+// husky hooks stopped running.
+#[test]
+fn install_over_husky_chains_its_hooks_and_uninstall_puts_it_back() {
+    let (env, repo) = Env::repo();
+    let markers = env.path().join("markers");
+    std::fs::create_dir_all(&markers).unwrap();
+    hook(
+        &repo.join(".husky/pre-commit"),
+        &format!(
+            "echo husky was here >&2\ntouch '{}/pre-commit'",
+            markers.display()
+        ),
+    );
+    hook(
+        &repo.join(".husky/commit-msg"),
+        &format!("cp \"$1\" '{}/commit-msg'", markers.display()),
+    );
+    env.git(&repo, &["add", ".husky"]);
+    env.git(&repo, &["commit", "-qm", "husky"]);
+    env.git(&repo, &["config", "core.hooksPath", ".husky"]);
+    let config_before = read(&repo, ".git/config");
+
+    let out = env.cairn_in(&repo, &["--json", "hooks", "install"]).code(0);
+    let data = out.data();
+    assert_eq!(data["previous_hooks_path"], ".husky");
+    assert_eq!(
+        data["chained"],
+        serde_json::json!(["pre-commit", "commit-msg"])
+    );
+    assert_eq!(data["written"], serde_json::json!(["hooks/commit-msg"]));
+    assert!(out.stderr.is_empty(), "no warning now: {}", out.stderr);
+    assert_eq!(git_status(&env, &repo), "");
+    // Again: the record still names .husky, not cairn's own folder.
+    let again = env
+        .cairn_in(&repo, &["--json", "hooks", "install"])
+        .code(0)
+        .data();
+    assert_eq!(again["config_changed"], false);
+    assert_eq!(again["previous_hooks_path"], ".husky");
+
+    // A clean commit runs husky's pre-commit and commit-msg.
+    std::fs::write(repo.join("clean.txt"), "nothing to hide\n").unwrap();
+    env.git(&repo, &["add", "clean.txt"]);
+    let out = git_commit(&env, &repo, &["-m", "clean work"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("husky was here"), "{stderr}");
+    assert!(markers.join("pre-commit").exists());
+    assert_eq!(
+        std::fs::read_to_string(markers.join("commit-msg")).unwrap(),
+        "clean work\n"
+    );
+
+    // A secret: husky's hook still runs, and cairn still refuses the commit.
+    std::fs::remove_file(markers.join("pre-commit")).unwrap();
+    stage_secret(&env, &repo);
+    let before = head(&env, &repo);
+    let out = git_commit(&env, &repo, &["-m", "oops"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("notes.txt:1: github-token"), "{stderr}");
+    assert!(markers.join("pre-commit").exists());
+    assert_eq!(head(&env, &repo), before);
+
+    // Uninstall puts .git/config back byte for byte.
+    env.cairn_in(&repo, &["hooks", "uninstall"])
+        .code(0)
+        .stdout_has("core.hooksPath = .husky");
+    assert_eq!(read(&repo, ".git/config"), config_before);
+    env.cairn_in(&repo, &["hooks", "uninstall"])
+        .code(0)
+        .stdout_has("nothing changed");
+    assert_eq!(read(&repo, ".git/config"), config_before);
+}
+
+// Issue 10, point 21: with core.hooksPath unset, git ran .git/hooks; install silenced them.
+#[test]
+fn hooks_in_dot_git_hooks_still_run_after_install() {
+    let (env, repo) = Env::repo();
+    let marker = env.path().join("marker");
+    hook(
+        &repo.join(".git/hooks/pre-commit"),
+        &format!("touch '{}'", marker.display()),
+    );
+    let config_before = read(&repo, ".git/config");
+    let data = env
+        .cairn_in(&repo, &["--json", "hooks", "install"])
+        .code(0)
+        .data();
+    assert_eq!(data["previous_hooks_path"], serde_json::Value::Null);
+    assert_eq!(data["chained"], serde_json::json!(["pre-commit"]));
+
+    stage_secret(&env, &repo);
+    let out = git_commit(&env, &repo, &["-m", "oops"]);
+    assert!(!out.status.success());
+    assert!(marker.exists(), "the .git/hooks pre-commit did not run");
+    env.git(&repo, &["rm", "-q", "--cached", "notes.txt"]);
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::write(repo.join("clean.txt"), "clean\n").unwrap();
+    env.git(&repo, &["add", "clean.txt"]);
+    let out = git_commit(&env, &repo, &["-m", "clean"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(marker.exists());
+
+    env.cairn_in(&repo, &["hooks", "uninstall"])
+        .code(0)
+        .stdout_has("core.hooksPath unset");
+    assert_eq!(read(&repo, ".git/config"), config_before);
+}
+
+#[test]
+fn a_failing_previous_hook_refuses_the_commit() {
+    let (env, repo) = Env::repo();
+    hook(
+        &repo.join(".git/hooks/pre-commit"),
+        "echo lint failed >&2\nexit 3",
+    );
+    env.cairn_in(&repo, &["hooks", "install"]).code(0);
+    std::fs::write(repo.join("clean.txt"), "clean\n").unwrap();
+    env.git(&repo, &["add", "clean.txt"]);
+    let before = head(&env, &repo);
+    let out = git_commit(&env, &repo, &["-m", "clean"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("lint failed"), "{stderr}");
+    assert!(
+        stderr.contains(".git/hooks/pre-commit failed (exit status 3)"),
+        "{stderr}"
+    );
+    assert_eq!(head(&env, &repo), before);
+}
+
+/// A previous hook that itself calls `cairn hooks run pre-commit` (as the old advice said) must
+/// not chain back into itself.
+#[test]
+fn a_previous_hook_calling_cairn_does_not_loop() {
+    let (env, repo) = Env::repo();
+    let count = env.path().join("count");
+    hook(
+        &repo.join(".git/hooks/pre-commit"),
+        &format!(
+            "echo run >> '{}'\nexec cairn hooks run pre-commit",
+            count.display()
+        ),
+    );
+    env.cairn_in(&repo, &["hooks", "install"]).code(0);
+    std::fs::write(repo.join("clean.txt"), "clean\n").unwrap();
+    env.git(&repo, &["add", "clean.txt"]);
+    let out = git_commit(&env, &repo, &["-m", "clean"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&count).unwrap(), "run\n");
+}
+
+#[test]
+fn every_git_hook_name_is_an_event_and_runs_its_chained_hook() {
+    let (env, repo) = Env::repo();
+    let marker = env.path().join("pushed");
+    hook(
+        &repo.join(".git/hooks/pre-push"),
+        &format!("cat > '{}'", marker.display()),
+    );
+    env.cairn_in(&repo, &["hooks", "install"]).code(0);
+    assert!(read(&repo, "hooks/pre-push").contains("hooks run pre-push"));
+    // By hand, with what git would pass on stdin.
+    let out = env
+        .command(BIN, &repo)
+        .args(["hooks", "run", "pre-push", "origin", "url"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(b"refs/heads/main 1 refs/heads/main 0\n")?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap(),
+        "refs/heads/main 1 refs/heads/main 0\n"
+    );
+    env.cairn_in(&repo, &["hooks", "run", "commit-msg", "x"])
+        .code(0);
+}

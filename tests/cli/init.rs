@@ -103,7 +103,7 @@ fn repository_is_found_like_git_finds_its_own() {
     let (env, repo) = Env::repo();
     let deep = repo.join("decisions/sub/deeper");
     std::fs::create_dir_all(&deep).unwrap();
-    env.cairn_in(&deep, &["--no-commit", "slog", "fix", "dns", "from deep"])
+    env.cairn_in(&deep, &["slog", "--no-commit", "fix", "dns", "from deep"])
         .code(0);
     // --repo and CAIRN_REPO from outside.
     env.cairn(&["--repo", repo.to_str().unwrap(), "slog", "query", "deep"])
@@ -160,4 +160,65 @@ fn malformed_config_names_its_line() {
     let message = err["data"]["message"].as_str().unwrap();
     assert!(message.contains("cairn.toml: line "), "{message}");
     assert!(message.contains("comit"), "{message}");
+}
+
+// Issue 10, point 24: `CAIRN_REPO=` was an error about `--repo`; empty means unset.
+#[test]
+fn an_empty_cairn_repo_is_unset() {
+    let (env, repo) = Env::repo();
+    for var in ["CAIRN_REPO", "CAIRN_NOW", "CAIRN_NO_COMMIT"] {
+        let out = env
+            .command(BIN, &repo)
+            .env(var, "")
+            .args(["slog", "fix", "dns", "with an empty variable"])
+            .output()
+            .unwrap();
+        let run = Run::from(out).code(0);
+        assert!(run.stdout.contains("commit "), "{var}: {}", run.stdout);
+    }
+}
+
+// Issue 10, point 24: `CAIRN_REPO=/nonexistent cairn init` initialised the current directory.
+#[test]
+fn init_makes_the_repository_that_cairn_repo_or_repo_names() {
+    let env = Env::new();
+    let here = env.path().join("here");
+    std::fs::create_dir_all(&here).unwrap();
+    let target = env.path().join("new/kb");
+    let out = env
+        .command(BIN, &here)
+        .env("CAIRN_REPO", &target)
+        .args(["init"])
+        .output()
+        .unwrap();
+    Run::from(out).code(0).stdout_has("new/kb");
+    assert!(target.join("cairn.toml").is_file());
+    assert_eq!(std::fs::read_dir(&here).unwrap().count(), 0, "cwd touched");
+    // Then every other command finds it the same way.
+    let out = env
+        .command(BIN, &here)
+        .env("CAIRN_REPO", &target)
+        .args(["slog", "fix", "dns", "x"])
+        .output()
+        .unwrap();
+    Run::from(out).code(0);
+
+    env.cairn_in(&here, &["--repo", "../other", "init"]).code(0);
+    assert!(env.path().join("other/cairn.toml").is_file());
+    // DIR beats CAIRN_REPO; --repo and a different DIR contradict each other.
+    let out = env
+        .command(BIN, &here)
+        .env("CAIRN_REPO", &target)
+        .args(["init", "third"])
+        .output()
+        .unwrap();
+    Run::from(out).code(0);
+    assert!(here.join("third/cairn.toml").is_file());
+    env.cairn_in(&here, &["--repo", "../a", "init", "../b"])
+        .code(2)
+        .stderr_has("name different folders");
+    assert!(!env.path().join("a").exists() && !env.path().join("b").exists());
+    env.cairn_in(&here, &["--repo", "../other/", "init", "../other"])
+        .code(0)
+        .stdout_has("nothing changed");
 }

@@ -71,10 +71,10 @@ fn slog_no_commit_leaves_the_change_in_the_tree() {
             &repo,
             &[
                 "--json",
-                "--no-commit",
                 "--now",
                 "2026-11-30",
                 "slog",
+                "--no-commit",
                 "fix",
                 "dns",
                 "x",
@@ -311,7 +311,7 @@ fn slog_query_filters_and_orders_newest_first() {
     let log = |now: &str, action: &str, tool: &str, detail: &str| {
         env.cairn_in(
             &repo,
-            &["--no-commit", "--now", now, "slog", action, tool, detail],
+            &["--now", now, "slog", "--no-commit", action, tool, detail],
         )
         .code(0);
     };
