@@ -17,6 +17,7 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::Ctx;
+use super::sessions::counted;
 use crate::cards::{self, Card, Record};
 use crate::error::{Error, Kind, Result};
 use crate::observe::{builtin, category, llm};
@@ -290,8 +291,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         path = Some(rel);
     }
     let subject = format!(
-        "observe: {} observations from {turns} turns ({observer})",
-        admitted.kept.len()
+        "observe: {} from {} ({observer})",
+        counted(admitted.kept.len(), "observation"),
+        counted(turns, "turn")
     );
     let trailers: Vec<(&str, String)> = admitted
         .kept
@@ -328,8 +330,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         "nothing new to observe".to_string()
     } else {
         let mut h = format!(
-            "observed {turns} turns of {} sessions ({observer}): {extracted} facts, {} allowed, {} held, {} discarded, {} merged by meaning, {} already stored; {}",
-            sessions.len(),
+            "observed {} of {} ({observer}): {}, {} allowed, {} held, {} discarded, {} merged by meaning, {} already stored; {}",
+            counted(turns, "turn"),
+            counted(sessions.len(), "session"),
+            counted(extracted, "fact"),
             admitted.allowed,
             admitted.held,
             admitted.discarded,
@@ -339,8 +343,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         );
         if calls > 0 {
             h.push_str(&format!(
-                "\n{calls} LLM calls, {} tokens in, {} tokens out",
-                tokens.0, tokens.1
+                "\n{}, {} in, {} out",
+                counted(calls as usize, "LLM call"),
+                counted(tokens.0 as usize, "token"),
+                counted(tokens.1 as usize, "token")
             ));
         }
         h

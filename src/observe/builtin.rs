@@ -90,7 +90,7 @@ fn candidate(
         observation_type: Some(kind.into()),
         narrative: Some(format!(
             "From turn {} of {} session {}: asked \"{}\" ({}).",
-            card.turn + 1,
+            card.turn,
             card.agent,
             card.session,
             card.head(),
@@ -363,6 +363,7 @@ mod tests {
                 .collect(),
             errors: vec![],
             answer: answer.into(),
+            trivial: false,
         }
     }
 
