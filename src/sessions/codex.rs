@@ -559,11 +559,9 @@ fn item_prompt(p: &Payload) -> Option<String> {
 fn response_item(p: &Payload, b: &mut Builder, processes: &mut Processes) {
     let call_id = p.call_id.as_str();
     match p.kind.as_str() {
-        "message" => {
-            if p.role.as_str() == "assistant" {
-                for item in p.content.as_deref().unwrap_or(&[]) {
-                    b.answer(None, item.text.as_str());
-                }
+        "message" if p.role.as_str() == "assistant" => {
+            for item in p.content.as_deref().unwrap_or(&[]) {
+                b.answer(None, item.text.as_str());
             }
         }
         "function_call" => {
