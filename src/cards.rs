@@ -8,8 +8,14 @@
 //! before it is rendered.
 //!
 //! A session's file is always the rendering of its whole transcript, so ingesting again is a
-//! comparison: the same lines change nothing, more lines after the same lines are appended,
-//! and anything else (a transcript rewritten in its middle) rewrites the file.
+//! comparison ([`compare`]): the same lines change nothing, more lines after the same lines are
+//! appended, a rendering with less than the file holds (an older backup, a cut copy) writes
+//! nothing, and anything else (a transcript rewritten in its middle) rewrites the file. A
+//! session only grows: no ingest removes a card, so no observation loses the card it cites.
+//!
+//! Turns are numbered from 1, in the file (`"turn": 5`) as in every output (`#5`); card ids
+//! hash the position from 0, as they always did. A turn without content ([`trivial`]) is kept
+//! as a card marked `"trivial": true`, which the index holds back from recall unless asked.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -102,8 +108,8 @@ struct CardLine {
 
 impl From<CardLine> for Card {
     fn from(l: CardLine) -> Card {
-        // Versions before 0.2 stored the position from 0 and showed it from 1. The id is a
-        // hash of the position from 0, so it tells which numbering a line uses.
+        // Earlier versions stored the position from 0 and showed it from 1. The id is a hash
+        // of the position from 0, so it tells which numbering a line uses.
         let turn = if l.id == card_id(&l.agent, &l.session, l.turn) {
             l.turn + 1
         } else {
