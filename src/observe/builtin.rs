@@ -468,6 +468,6 @@ mod tests {
         assert_eq!(c[0].source.as_deref(), Some("tc-2"));
         assert_eq!(c[0].session_id.as_deref(), Some("claude/s1"));
         assert_eq!(c[0].write_verdict.as_deref(), Some("allow"));
-        assert!(c[0].narrative.as_deref().unwrap().contains("turn 3"));
+        assert!(c[0].narrative.as_deref().unwrap().contains("turn 2"));
     }
 }
