@@ -1262,6 +1262,10 @@ fn ingest_of_a_folder_skips_the_repository_and_reports_what_is_not_a_transcript(
     env.cairn_in(&repo, &["sessions", "ingest", notes.to_str().unwrap()])
         .code(2)
         .stderr_has("notes.jsonl: skipped: not a transcript");
+    // Started inside the repository, the search skips its own records: nothing to ingest.
+    env.cairn_in(&repo, &["sessions", "ingest", "."])
+        .code(2)
+        .stderr_has("no transcripts to ingest");
     let garbage = write(env.path(), "u/garbage.jsonl", "{not json\nnor this\n");
     env.cairn_in(
         &repo,
@@ -1275,4 +1279,34 @@ fn ingest_of_a_folder_skips_the_repository_and_reports_what_is_not_a_transcript(
     )
     .code(2)
     .stderr_has("garbage.jsonl: skipped: nothing readable");
+}
+
+/// Issue 10, point 24: "1 transcripts", "1 sessions" in what ingest and observe print.
+#[test]
+fn one_of_a_thing_is_counted_in_the_singular() {
+    let (env, repo) = Env::repo();
+    let t = write(
+        env.path(),
+        "t/one.jsonl",
+        &claude_transcript(
+            "5f0c7a1e-3b1d-4c8e-9f00-00000000c003",
+            &[(
+                "never commit generated files to the repository",
+                vec![],
+                "Understood: generated files stay out of commits.",
+            )],
+        ),
+    );
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0)
+        .stdout_has("ingested 1 transcript: 1 new turn card, 0 episodes; commit");
+    env.cairn_in(&repo, &["observe", "--all"])
+        .code(0)
+        .stdout_has("observed 1 turn of 1 session (builtin): 1 fact, 1 allowed");
+    let subject = env.git(&repo, &["log", "-2", "--format=%s"]);
+    assert!(
+        subject.contains("observe: 1 observation from 1 turn")
+            && subject.contains("sessions: ingest 1 turn, 0 episodes from 1 transcript"),
+        "{subject}"
+    );
 }
