@@ -8,8 +8,14 @@
 //! before it is rendered.
 //!
 //! A session's file is always the rendering of its whole transcript, so ingesting again is a
-//! comparison: the same lines change nothing, more lines after the same lines are appended,
-//! and anything else (a transcript rewritten in its middle) rewrites the file.
+//! comparison ([`compare`]): the same lines change nothing, more lines after the same lines are
+//! appended, a rendering with less than the file holds (an older backup, a cut copy) writes
+//! nothing, and anything else (a transcript rewritten in its middle) rewrites the file. A
+//! session only grows: no ingest removes a card, so no observation loses the card it cites.
+//!
+//! Turns are numbered from 1, in the file (`"turn": 5`) as in every output (`#5`); card ids
+//! hash the position from 0, as they always did. A turn without content ([`trivial`]) is kept
+//! as a card marked `"trivial": true`, which the index holds back from recall unless asked.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -48,11 +54,12 @@ impl Record {
 
 /// A turn card.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "CardLine")]
 pub struct Card {
     pub id: String,
     pub agent: String,
     pub session: String,
-    /// The turn's position in the session, from 0.
+    /// The turn's number in the session, from 1: the number every output shows (`#5`).
     pub turn: usize,
     /// When the turn started (RFC 3339), or when it was ingested if the transcript has no times.
     pub ts: String,
@@ -70,6 +77,60 @@ pub struct Card {
     /// The start of the answer.
     #[serde(default)]
     pub answer: String,
+    /// A turn without content ([`trivial`]): kept, but recalled only when asked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trivial: bool,
+}
+
+/// A card's line as read, before [`Card`] corrects what older versions wrote.
+#[derive(Deserialize)]
+struct CardLine {
+    id: String,
+    agent: String,
+    session: String,
+    turn: usize,
+    ts: String,
+    #[serde(default)]
+    duration_ms: Option<u64>,
+    outcome: String,
+    prompt: String,
+    #[serde(default)]
+    files: Vec<String>,
+    #[serde(default)]
+    commands: Vec<CommandRun>,
+    #[serde(default)]
+    errors: Vec<String>,
+    #[serde(default)]
+    answer: String,
+    #[serde(default)]
+    trivial: bool,
+}
+
+impl From<CardLine> for Card {
+    fn from(l: CardLine) -> Card {
+        // Earlier versions stored the position from 0 and showed it from 1. The id is a hash
+        // of the position from 0, so it tells which numbering a line uses.
+        let turn = if l.id == card_id(&l.agent, &l.session, l.turn) {
+            l.turn + 1
+        } else {
+            l.turn
+        };
+        Card {
+            id: l.id,
+            agent: l.agent,
+            session: l.session,
+            turn,
+            ts: l.ts,
+            duration_ms: l.duration_ms,
+            outcome: l.outcome,
+            prompt: l.prompt,
+            files: l.files,
+            commands: l.commands,
+            errors: l.errors,
+            answer: l.answer,
+            trivial: l.trivial,
+        }
+    }
 }
 
 /// A command a turn ran.
@@ -92,16 +153,56 @@ pub struct Episode {
     /// compaction | summary
     pub kind: String,
     pub ts: String,
-    /// The turns it covers, from 0; none when no turn came before it.
+    /// The turns it covers, numbered from 1 as cards are; `last_turn` is none when no turn
+    /// came before it.
     pub first_turn: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_turn: Option<usize>,
     pub text: String,
 }
 
-/// The id of a turn's card: stable for the same agent, session and position.
-pub fn card_id(agent: &str, session: &str, turn: usize) -> String {
-    format!("tc-{}", short_hash(&[agent, session, &turn.to_string()]))
+/// The id of a turn's card: stable for the same agent, session and position (`index`, from 0;
+/// ids made before turns were numbered from 1 stay valid).
+pub fn card_id(agent: &str, session: &str, index: usize) -> String {
+    format!("tc-{}", short_hash(&[agent, session, &index.to_string()]))
+}
+
+/// Most words a prompt without content has ("ok", "say hello", "/clear").
+const TRIVIAL_PROMPT_WORDS: usize = 3;
+/// Most characters it has (a prompt in a language written without spaces is one word).
+const TRIVIAL_PROMPT_CHARS: usize = 24;
+/// Most words an answer to it has ("Hello! How can I help you today?").
+const TRIVIAL_ANSWER_WORDS: usize = 40;
+
+/// Whether a turn has no content worth recalling, judged by its shape alone: nothing was
+/// done (no tool call, file, command or error) and either the prompt is a slash command left
+/// without an answer (`/clear`, `/mode`), or both the prompt and the answer are trivially short
+/// (one-letter prompts, "ok", "say hello" answered with a greeting). Such a card is kept and
+/// observed, but recalled only when asked.
+pub fn trivial(turn: &Turn) -> bool {
+    if !(turn.tools.is_empty()
+        && turn.files_written.is_empty()
+        && turn.commands.is_empty()
+        && turn.errors.is_empty())
+    {
+        return false;
+    }
+    let prompt = turn.prompt.trim();
+    let answer = turn.answer.trim();
+    let slash_command = prompt
+        .split_whitespace()
+        .next()
+        .and_then(|w| w.strip_prefix('/'))
+        .is_some_and(|name| {
+            name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':'))
+        });
+    let short_prompt = prompt.split_whitespace().count() <= TRIVIAL_PROMPT_WORDS
+        && prompt.chars().count() <= TRIVIAL_PROMPT_CHARS;
+    let short_answer = answer.split_whitespace().count() <= TRIVIAL_ANSWER_WORDS;
+    (slash_command && answer.is_empty()) || (short_prompt && short_answer)
 }
 
 fn short_hash(parts: &[&str]) -> String {
@@ -207,7 +308,7 @@ fn card(t: &Transcript, turn: &Turn, red: &dyn Fn(&str) -> String, fallback_ts: 
         id: card_id(agent, &t.session, turn.index),
         agent: agent.to_string(),
         session: t.session.clone(),
-        turn: turn.index,
+        turn: turn.index + 1,
         ts: turn
             .started
             .map(crate::time::format)
@@ -229,6 +330,7 @@ fn card(t: &Transcript, turn: &Turn, red: &dyn Fn(&str) -> String, fallback_ts: 
             .map(|e| red(&cut(e, 300)))
             .collect(),
         answer: red(&cut(&turn.answer, ANSWER_CHARS)),
+        trivial: trivial(turn),
     }
 }
 
@@ -252,8 +354,8 @@ fn episode(
             .time
             .map(crate::time::format)
             .unwrap_or_else(|| fallback_ts.to_string()),
-        first_turn: e.first_turn,
-        last_turn: e.last_turn,
+        first_turn: e.first_turn + 1,
+        last_turn: e.last_turn.map(|t| t + 1),
         text,
     }
 }
@@ -319,16 +421,44 @@ pub enum Change {
     Same,
     /// Append the lines from this index of the new rendering.
     Append(usize),
+    /// Replace the file: the transcript changed in its middle, and its rendering keeps every
+    /// card the file holds and has at least as many lines.
     Rewrite,
+    /// Write nothing: the transcript renders to less than the file holds (an older backup, a
+    /// cut copy), which would remove cards. `cards` the file holds, `renders` the transcript's.
+    Behind {
+        cards: usize,
+        renders: usize,
+    },
 }
 
-/// Compares the lines a file holds with the lines a transcript renders to.
+/// Compares the lines a file holds with the lines a transcript renders to. A session only
+/// grows: the same lines are [`Change::Same`], more after them [`Change::Append`], a rendering
+/// that drops a card the file holds or has fewer lines [`Change::Behind`], and anything else
+/// (a transcript rewritten in its middle) [`Change::Rewrite`].
 pub fn compare(old: &[&str], new: &[String]) -> Change {
     if old.len() <= new.len() && old.iter().zip(new).all(|(a, b)| *a == b) {
-        if old.len() == new.len() {
+        return if old.len() == new.len() {
             Change::Same
         } else {
             Change::Append(old.len())
+        };
+    }
+    let cards = |lines: &mut dyn Iterator<Item = &str>| -> std::collections::HashSet<String> {
+        lines
+            .filter_map(|l| serde_json::from_str::<Record>(l).ok())
+            .filter_map(|r| match r {
+                Record::Card(c) => Some(c.id),
+                Record::Episode(_) => None,
+            })
+            .collect()
+    };
+    let had = cards(&mut old.iter().copied());
+    let has = cards(&mut new.iter().map(String::as_str));
+    if new.len() < old.len() || !had.is_subset(&has) {
+        Change::Behind {
+            cards: had.len(),
+            renders: has.len(),
         }
     } else {
         Change::Rewrite
@@ -360,7 +490,118 @@ mod tests {
         assert_eq!(compare(&["a"], &new), Change::Append(1));
         assert_eq!(compare(&[], &new), Change::Append(0));
         assert_eq!(compare(&["a", "x"], &new), Change::Rewrite);
-        assert_eq!(compare(&["a", "b", "c", "d"], &new), Change::Rewrite);
+    }
+
+    fn card_line(index: usize, prompt: &str) -> String {
+        let c = Card {
+            id: card_id("claude", "s", index),
+            agent: "claude".into(),
+            session: "s".into(),
+            turn: index + 1,
+            ts: "2026-11-30T10:00:00.000Z".into(),
+            duration_ms: None,
+            outcome: "completed".into(),
+            prompt: prompt.into(),
+            files: vec![],
+            commands: vec![],
+            errors: vec![],
+            answer: String::new(),
+            trivial: false,
+        };
+        line(&Record::Card(c))
+    }
+
+    #[test]
+    fn a_session_never_shrinks() {
+        let whole: Vec<String> = (0..3).map(|i| card_line(i, "p")).collect();
+        let old: Vec<&str> = whole.iter().map(String::as_str).collect();
+        // A prefix (an older copy): behind, not a rewrite.
+        assert_eq!(
+            compare(&old, &whole[..2]),
+            Change::Behind {
+                cards: 3,
+                renders: 2
+            }
+        );
+        // Cut in the middle of its last turn: fewer cards and a changed one, still behind.
+        let cut = vec![whole[0].clone(), card_line(1, "p, cut")];
+        assert_eq!(
+            compare(&old, &cut),
+            Change::Behind {
+                cards: 3,
+                renders: 2
+            }
+        );
+        // The same turns, one edited: a rewrite.
+        let edited = vec![whole[0].clone(), card_line(1, "q"), whole[2].clone()];
+        assert_eq!(compare(&old, &edited), Change::Rewrite);
+    }
+
+    #[test]
+    fn turns_are_numbered_from_one_and_older_lines_are_read_so() {
+        let line = card_line(4, "p");
+        let Record::Card(c) = serde_json::from_str::<Record>(&line).unwrap() else {
+            panic!("a card")
+        };
+        assert_eq!(c.turn, 5);
+        assert!(line.contains("\"turn\":5"), "{line}");
+        // A line written before: position 4 stored as `"turn":4`, under the same id.
+        let legacy = line.replace("\"turn\":5", "\"turn\":4");
+        let Record::Card(c) = serde_json::from_str::<Record>(&legacy).unwrap() else {
+            panic!("a card")
+        };
+        assert_eq!(c.turn, 5);
+    }
+
+    fn turn(prompt: &str, answer: &str, tools: &[&str]) -> Turn {
+        Turn {
+            index: 0,
+            line: 1,
+            end_offset: 0,
+            started: None,
+            ended: None,
+            prompt: prompt.into(),
+            answer: answer.into(),
+            outcome: crate::sessions::Outcome::Completed,
+            files_written: vec![],
+            commands: vec![],
+            errors: vec![],
+            tools: tools.iter().map(|t| t.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn turns_without_content_are_trivial_by_their_shape() {
+        let greeting = "Hello! I'm ready to help with your project. What would you like to do?";
+        let long_answer = "word ".repeat(60);
+        let cases = [
+            ("/clear", "", &[][..], true),
+            ("/mode plan", "", &[], true),
+            ("y", "", &[], true),
+            ("ok", "Done.", &[], true),
+            ("say hello", greeting, &[], true),
+            (
+                "wow, it works",
+                "Excellent! The new architecture",
+                &[],
+                true,
+            ),
+            ("ok", "", &["Bash"], false),
+            ("/init", "", &["Write"], false),
+            ("/review src/a.rs", long_answer.as_str(), &[], false),
+            ("what else?", long_answer.as_str(), &[], false),
+            ("no, never use npm here, use pnpm", "Noted.", &[], false),
+            ("/home/ana/a.rs", "", &[], true),
+            (
+                "CLAUDE.mdを最新の状態にアップデートして、テストも全部実行してください",
+                "",
+                &[],
+                false,
+            ),
+        ];
+        for (prompt, answer, tools, want) in cases {
+            assert_eq!(trivial(&turn(prompt, answer, tools)), want, "{prompt:?}");
+        }
     }
 
     #[test]

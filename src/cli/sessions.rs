@@ -1,11 +1,22 @@
 //! `cairn sessions ingest PATH… [--all] [--agent …]`: transcripts → turn cards and episodes.
 //!
-//! Incremental twice over. A checkpoint per transcript (`.cairn/sessions.json`: size, mtime,
-//! the session file it renders to) makes an unchanged transcript cost one `stat`. A changed
-//! one is parsed whole and rendered; its session file is then compared line by line
-//! ([`cards::compare`]): new lines after the same lines are appended, so a growing session
-//! adds only its new turns, and a transcript rewritten in its middle rewrites the file. The
-//! checkpoints are derived: without them the comparison alone still writes nothing twice.
+//! Incremental twice over. A checkpoint per transcript path (`.cairn/sessions.json`: its size
+//! and mtime, the session file it renders to and that file's size and mtime after the run)
+//! makes an unchanged transcript cost two `stat`s; when either changed (another path to the
+//! same session wrote the file, say) the transcript is read again. A changed one is parsed
+//! whole and rendered; its session file is then compared line by line ([`cards::compare`]):
+//! new lines after the same lines are appended, so a growing session adds only its new turns,
+//! a transcript rewritten in its middle rewrites the file, and one that renders to less than
+//! the file holds (an older backup, a cut copy) writes nothing and is named in a warning: a
+//! session never loses a card, so no observation loses the card it cites. The checkpoints are
+//! derived: without them the comparison alone still writes nothing twice.
+//!
+//! Folders are searched for `*.jsonl`, never inside the knowledge repository itself (nor any
+//! `.git` or `.cairn`). A file that is not a transcript, or a transcript without a turn, is
+//! skipped and reported so, with a warning when it held something (tool calls or answers but
+//! no prompt: a format this version does not read). Bad lines are warnings naming file and
+//! line, and the rest is ingested (exit 0); a file named on the command line with nothing
+//! readable in it exits 2.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,7 +41,8 @@ pub enum Command {
 
 #[derive(Debug, clap::Args)]
 pub struct IngestArgs {
-    /// Transcript files, or folders searched for *.jsonl
+    /// Transcript files, or folders searched for *.jsonl (never inside the knowledge
+    /// repository, .git or .cairn)
     pub paths: Vec<PathBuf>,
     /// Also read the agents' default folders (~/.claude/projects, ~/.codex/sessions,
     /// ~/.pi/agent/sessions)
@@ -51,8 +63,12 @@ const CHECKPOINTS: &str = ".cairn/sessions.json";
 struct Checkpoint {
     size: u64,
     mtime_ns: i128,
-    /// The session file it renders to, relative to the repository root.
-    file: String,
+    /// The session file it renders to, relative to the repository root; none for a
+    /// transcript without turns.
+    file: Option<String>,
+    /// The session file's size and mtime when the run that read the transcript ended.
+    file_size: u64,
+    file_mtime_ns: i128,
 }
 
 pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
@@ -70,14 +86,52 @@ pub fn default_folders(home: &Path) -> Vec<PathBuf> {
     ]
 }
 
-/// Every `*.jsonl` under `path` (or `path` itself), sorted.
-fn transcripts_under(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+/// A transcript to read, and whether the user named it (rather than a folder holding it).
+struct Found {
+    path: PathBuf,
+    named: bool,
+}
+
+/// The folders of the knowledge repository a search never enters.
+struct Fence {
+    /// The repository's root, canonical.
+    root: PathBuf,
+}
+
+impl Fence {
+    /// Whether the search started at `start` (canonical) skips the folder `dir`: a `.git` or
+    /// `.cairn` anywhere; the repository itself when the search started outside it; and its own
+    /// record folders (`slog`, `vault`) when it started inside.
+    fn skips(&self, start: &Path, dir: &Path) -> bool {
+        if dir
+            .file_name()
+            .is_some_and(|n| n == ".git" || n == ".cairn")
+        {
+            return true;
+        }
+        if start.starts_with(&self.root) {
+            ["slog", "vault"].iter().any(|d| dir == self.root.join(d))
+        } else {
+            dir == self.root
+        }
+    }
+}
+
+/// `path` itself when it is a file (named by the user), else every `*.jsonl` under it, sorted.
+fn transcripts_under(path: &Path, fence: &Fence, out: &mut Vec<Found>) -> Result<()> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path.display(), &e))?;
     if meta.is_file() {
-        out.push(path.to_path_buf());
+        out.push(Found {
+            path: path.to_path_buf(),
+            named: true,
+        });
         return Ok(());
     }
-    let mut stack = vec![path.to_path_buf()];
+    let start = std::fs::canonicalize(path).map_err(|e| Error::io(path.display(), &e))?;
+    if fence.skips(&start, &start) && start != fence.root {
+        return Ok(());
+    }
+    let mut stack = vec![start.clone()];
     let mut found = Vec::new();
     while let Some(dir) = stack.pop() {
         let read = std::fs::read_dir(&dir).map_err(|e| Error::io(dir.display(), &e))?;
@@ -88,14 +142,16 @@ fn transcripts_under(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
                 .map_err(|e| Error::io(entry.path().display(), &e))?;
             let p = entry.path();
             if ty.is_dir() {
-                stack.push(p);
+                if !fence.skips(&start, &p) {
+                    stack.push(p);
+                }
             } else if ty.is_file() && p.extension().is_some_and(|e| e == "jsonl") {
                 found.push(p);
             }
         }
     }
     found.sort();
-    out.extend(found);
+    out.extend(found.into_iter().map(|path| Found { path, named: false }));
     Ok(())
 }
 
@@ -106,7 +162,15 @@ fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
         .map_or(0, |d| d.as_nanos() as i128)
 }
 
+/// A file's size and mtime, or `None` when it does not exist.
+fn stat(path: &Path) -> Option<(u64, i128)> {
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| (m.len(), mtime_ns(&m)))
+}
+
 fn load_checkpoints(repo: &Repo) -> BTreeMap<String, Checkpoint> {
+    // Checkpoints of an older shape do not parse: every transcript is then read again once.
     crate::files::read_optional(&repo.path(CHECKPOINTS))
         .ok()
         .flatten()
@@ -115,14 +179,32 @@ fn load_checkpoints(repo: &Repo) -> BTreeMap<String, Checkpoint> {
 }
 
 /// What ingesting one transcript did.
-#[derive(Debug, Default)]
-struct Outcome {
-    cards: usize,
-    episodes: usize,
-    rewritten: bool,
-    changed: Option<String>,
-    checkpoint: Option<Checkpoint>,
+#[derive(Debug)]
+enum Outcome {
+    /// Its records were compared with its session file (and written when they differed).
+    Ingested {
+        cards: usize,
+        episodes: usize,
+        rewritten: bool,
+        /// The session file, relative to the root.
+        file: String,
+        /// Whether it was written.
+        changed: bool,
+    },
+    /// It renders to less than its session file holds: nothing written.
+    Behind {
+        file: String,
+        session: String,
+        cards: usize,
+        renders: usize,
+    },
+    /// A transcript without a turn or an episode. `unattributed`: tool calls and answers
+    /// read outside any turn.
+    Empty { unattributed: usize },
 }
+
+/// Why a file was not ingested, when nothing in it could be read.
+struct Unreadable(String);
 
 /// The lines a session file holds now (none when it does not exist).
 fn current_lines(path: &Path) -> Result<String> {
@@ -137,30 +219,53 @@ fn ingest_one(
     fallback_session: &str,
     redactor: &Redactor,
     mtime: &str,
-) -> std::result::Result<(Outcome, Vec<sessions::LineError>), String> {
-    let transcript = sessions::parse(bytes, forced, fallback_session).map_err(|e| e.to_string())?;
-    let records = cards::records(&transcript, redactor, mtime);
-    let mut out = Outcome::default();
+) -> std::result::Result<(Outcome, Vec<sessions::LineError>), Unreadable> {
+    let transcript = sessions::parse(bytes, forced, fallback_session)
+        .map_err(|e| Unreadable(format!("not a transcript: {e}")))?;
     let errors = transcript.errors.clone();
-    if records.is_empty() {
-        return Ok((out, errors));
+    if transcript.turns.is_empty() && transcript.episodes.is_empty() {
+        if !errors.is_empty() {
+            let first = &errors[0];
+            return Err(Unreadable(format!(
+                "nothing readable: {} bad lines (line {}: {})",
+                errors.len(),
+                first.line,
+                first.message
+            )));
+        }
+        let unattributed = transcript.unattributed;
+        return Ok((Outcome::Empty { unattributed }, errors));
     }
+    let records = cards::records(&transcript, redactor, mtime);
     let rel = cards::file_of(transcript.agent, &transcript.session);
     let path = repo.path(&rel);
+    let fail = |e: String| Unreadable(format!("cannot write {rel}: {e}"));
     let new: Vec<String> = records.iter().map(cards::line).collect();
-    let old_text = current_lines(&path).map_err(|e| e.to_string())?;
+    let old_text = current_lines(&path).map_err(|e| fail(e.to_string()))?;
     let old: Vec<&str> = old_text.lines().filter(|l| !l.trim().is_empty()).collect();
     let count = |rs: &[Record]| {
         let cards = rs.iter().filter(|r| matches!(r, Record::Card(_))).count();
         (cards, rs.len() - cards)
     };
     let change = cards::compare(&old, &new);
-    if change != Change::Same {
+    if matches!(change, Change::Append(_) | Change::Rewrite) {
         ctx.begin_writes(repo, std::slice::from_ref(&rel))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| fail(e.to_string()))?;
     }
-    match change {
-        Change::Same => {}
+    let outcome = match change {
+        Change::Same => Outcome::Ingested {
+            cards: 0,
+            episodes: 0,
+            rewritten: false,
+            file: rel,
+            changed: false,
+        },
+        Change::Behind { cards, renders } => Outcome::Behind {
+            file: rel,
+            session: transcript.session.clone(),
+            cards,
+            renders,
+        },
         Change::Append(from) => {
             let mut buf = String::new();
             for l in &new[from..] {
@@ -169,12 +274,18 @@ fn ingest_one(
             }
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("{}: {e}", parent.display()))?;
+                    .map_err(|e| fail(format!("{}: {e}", parent.display())))?;
             }
             crate::files::append_lines(&path, buf.as_bytes(), &repo.recovered_dir())
-                .map_err(|e| e.to_string())?;
-            (out.cards, out.episodes) = count(&records[from..]);
-            out.changed = Some(rel.clone());
+                .map_err(|e| fail(e.to_string()))?;
+            let (cards, episodes) = count(&records[from..]);
+            Outcome::Ingested {
+                cards,
+                episodes,
+                rewritten: false,
+                file: rel,
+                changed: true,
+            }
         }
         Change::Rewrite => {
             let mut buf = String::new();
@@ -182,7 +293,7 @@ fn ingest_one(
                 buf.push_str(l);
                 buf.push('\n');
             }
-            crate::files::write_atomic(&path, buf.as_bytes()).map_err(|e| e.to_string())?;
+            crate::files::write_atomic(&path, buf.as_bytes()).map_err(|e| fail(e.to_string()))?;
             let old_ids: std::collections::HashSet<String> = old
                 .iter()
                 .filter_map(|l| serde_json::from_str::<Record>(l).ok())
@@ -193,17 +304,17 @@ fn ingest_one(
                 .filter(|r| !old_ids.contains(r.id()))
                 .cloned()
                 .collect();
-            (out.cards, out.episodes) = count(&fresh);
-            out.rewritten = true;
-            out.changed = Some(rel.clone());
+            let (cards, episodes) = count(&fresh);
+            Outcome::Ingested {
+                cards,
+                episodes,
+                rewritten: true,
+                file: rel,
+                changed: true,
+            }
         }
-    }
-    out.checkpoint = Some(Checkpoint {
-        size: 0,
-        mtime_ns: 0,
-        file: rel,
-    });
-    Ok((out, errors))
+    };
+    Ok((outcome, errors))
 }
 
 pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
@@ -227,6 +338,9 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
         }
         Ok(redactor_cell.get().expect("just set"))
     };
+    let fence = Fence {
+        root: std::fs::canonicalize(repo.root()).unwrap_or_else(|_| repo.root().to_path_buf()),
+    };
     let mut files = Vec::new();
     for p in &args.paths {
         let p = if p.is_absolute() {
@@ -234,7 +348,7 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
         } else {
             ctx.cwd.join(p)
         };
-        transcripts_under(&p, &mut files)?;
+        transcripts_under(&p, &fence, &mut files)?;
     }
     if args.all {
         let home = std::env::var_os("HOME")
@@ -242,7 +356,7 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             .unwrap_or_default();
         for dir in default_folders(&home) {
             if dir.is_dir() {
-                transcripts_under(&dir, &mut files)?;
+                transcripts_under(&dir, &fence, &mut files)?;
             }
         }
     }
@@ -251,8 +365,9 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             "name transcript files or folders, or pass --all for the agents' default folders",
         ));
     }
-    files.sort();
-    files.dedup();
+    // A file both named and found in a named folder counts as named.
+    files.sort_by(|a, b| a.path.cmp(&b.path).then(b.named.cmp(&a.named)));
+    files.dedup_by(|a, b| a.path == b.path);
 
     let _lock = repo.lock()?;
     crate::repo::ignore_derived(&repo)?;
@@ -264,15 +379,24 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
     let mut changed: Vec<String> = Vec::new();
     let mut problems: Vec<String> = Vec::new();
     let mut warnings = Vec::new();
-    for file in &files {
+    let mut skipped: Vec<serde_json::Value> = Vec::new();
+    let mut behind: Vec<serde_json::Value> = Vec::new();
+    let mut unreadable_named = Vec::new();
+    // Checkpoints made by this run: their session file's stat is taken after every write.
+    let mut made: Vec<String> = Vec::new();
+    for found in &files {
         bar.inc(1);
+        let file = &found.path;
         let key = file.to_string_lossy().into_owned();
         let meta = std::fs::metadata(file).map_err(|e| Error::io(file.display(), &e))?;
         let (size, mtime) = (meta.len(), mtime_ns(&meta));
         if let Some(cp) = checkpoints.get(&key)
             && cp.size == size
             && cp.mtime_ns == mtime
-            && repo.path(&cp.file).exists()
+            && match &cp.file {
+                Some(f) => stat(&repo.path(f)) == Some((cp.file_size, cp.file_mtime_ns)),
+                None => true,
+            }
         {
             unchanged += 1;
             continue;
@@ -287,6 +411,13 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             .modified()
             .map(chrono::DateTime::<chrono::Utc>::from)
             .unwrap_or(ctx.now);
+        let checkpoint = |file: Option<String>| Checkpoint {
+            size,
+            mtime_ns: mtime,
+            file,
+            file_size: 0,
+            file_mtime_ns: 0,
+        };
         match ingest_one(
             ctx,
             &repo,
@@ -296,66 +427,143 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             redactor()?,
             &crate::time::format(modified),
         ) {
-            Err(message) => warnings.push(format!("{}: skipped: {message}", file.display())),
-            Ok((out, errors)) => {
-                cards_added += out.cards;
-                episodes_added += out.episodes;
-                rewritten += usize::from(out.rewritten);
-                if let Some(rel) = out.changed
-                    && !changed.contains(&rel)
-                {
-                    changed.push(rel);
+            Err(Unreadable(reason)) => {
+                warnings.push(format!("{}: skipped: {reason}", file.display()));
+                skipped.push(json!({"file": key, "reason": reason}));
+                checkpoints.remove(&key);
+                if found.named {
+                    unreadable_named.push(file.display().to_string());
                 }
+            }
+            Ok((outcome, errors)) => {
                 for e in &errors {
                     problems.push(format!("{}:{}: {}", file.display(), e.line, e.message));
                 }
                 // A transcript with bad lines is read again next time, so that they are
                 // named again until fixed; its cards are the same, so nothing is written twice.
-                match out.checkpoint {
-                    Some(mut cp) if errors.is_empty() => {
-                        cp.size = size;
-                        cp.mtime_ns = mtime;
-                        checkpoints.insert(key, cp);
+                let mut keep = errors.is_empty();
+                match outcome {
+                    Outcome::Ingested {
+                        cards,
+                        episodes,
+                        rewritten: r,
+                        file: rel,
+                        changed: c,
+                    } => {
+                        cards_added += cards;
+                        episodes_added += episodes;
+                        rewritten += usize::from(r);
+                        if c && !changed.contains(&rel) {
+                            changed.push(rel.clone());
+                        }
+                        if keep {
+                            checkpoints.insert(key.clone(), checkpoint(Some(rel)));
+                        }
                     }
-                    _ => {
-                        checkpoints.remove(&key);
+                    Outcome::Behind {
+                        file: rel,
+                        session,
+                        cards,
+                        renders,
+                    } => {
+                        // Named again on every run until the copy is removed or catches up.
+                        keep = false;
+                        warnings.push(format!(
+                            "{}: an older or shorter copy of session {session}: it has {} but {rel} holds {}; nothing written",
+                            file.display(),
+                            crate::output::count(renders, "turn"),
+                            crate::output::count(cards, "turn"),
+                        ));
+                        behind.push(json!({"file": key, "session_file": rel, "cards": cards, "renders": renders}));
                     }
+                    Outcome::Empty { unattributed } => {
+                        let reason = if unattributed > 0 {
+                            let what = if unattributed == 1 {
+                                "1 tool call or answer".to_string()
+                            } else {
+                                format!("{unattributed} tool calls or answers")
+                            };
+                            format!(
+                                "{what} but no prompt; its format may be newer than this cairn reads"
+                            )
+                        } else {
+                            "no turns".to_string()
+                        };
+                        if unattributed > 0 {
+                            warnings.push(format!("{}: skipped: {reason}", file.display()));
+                        }
+                        skipped.push(json!({"file": key, "reason": reason}));
+                        if keep {
+                            checkpoints.insert(key.clone(), checkpoint(None));
+                        }
+                    }
+                }
+                if keep {
+                    made.push(key);
+                } else {
+                    checkpoints.remove(&key);
                 }
             }
         }
     }
     bar.finish_and_clear();
+    for key in &made {
+        if let Some(cp) = checkpoints.get_mut(key)
+            && let Some(f) = &cp.file
+        {
+            (cp.file_size, cp.file_mtime_ns) = stat(&repo.path(f)).unwrap_or((0, 0));
+        }
+    }
     super::failpoint("ingest-before-commit");
     let subject = format!(
-        "sessions: ingest {cards_added} turns, {episodes_added} episodes from {} transcripts",
-        changed.len()
+        "sessions: ingest {}, {} from {}",
+        crate::output::count(cards_added, "turn"),
+        crate::output::count(episodes_added, "episode"),
+        crate::output::count(changed.len(), "transcript")
     );
     let commit = ctx.commit_with_pending(&repo, &changed, &super::message(&subject, &[]))?;
     if checkpoints != before {
         let text = serde_json::to_string(&checkpoints).expect("checkpoints serialize");
         crate::files::write_atomic(&repo.path(CHECKPOINTS), text.as_bytes())?;
     }
+    let ingested = files.len() - unchanged - skipped.len() - behind.len();
     let metadata = json!({
-        "transcripts": files.len(), "unchanged": unchanged, "bytes": read_bytes,
-        "cards": cards_added, "episodes": episodes_added, "rewritten": rewritten, "errors": problems.len(),
+        "transcripts": files.len(), "unchanged": unchanged, "skipped": skipped.len(),
+        "behind": behind.len(), "bytes": read_bytes, "cards": cards_added,
+        "episodes": episodes_added, "rewritten": rewritten, "errors": problems.len(),
     });
     warnings.extend(crate::telemetry::emit(
         &repo,
         ctx.now,
         "sessions",
         "ingest",
-        problems.is_empty(),
+        problems.is_empty() && unreadable_named.is_empty(),
         started,
         metadata,
     ));
-    for p in &problems {
-        warnings.push(p.clone());
+    warnings.extend(problems.iter().cloned());
+    let mut not_ingested = Vec::new();
+    if unchanged > 0 {
+        not_ingested.push(format!("{unchanged} unchanged"));
+    }
+    if !skipped.is_empty() {
+        not_ingested.push(format!("{} skipped", skipped.len()));
+    }
+    if !behind.is_empty() {
+        not_ingested.push(format!("{} behind their session", behind.len()));
     }
     let human = format!(
-        "ingested {} transcripts ({unchanged} unchanged): {cards_added} new turn cards, {episodes_added} episodes{}; {}",
-        files.len(),
+        "ingested {}{}: {}, {}{}; {}",
+        crate::output::count(ingested, "transcript"),
+        if not_ingested.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", not_ingested.join(", "))
+        },
+        crate::output::count(cards_added, "new turn card"),
+        crate::output::count(episodes_added, "episode"),
         if rewritten > 0 {
-            format!(", {rewritten} sessions rewritten")
+            format!(", {} rewritten", crate::output::count(rewritten, "session"))
         } else {
             String::new()
         },
@@ -363,21 +571,25 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
     );
     let data = json!({
         "transcripts": files.len(),
+        "ingested": ingested,
         "unchanged": unchanged,
+        "skipped": skipped,
+        "behind": behind,
         "bytes_read": read_bytes,
         "cards": cards_added,
         "episodes": episodes_added,
         "rewritten": rewritten,
         "files": changed,
         "errors": problems,
+        "warnings": warnings,
         "commit": commit,
     });
-    let status = if problems.is_empty() {
+    let status = if unreadable_named.is_empty() {
         Status::Ok
     } else {
         Status::BadInput
     };
-    Ok(Report::new("sessions-ingest", data, human)
+    Ok(Report::new("sessions_ingest", data, human)
         .warnings(warnings)
         .status(status))
 }

@@ -542,7 +542,8 @@ fn session_lines(rel: &str, text: &str, first_line: usize, warnings: &mut Vec<St
     docs
 }
 
-/// The document of a turn card: its head line as title, its whole text to search.
+/// The document of a turn card: its head line as title, its whole text to search. A card of a
+/// turn without content (`trivial`) is held: recalled only when asked (`--include-hold`).
 pub fn card_doc(c: &crate::cards::Card, file: &str) -> Doc {
     Doc {
         id: c.id.clone(),
@@ -551,10 +552,14 @@ pub fn card_doc(c: &crate::cards::Card, file: &str) -> Doc {
         title: c.head(),
         time: parse_time(&c.ts).unwrap_or_default(),
         category: String::new(),
-        verdict: String::new(),
+        verdict: if c.trivial {
+            "hold".into()
+        } else {
+            String::new()
+        },
         status: c.outcome.clone(),
         session: format!("{}/{}", c.agent, c.session),
-        source: format!("{}/{}#{}", c.agent, c.session, c.turn + 1),
+        source: format!("{}/{}#{}", c.agent, c.session, c.turn),
         file: file.to_string(),
     }
 }
@@ -562,7 +567,7 @@ pub fn card_doc(c: &crate::cards::Card, file: &str) -> Doc {
 /// The document of an episode.
 pub fn episode_doc(e: &crate::cards::Episode, file: &str) -> Doc {
     let turns = match e.last_turn {
-        Some(last) => format!("turns {}–{}", e.first_turn + 1, last + 1),
+        Some(last) => format!("turns {}–{}", e.first_turn, last),
         None => "before the first turn".to_string(),
     };
     Doc {

@@ -90,7 +90,7 @@ fn candidate(
         observation_type: Some(kind.into()),
         narrative: Some(format!(
             "From turn {} of {} session {}: asked \"{}\" ({}).",
-            card.turn + 1,
+            card.turn,
             card.agent,
             card.session,
             card.head(),
@@ -363,6 +363,7 @@ mod tests {
                 .collect(),
             errors: vec![],
             answer: answer.into(),
+            trivial: false,
         }
     }
 
@@ -467,6 +468,6 @@ mod tests {
         assert_eq!(c[0].source.as_deref(), Some("tc-2"));
         assert_eq!(c[0].session_id.as_deref(), Some("claude/s1"));
         assert_eq!(c[0].write_verdict.as_deref(), Some("allow"));
-        assert!(c[0].narrative.as_deref().unwrap().contains("turn 3"));
+        assert!(c[0].narrative.as_deref().unwrap().contains("turn 2"));
     }
 }

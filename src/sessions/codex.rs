@@ -2,15 +2,21 @@
 //!
 //! Each line is `{"timestamp","type","payload"}`. `session_meta` gives the session id and cwd;
 //! `response_item` carries what the model saw and said; `event_msg` carries what the client
-//! showed. The same user text and answers appear in both streams: only `response_item`
-//! messages are read, never the `user_message` / `agent_message` events.
+//! showed. Answers are read from `response_item` only, never from `agent_message` events.
 //!
-//! - **Prompts.** A `response_item` message with role `user`, minus the context the client
-//!   injects as user messages: items starting `# AGENTS.md instructions`,
+//! - **Prompts.** Versions differ in where the user's prompts are: older ones write each prompt
+//!   both as a `response_item` message with role `user` and as an `event_msg` `user_message`;
+//!   newer ones (Codex Desktop among them) write it only as the event, or as an `event_msg`
+//!   `item_completed` whose item is a `UserMessage`. So the prompts are read from one stream,
+//!   chosen per file ([`Stream`]): the `response_item` messages when they hold every prompt the
+//!   user typed (what the events say), else the event stream with the most prompts. Never
+//!   two streams, so never a prompt twice. In every stream, the context the client injects as
+//!   user text is not a prompt: items starting `# AGENTS.md instructions`,
 //!   `<environment_context>`, `<user_instructions>`, `<permissions instructions>`,
 //!   `<INSTRUCTIONS>`, `<collaboration_mode>`, `<skills_instructions>`, `<user_shell_command>`
-//!   or `<turn_aborted>` (the last one interrupts the turn). A message made only of those is not
-//!   a prompt. Role `developer` / `system` messages never are.
+//!   or `<turn_aborted>` (the last one interrupts the turn, whichever stream is read), and
+//!   `user_message` events whose `kind` is not `plain`. Role `developer` / `system` messages
+//!   never are prompts. Images are `[image]`.
 //! - **Answers.** `response_item` messages with role `assistant` (`output_text`).
 //! - **Tools.** `function_call`, `custom_tool_call` and `local_shell_call` are paired with their
 //!   outputs by `call_id`. `shell`, `exec_command`, `container.exec` and `local_shell` are
@@ -91,6 +97,133 @@ struct Payload<'a> {
     aggregated_output: Snippet,
     #[serde(default)]
     action: Option<Action>,
+    /// A `user_message` event's kind in older versions: `plain` for what the user typed.
+    #[serde(rename = "kind", borrow, default)]
+    message_kind: Text<'a>,
+    /// A `user_message` event's attached images (data URLs) and local image paths.
+    #[serde(default)]
+    images: Count,
+    #[serde(default)]
+    local_images: Count,
+    /// The item of an `item_completed` event.
+    #[serde(borrow, default)]
+    item: Option<TurnItem<'a>>,
+}
+
+/// The item of an `item_completed` event; only `UserMessage` items are read.
+#[derive(Deserialize)]
+struct TurnItem<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Text<'a>,
+    #[serde(borrow, default)]
+    content: Option<Vec<Item<'a>>>,
+}
+
+/// How many elements a list has (anything but a list has none), without keeping them.
+#[derive(Default)]
+struct Count(usize);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct CountVisitor;
+        impl<'de> Visitor<'de> for CountVisitor {
+            type Value = Count;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Count, A::Error> {
+                let mut n = 0;
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    n += 1;
+                }
+                Ok(Count(n))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Count, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Count(0))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Count, E> {
+                Ok(Count(0))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Count, E> {
+                Ok(Count(0))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Count, E> {
+                Ok(Count(0))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Count, E> {
+                Ok(Count(0))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Count, E> {
+                Ok(Count(0))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Count, E> {
+                Ok(Count(0))
+            }
+        }
+        deserializer.deserialize_any(CountVisitor)
+    }
+}
+
+/// The stream a rollout's prompts are read from (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    /// `response_item` messages with role `user`.
+    Response,
+    /// `event_msg` `user_message` events.
+    UserMessage,
+    /// `event_msg` `item_completed` events with a `UserMessage` item.
+    ItemCompleted,
+}
+
+/// The prompts each stream holds, as read by the first pass.
+#[derive(Default)]
+struct Prompts {
+    response: Vec<String>,
+    user_message: Vec<String>,
+    item_completed: Vec<String>,
+}
+
+impl Prompts {
+    fn push(&mut self, stream: Stream, prompt: &str) {
+        let list = match stream {
+            Stream::Response => &mut self.response,
+            Stream::UserMessage => &mut self.user_message,
+            Stream::ItemCompleted => &mut self.item_completed,
+        };
+        list.push(comparable(prompt));
+    }
+
+    /// The stream to read the prompts from: the responses when they hold every prompt the
+    /// events say the user typed, else the event stream with the most.
+    fn choice(&self) -> Stream {
+        let (typed, stream) = if self.item_completed.len() > self.user_message.len() {
+            (&self.item_completed, Stream::ItemCompleted)
+        } else {
+            (&self.user_message, Stream::UserMessage)
+        };
+        let mut left: HashMap<&str, usize> = HashMap::new();
+        for p in &self.response {
+            *left.entry(p.as_str()).or_default() += 1;
+        }
+        let all_there = typed.iter().all(|p| match left.get_mut(p.as_str()) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        });
+        if all_there { Stream::Response } else { stream }
+    }
+}
+
+/// A prompt as the streams can be compared: images left out, whitespace collapsed.
+fn comparable(prompt: &str) -> String {
+    prompt
+        .split_whitespace()
+        .filter(|w| *w != "[image]")
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[derive(Deserialize)]
@@ -273,8 +406,21 @@ struct Processes {
     stdin: HashMap<String, u64>,
 }
 
-/// Feeds the lines of a Codex rollout to `b`.
+/// Feeds the lines of a Codex rollout to `b`, its prompts from the stream that holds them: the
+/// first pass reads the `response_item` prompts and notes every stream's; a second pass, from
+/// a fresh builder, reads another stream when that one holds prompts the first lacked.
 pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
+    let mut prompts = Prompts::default();
+    feed(bytes, b, Stream::Response, &mut prompts);
+    let stream = prompts.choice();
+    if stream != Stream::Response {
+        *b = Builder::new(super::Agent::Codex);
+        feed(bytes, b, stream, &mut Prompts::default());
+    }
+}
+
+/// One pass over the lines: prompts from `stream`, every stream's prompts noted in `seen`.
+fn feed(bytes: &[u8], b: &mut Builder, stream: Stream, seen: &mut Prompts) {
     let mut processes = Processes::default();
     let mut metas = 0;
     for line in super::lines(bytes) {
@@ -299,8 +445,32 @@ pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
                 "turn_context" if b.cwd.is_none() && !p.cwd.as_str().is_empty() => {
                     b.cwd = Some(p.cwd.as_str().to_string());
                 }
-                "response_item" => response_item(p, &line, at, b, &mut processes),
+                "response_item" => {
+                    if let Some(prompt) = response_prompt(p, b) {
+                        seen.push(Stream::Response, &prompt);
+                        if stream == Stream::Response {
+                            b.prompt(&line, at, prompt);
+                        }
+                    }
+                    response_item(p, b, &mut processes);
+                }
                 "event_msg" => match p.kind.as_str() {
+                    "user_message" => {
+                        if let Some(prompt) = event_prompt(p) {
+                            seen.push(Stream::UserMessage, &prompt);
+                            if stream == Stream::UserMessage {
+                                b.prompt(&line, at, prompt);
+                            }
+                        }
+                    }
+                    "item_completed" => {
+                        if let Some(prompt) = item_prompt(p) {
+                            seen.push(Stream::ItemCompleted, &prompt);
+                            if stream == Stream::ItemCompleted {
+                                b.prompt(&line, at, prompt);
+                            }
+                        }
+                    }
                     "turn_aborted" => b.interrupt(),
                     "error" => b.api_error(p.message.as_str()),
                     "exec_command_end" => {
@@ -321,47 +491,77 @@ pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
     }
 }
 
-fn response_item(
-    p: &Payload,
-    line: &super::Line,
-    at: Option<chrono::DateTime<chrono::Utc>>,
-    b: &mut Builder,
-    processes: &mut Processes,
-) {
+/// Whether `text` is context the client injected, not what the user typed.
+fn injected(text: &str) -> bool {
+    INJECTED.iter().any(|m| text.starts_with(m))
+}
+
+/// The pieces of a user message joined with newlines, images as `[image]`, injected context
+/// left out; `None` when nothing is left.
+fn joined<'t>(pieces: impl IntoIterator<Item = &'t str>) -> Option<String> {
+    let mut prompt = String::new();
+    for piece in pieces {
+        let piece = piece.trim();
+        if piece.is_empty() || injected(piece) {
+            continue;
+        }
+        if !prompt.is_empty() {
+            prompt.push('\n');
+        }
+        prompt.push_str(piece);
+    }
+    (!prompt.is_empty()).then_some(prompt)
+}
+
+/// The prompt of a `response_item` user message, if it is one. A `<turn_aborted>` item in it
+/// interrupts the open turn, whichever stream the prompts are read from.
+fn response_prompt(p: &Payload, b: &mut Builder) -> Option<String> {
+    if p.kind.as_str() != "message" || p.role.as_str() != "user" {
+        return None;
+    }
+    let items = p.content.as_deref().unwrap_or(&[]);
+    if items
+        .iter()
+        .any(|i| i.text.as_str().trim_start().starts_with("<turn_aborted>"))
+    {
+        b.interrupt();
+    }
+    joined(items.iter().map(|item| match item.kind.as_str() {
+        "input_image" => "[image]",
+        _ => item.text.as_str(),
+    }))
+}
+
+/// The prompt of a `user_message` event, if it is one.
+fn event_prompt(p: &Payload) -> Option<String> {
+    let kind = p.message_kind.as_str();
+    if !kind.is_empty() && kind != "plain" {
+        return None;
+    }
+    let images = p.images.0 + p.local_images.0;
+    joined(std::iter::once(p.message.as_str()).chain(std::iter::repeat_n("[image]", images)))
+}
+
+/// The prompt of an `item_completed` event whose item is a `UserMessage`, if it is one.
+fn item_prompt(p: &Payload) -> Option<String> {
+    let item = p.item.as_ref()?;
+    if item.kind.as_str() != "UserMessage" {
+        return None;
+    }
+    let content = item.content.as_deref().unwrap_or(&[]);
+    joined(content.iter().map(|c| match c.kind.as_str() {
+        "image" | "local_image" => "[image]",
+        _ => c.text.as_str(),
+    }))
+}
+
+/// Everything of a `response_item` but its prompt: answers, tool calls and their outputs.
+fn response_item(p: &Payload, b: &mut Builder, processes: &mut Processes) {
     let call_id = p.call_id.as_str();
     match p.kind.as_str() {
-        "message" => {
-            let items = p.content.as_deref().unwrap_or(&[]);
-            match p.role.as_str() {
-                "user" => {
-                    let mut prompt = String::new();
-                    for item in items {
-                        let text = item.text.as_str().trim();
-                        if text.starts_with("<turn_aborted>") {
-                            b.interrupt();
-                        }
-                        let piece = match item.kind.as_str() {
-                            "input_image" => "[image]",
-                            _ if INJECTED.iter().any(|m| text.starts_with(m)) => continue,
-                            _ => text,
-                        };
-                        if !piece.is_empty() {
-                            if !prompt.is_empty() {
-                                prompt.push('\n');
-                            }
-                            prompt.push_str(piece);
-                        }
-                    }
-                    if !prompt.is_empty() {
-                        b.prompt(line, at, prompt);
-                    }
-                }
-                "assistant" => {
-                    for item in items {
-                        b.answer(None, item.text.as_str());
-                    }
-                }
-                _ => {}
+        "message" if p.role.as_str() == "assistant" => {
+            for item in p.content.as_deref().unwrap_or(&[]) {
+                b.answer(None, item.text.as_str());
             }
         }
         "function_call" => {
@@ -431,6 +631,7 @@ mod tests {
 
     const ROLLOUT: &str =
         "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl";
+    const DERIVED: &str = "codex-event-prompts/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5dd0e01.jsonl";
 
     fn read(lines: &[&str]) -> Transcript {
         parse(lines.join("\n").as_bytes(), Some(Agent::Codex), "fallback").unwrap()
@@ -454,6 +655,72 @@ mod tests {
         assert_eq!(t.turns[0].prompt, "run the tests");
         assert_eq!(t.turns[0].answer, "Done.");
         assert_eq!(t.turns[0].outcome, Outcome::Completed);
+    }
+
+    #[test]
+    fn prompts_only_in_events_are_read_once() {
+        let t = read(&[META, CONTEXT, EVENT, ANSWER, AGENT_EVENT, EVENT, ANSWER]);
+        let prompts: Vec<_> = t.turns.iter().map(|t| t.prompt.as_str()).collect();
+        assert_eq!(prompts, ["run the tests", "run the tests"]);
+        assert_eq!(t.turns[0].answer, "Done.");
+        assert_eq!(t.turns[0].outcome, Outcome::Completed);
+        assert_eq!(t.unattributed, 0);
+    }
+
+    #[test]
+    fn prompts_only_in_completed_items_are_read_once() {
+        let item = r#"{"type":"event_msg","payload":{"type":"item_completed","thread_id":"abc","turn_id":"1","item":{"type":"UserMessage","id":"u1","content":[{"type":"text","text":"run the tests","text_elements":[]},{"type":"local_image","path":"/tmp/a.png"}]}}}"#;
+        let agent = r#"{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","id":"a1","content":[{"type":"Text","text":"Done."}]}}}"#;
+        let t = read(&[META, CONTEXT, item, ANSWER, agent]);
+        assert_eq!(t.turns.len(), 1);
+        assert_eq!(t.turns[0].prompt, "run the tests\n[image]");
+        assert_eq!(t.turns[0].answer, "Done.");
+    }
+
+    #[test]
+    fn injected_events_of_older_versions_are_not_prompts() {
+        let context = r#"{"type":"event_msg","payload":{"type":"user_message","message":"<environment_context>/w</environment_context>","kind":"environment_context"}}"#;
+        let plain = r#"{"type":"event_msg","payload":{"type":"user_message","message":"run the tests","kind":"plain","images":["data:image/png;base64,AAAA"]}}"#;
+        let t = read(&[META, context, plain, ANSWER]);
+        let prompts: Vec<_> = t.turns.iter().map(|t| t.prompt.as_str()).collect();
+        assert_eq!(prompts, ["run the tests\n[image]"]);
+    }
+
+    #[test]
+    fn responses_holding_every_typed_prompt_are_the_stream_read() {
+        // Both streams hold the prompt: read once, at the response's line.
+        let t = read(&[META, PROMPT, EVENT, ANSWER]);
+        assert_eq!(t.turns.len(), 1);
+        assert_eq!(t.turns[0].line, 2);
+        // An injected block the reader does not know is in the responses, the typed prompts
+        // only in the events (Codex Desktop): the events are read.
+        let startup = r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<app_context>desktop</app_context>"}]}}"#;
+        let t = read(&[META, startup, EVENT, ANSWER]);
+        let prompts: Vec<_> = t.turns.iter().map(|t| t.prompt.as_str()).collect();
+        assert_eq!(prompts, ["run the tests"]);
+    }
+
+    #[test]
+    fn activity_without_a_prompt_is_counted() {
+        let call = r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"c1"}}"#;
+        let t = read(&[META, CONTEXT, call, ANSWER]);
+        assert!(t.turns.is_empty());
+        assert_eq!(t.unattributed, 2);
+    }
+
+    #[test]
+    fn the_event_prompt_fixture_reads_as_the_original() {
+        let original = parse(&fixture(ROLLOUT), None, "x").unwrap();
+        let derived = parse(&fixture(DERIVED), None, "x").unwrap();
+        assert_eq!(derived.session, "019e1625-789d-76c0-80ab-3724b5dd0e01");
+        assert_eq!(derived.turns.len(), original.turns.len());
+        for (d, o) in derived.turns.iter().zip(&original.turns) {
+            assert_eq!(d.prompt, o.prompt);
+            assert_eq!(d.answer, o.answer);
+            assert_eq!(d.outcome, o.outcome);
+            assert_eq!(d.commands, o.commands);
+            assert_eq!(d.files_written, o.files_written);
+        }
     }
 
     #[test]

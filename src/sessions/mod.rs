@@ -132,6 +132,9 @@ pub struct Transcript {
     pub episodes: Vec<Episode>,
     /// Lines that could not be read.
     pub errors: Vec<LineError>,
+    /// Tool calls and answers read outside any turn (before the first prompt). A transcript
+    /// with some and no turn is one whose prompts this reader did not find.
+    pub unattributed: usize,
 }
 
 /// One prompt and everything the agent did about it.
@@ -699,6 +702,8 @@ pub(crate) struct Builder {
     episodes: Vec<Episode>,
     errors: Vec<LineError>,
     open: Option<Open>,
+    /// Tool calls and answers seen while no turn was open.
+    unattributed: usize,
 }
 
 impl Builder {
@@ -711,6 +716,7 @@ impl Builder {
             episodes: Vec::new(),
             errors: Vec::new(),
             open: None,
+            unattributed: 0,
         }
     }
 
@@ -765,11 +771,14 @@ impl Builder {
     /// Assistant text. `reply` is the id of the message it belongs to, if the format has one:
     /// the same text seen again under the same id is a repeat, not more answer.
     pub fn answer(&mut self, reply: Option<&str>, text: &str) {
-        let Some(open) = &mut self.open else { return };
         let text = text.trim();
         if text.is_empty() {
             return;
         }
+        let Some(open) = &mut self.open else {
+            self.unattributed += 1;
+            return;
+        };
         if let Some(id) = reply
             && !open.seen.insert((id.to_string(), text.to_string()))
         {
@@ -791,7 +800,10 @@ impl Builder {
         command: Option<String>,
         files: impl IntoIterator<Item = Cow<'p, str>>,
     ) {
-        let Some(open) = &mut self.open else { return };
+        let Some(open) = &mut self.open else {
+            self.unattributed += 1;
+            return;
+        };
         if !id.is_empty() && (open.pending.contains_key(id) || open.commands.contains_key(id)) {
             return;
         }
@@ -952,6 +964,7 @@ impl Builder {
             turns: self.turns,
             episodes: self.episodes,
             errors: self.errors,
+            unattributed: self.unattributed,
         }
     }
 }
@@ -964,7 +977,7 @@ mod tests {
 
     /// Every fixture transcript: agent, file, turns and episodes counted by
     /// `tests/fixtures/sessions/count_prompts.py` (see the README there).
-    pub(crate) const COUNTS: [(Agent, &str, usize, usize); 7] = [
+    pub(crate) const COUNTS: [(Agent, &str, usize, usize); 8] = [
         (
             Agent::Claude,
             "claude-code/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
@@ -988,6 +1001,12 @@ mod tests {
         (
             Agent::Codex,
             "codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+            2,
+            0,
+        ),
+        (
+            Agent::Codex,
+            "codex-event-prompts/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5dd0e01.jsonl",
             2,
             0,
         ),

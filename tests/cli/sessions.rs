@@ -453,9 +453,20 @@ fn a_bad_line_is_named_and_the_rest_is_read() {
             &repo,
             &["--json", "sessions", "ingest", t.to_str().unwrap()],
         )
-        .code(2);
+        .code(0);
+    // The good lines were written, the bad one is a warning naming file and line (stderr and
+    // `data.warnings`): exit 0 under the output contract.
     assert!(out.stderr.contains("bad.jsonl:2:"), "{}", out.stderr);
-    assert_eq!(out.data()["cards"], 2, "the other lines were read");
+    let data = out.data();
+    assert_eq!(data["cards"], 2, "the other lines were read");
+    assert!(
+        data["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("bad.jsonl:2:")),
+        "{data}"
+    );
 }
 
 #[test]
@@ -663,7 +674,7 @@ fn every_fixture_ingests_with_its_counted_turns_and_reingest_changes_nothing() {
         )
         .code(0)
         .data();
-    assert_eq!(data["transcripts"], 7, "{data}");
+    assert_eq!(data["transcripts"], 8, "{data}");
     assert_eq!(data["errors"].as_array().unwrap().len(), 0, "{data}");
     // The counts of tests/fixtures/sessions/README.md, made by count_prompts.py from the raw lines.
     let want: Vec<(&str, (usize, usize))> = vec![
@@ -672,6 +683,7 @@ fn every_fixture_ingests_with_its_counted_turns_and_reingest_changes_nothing() {
         ("claude/624a4a58-b34c-462d-a70d-13421c8125a8", (15, 1)),
         ("claude/9eda1058-9706-484a-b992-d03f9cfa2546", (3, 16)),
         ("claude/fe5e1c67-53e7-4862-81ae-d0e013e3270b", (2, 1)),
+        ("codex/019e1625-789d-76c0-80ab-3724b5dd0e01", (2, 0)),
         ("codex/019e1625-789d-76c0-80ab-3724b5ddb799", (2, 0)),
         ("pi/ffae836b-9420-4060-ac13-7745215f90ff", (55, 2)),
     ];
@@ -682,7 +694,7 @@ fn every_fixture_ingests_with_its_counted_turns_and_reingest_changes_nothing() {
             .map(|(k, v)| (k.to_string(), v))
             .collect::<Vec<_>>()
     );
-    assert_eq!(data["cards"], 79);
+    assert_eq!(data["cards"], 81);
     assert_eq!(data["episodes"], 20);
     assert_eq!(git_status(&env, &repo), "");
 
@@ -695,7 +707,7 @@ fn every_fixture_ingests_with_its_counted_turns_and_reingest_changes_nothing() {
         )
         .code(0)
         .data();
-    assert_eq!(again["unchanged"], 7, "{again}");
+    assert_eq!(again["unchanged"], 8, "{again}");
     assert_eq!(again["cards"], 0);
     assert_eq!(commits(&env, &repo), before);
     // Without the checkpoints (a fresh clone), the comparison alone still writes nothing.
@@ -920,4 +932,381 @@ fn an_ambiguous_category_is_asked_of_the_llm_when_one_is_configured() {
     assert_eq!(decision["category_id"], "projects");
     assert!(data["counts"]["calls"].as_u64().unwrap() >= 1);
     assert!(mock.matched());
+}
+
+const EVENT_PROMPTS: &str = "sessions/codex-event-prompts/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5dd0e01.jsonl";
+
+/// Issue 10, point 1: newer Codex builds write the prompts only as `event_msg` `user_message`
+/// lines; they were read from `response_item` alone, so such a rollout gave 0 cards, silently.
+#[test]
+fn codex_prompts_written_only_as_events_become_cards() {
+    let (env, repo) = Env::repo();
+    let t = fixtures().join(EVENT_PROMPTS);
+    let out = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", t.to_str().unwrap()],
+        )
+        .code(0);
+    assert_eq!(out.json()["type"], "sessions_ingest");
+    let data = out.data();
+    assert_eq!(data["cards"], 2, "{data}");
+    let prompts: Vec<Value> = card_lines(&repo)
+        .iter()
+        .map(|c| c["prompt"].clone())
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            "show tools",
+            "let's update the defailt context compart to 90 in env var"
+        ],
+        "each prompt once"
+    );
+}
+
+/// Issue 10, point 1: a transcript whose tool calls and answers were read but no prompt is
+/// named in a warning (stderr and `data.warnings`) and reported skipped, not ingested.
+#[test]
+fn a_transcript_with_tool_calls_but_no_prompt_is_named_in_a_warning() {
+    let (env, repo) = Env::repo();
+    let derived = std::fs::read_to_string(fixtures().join(EVENT_PROMPTS)).unwrap();
+    let no_prompts: String = derived
+        .split_inclusive('\n')
+        .filter(|l| !l.contains(r#""type":"user_message""#))
+        .collect();
+    let t = write(env.path(), "t/rollout-no-prompts.jsonl", &no_prompts);
+    let out = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", t.to_str().unwrap()],
+        )
+        .code(0);
+    assert!(
+        out.stderr.contains("rollout-no-prompts.jsonl: skipped:")
+            && out.stderr.contains("but no prompt"),
+        "{}",
+        out.stderr
+    );
+    let data = out.data();
+    assert_eq!(data["ingested"], 0, "{data}");
+    assert_eq!(data["skipped"][0]["file"], t.to_str().unwrap(), "{data}");
+    assert!(
+        data["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("rollout-no-prompts.jsonl"),
+        "{data}"
+    );
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0)
+        .stdout_has("ingested 0 transcripts (1 unchanged)");
+}
+
+/// The first `lines` lines of the real session-624a4a58 (15 turns), as a truncated copy.
+fn cut_session(lines: usize) -> (String, String) {
+    let original =
+        std::fs::read_to_string(fixtures().join("sessions/claude-code/session-624a4a58.jsonl"))
+            .unwrap();
+    let cut: String = original.split_inclusive('\n').take(lines).collect();
+    (original, cut)
+}
+
+const SESSION_624: &str = "vault/sessions/claude/624a4a58-b34c-462d-a70d-13421c8125a8.jsonl";
+
+/// Issue 10, point 2: ingesting a truncated copy of a session (same id, fewer lines) rewrote
+/// the session file: 14 cards became 2 and observations pointed at cards that were gone.
+#[test]
+fn a_shorter_copy_of_a_session_removes_no_card() {
+    let (env, repo) = Env::repo();
+    let (original, cut) = cut_session(130);
+    let whole = write(env.path(), "t/whole.jsonl", &original);
+    env.cairn_in(&repo, &["sessions", "ingest", whole.to_str().unwrap()])
+        .code(0);
+    env.cairn_in(&repo, &["observe", "--all"]).code(0);
+    let before = read(&repo, SESSION_624);
+    let commits_before = commits(&env, &repo);
+    // The cut falls inside a turn: the copy renders fewer cards and a changed last one.
+    let copy = write(env.path(), "backup/copy.jsonl", &cut);
+    let out = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", copy.to_str().unwrap()],
+        )
+        .code(0);
+    assert!(
+        out.stderr
+            .contains("copy.jsonl: an older or shorter copy of session"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.data()["behind"][0]["cards"], 15, "{}", out.stdout);
+    assert_eq!(read(&repo, SESSION_624), before, "nothing removed");
+    assert_eq!(commits(&env, &repo), commits_before, "nothing committed");
+    // Every observation still cites a card that exists.
+    let ids: Vec<Value> = card_lines(&repo).iter().map(|c| c["id"].clone()).collect();
+    let obs = jsonl_lines(&repo.join("vault/observations"));
+    assert!(!obs.is_empty());
+    for o in obs
+        .iter()
+        .filter(|o| o["source"].as_str().is_some_and(|s| s.starts_with("tc-")))
+    {
+        assert!(ids.contains(&o["source"]), "{o} cites a card that is gone");
+    }
+    // A copy cut at a turn's end (a prefix of the rendering) is behind too.
+    let lines: Vec<&str> = original.split_inclusive('\n').collect();
+    assert!(lines[105].contains("I think that processedRecordIds"));
+    std::fs::write(&copy, lines[..105].concat()).unwrap();
+    env.cairn_in(&repo, &["sessions", "ingest", copy.to_str().unwrap()])
+        .code(0)
+        .stderr_has("nothing written");
+    assert_eq!(read(&repo, SESSION_624), before);
+}
+
+/// Issue 10, point 2: the checkpoint of a transcript said "unchanged" though another path to
+/// the same session had rewritten its file since, so the first transcript was never read again.
+#[test]
+fn a_second_path_to_a_session_does_not_hide_the_first() {
+    let (env, repo) = Env::repo();
+    let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0);
+    let rel = "vault/sessions/claude/5f0c7a1e-3b1d-4c8e-9f00-00000000a001.jsonl";
+    let first = read(&repo, rel);
+    // Another copy of the same session, edited in its middle, rewrites the file.
+    let edited = pnpm_session().replace(
+        "install the dependencies and run the tests",
+        "install the dependencies, then run every test",
+    );
+    let other = write(env.path(), "elsewhere/pnpm.jsonl", &edited);
+    env.cairn_in(&repo, &["sessions", "ingest", other.to_str().unwrap()])
+        .code(0);
+    assert_ne!(read(&repo, rel), first);
+    // The first transcript, unchanged itself, is read again: its file no longer renders it.
+    let data = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", t.to_str().unwrap()],
+        )
+        .code(0)
+        .data();
+    assert_eq!(data["unchanged"], 0, "{data}");
+    assert_eq!(read(&repo, rel), first);
+}
+
+/// Issue 10, point 2: after a truncated copy had been ingested, re-ingesting the whole
+/// original said "unchanged" and the session stayed cut.
+#[test]
+fn the_whole_original_after_a_truncated_copy_holds_every_turn() {
+    let (env, repo) = Env::repo();
+    let (original, cut) = cut_session(130);
+    let whole = write(env.path(), "t/whole.jsonl", &original);
+    let copy = write(env.path(), "backup/copy.jsonl", &cut);
+    for t in [&whole, &copy, &whole] {
+        env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+            .code(0);
+    }
+    let (env2, repo2) = Env::repo();
+    let alone = write(env2.path(), "t/whole.jsonl", &original);
+    env2.cairn_in(&repo2, &["sessions", "ingest", alone.to_str().unwrap()])
+        .code(0);
+    assert_eq!(read(&repo, SESSION_624), read(&repo2, SESSION_624));
+    let cards = card_lines(&repo);
+    assert_eq!(cards.iter().filter(|r| r["type"] == "card").count(), 15);
+}
+
+/// Issue 10, point 16: a turn without content ("say hello" answered with a greeting) ranked in
+/// recall for a question about the design.
+#[test]
+fn a_turn_without_content_is_recalled_only_when_asked() {
+    let (env, repo) = Env::repo();
+    let t = write(
+        env.path(),
+        "t/hello.jsonl",
+        &claude_transcript(
+            "5f0c7a1e-3b1d-4c8e-9f00-00000000b002",
+            &[
+                (
+                    "say hello",
+                    vec![],
+                    "Hello! Happy to talk about the design whenever you like.",
+                ),
+                ("/clear", vec![], ""),
+                (
+                    "sketch the design of the cache layer in docs/cache.md",
+                    vec![(
+                        "Write",
+                        json!({"file_path": "docs/cache.md", "content": "# Cache"}),
+                        "File created",
+                        false,
+                    )],
+                    "The design puts a read-through cache in front of the store.",
+                ),
+            ],
+        ),
+    );
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0);
+    let cards = card_lines(&repo);
+    assert_eq!(cards.len(), 3, "trivial turns stay cards");
+    assert_eq!(cards[0]["trivial"], true);
+    assert_eq!(cards[1]["trivial"], true);
+    assert!(cards[2].get("trivial").is_none(), "{}", cards[2]);
+    let ids = |out: &Value| -> Vec<Value> {
+        out["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].clone())
+            .collect()
+    };
+    let out = env
+        .cairn_in(&repo, &["--json", "recall", "design"])
+        .code(0)
+        .data();
+    assert_eq!(ids(&out), [cards[2]["id"].clone()], "{out}");
+    let out = env
+        .cairn_in(&repo, &["--json", "recall", "--include-hold", "design"])
+        .code(0)
+        .data();
+    assert!(ids(&out).contains(&cards[0]["id"]), "{out}");
+    let brief = env.cairn_in(&repo, &["brief"]).code(0);
+    assert!(!brief.stdout.contains("say hello"), "{}", brief.stdout);
+}
+
+/// Issue 10, point 17: a card stored `"turn": 4` and every output showed `#5`.
+#[test]
+fn a_card_shows_the_turn_number_it_stores() {
+    let (env, repo) = Env::repo();
+    let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0);
+    let cards = card_lines(&repo);
+    assert_eq!(cards[0]["turn"], 1);
+    assert_eq!(cards[1]["turn"], 2);
+    for card in &cards {
+        let shown = format!(
+            "claude/5f0c7a1e-3b1d-4c8e-9f00-00000000a001#{}",
+            card["turn"]
+        );
+        let words = card["prompt"].as_str().unwrap();
+        let found = env
+            .cairn_in(&repo, &["--json", "search", "--kind", "card", words])
+            .code(0)
+            .data();
+        let hit = found["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == card["id"])
+            .unwrap_or_else(|| panic!("{found}"));
+        assert_eq!(hit["source"], shown.as_str(), "search");
+        let explained = env
+            .cairn_in(&repo, &["recall", "--explain", "--kind", "card", words])
+            .code(0);
+        assert!(
+            explained.stdout.contains(&format!("### turn {shown} ")),
+            "recall heads: {}",
+            explained.stdout
+        );
+        assert!(
+            explained.stdout.contains(&format!("{shown}, completed")),
+            "explain: {}",
+            explained.stdout
+        );
+    }
+}
+
+/// Issue 10, point 23: `sessions ingest DIR` walked into the knowledge repository itself and
+/// warned about its own files; a file that is not a transcript was counted as ingested.
+#[test]
+fn ingest_of_a_folder_skips_the_repository_and_reports_what_is_not_a_transcript() {
+    let (env, repo) = Env::repo();
+    let t = write(env.path(), "t/pnpm.jsonl", &pnpm_session());
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0);
+    env.cairn_in(&repo, &["observe", "--all"]).code(0);
+    env.cairn_in(&repo, &["slog", "deploy", "shop", "released 1.2"])
+        .code(0);
+    let notes = write(
+        env.path(),
+        "t/notes.jsonl",
+        "{\"note\":\"not a transcript\"}\n",
+    );
+    write(&env.path().join("t/.git"), "x.jsonl", "{}\n");
+    // The folder holds the repository (its vault and slog are JSON Lines too).
+    let out = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", env.path().to_str().unwrap()],
+        )
+        .code(0);
+    let data = out.data();
+    assert_eq!(
+        data["transcripts"], 2,
+        "only t/pnpm.jsonl and t/notes.jsonl: {data}"
+    );
+    assert_eq!(data["skipped"].as_array().unwrap().len(), 1, "{data}");
+    assert_eq!(data["skipped"][0]["file"], notes.to_str().unwrap());
+    assert!(!out.stderr.contains("vault"), "{}", out.stderr);
+    assert!(!out.stderr.contains("slog/"), "{}", out.stderr);
+    let human = env
+        .cairn_in(&repo, &["sessions", "ingest", env.path().to_str().unwrap()])
+        .code(0);
+    assert!(
+        human.stdout.contains("1 skipped") && !human.stdout.contains("ingested 2"),
+        "{}",
+        human.stdout
+    );
+    // Named on the command line, a file with nothing readable in it is an error.
+    env.cairn_in(&repo, &["sessions", "ingest", notes.to_str().unwrap()])
+        .code(2)
+        .stderr_has("notes.jsonl: skipped: not a transcript");
+    // Started inside the repository, the search skips its own records: nothing to ingest.
+    env.cairn_in(&repo, &["sessions", "ingest", "."])
+        .code(2)
+        .stderr_has("no transcripts to ingest");
+    let garbage = write(env.path(), "u/garbage.jsonl", "{not json\nnor this\n");
+    env.cairn_in(
+        &repo,
+        &[
+            "sessions",
+            "ingest",
+            "--agent",
+            "claude",
+            garbage.to_str().unwrap(),
+        ],
+    )
+    .code(2)
+    .stderr_has("garbage.jsonl: skipped: nothing readable");
+}
+
+/// Issue 10, point 24: "1 transcripts", "1 sessions" in what ingest and observe print.
+#[test]
+fn one_of_a_thing_is_counted_in_the_singular() {
+    let (env, repo) = Env::repo();
+    let t = write(
+        env.path(),
+        "t/one.jsonl",
+        &claude_transcript(
+            "5f0c7a1e-3b1d-4c8e-9f00-00000000c003",
+            &[(
+                "never commit generated files to the repository",
+                vec![],
+                "Understood: generated files stay out of commits.",
+            )],
+        ),
+    );
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0)
+        .stdout_has("ingested 1 transcript: 1 new turn card, 0 episodes; commit");
+    env.cairn_in(&repo, &["observe", "--all"])
+        .code(0)
+        .stdout_has("observed 1 turn of 1 session (builtin): 1 fact, 1 allowed");
+    let subject = env.git(&repo, &["log", "-2", "--format=%s"]);
+    assert!(
+        subject.contains("observe: 1 observation from 1 turn")
+            && subject.contains("sessions: ingest 1 turn, 0 episodes from 1 transcript"),
+        "{subject}"
+    );
 }
