@@ -179,7 +179,7 @@ fn adr_new_writes_record_with_frontmatter_and_skeleton() {
     for line in [
         "number: 1\n",
         "title: Use tantivy for the index\n",
-        "status: accepted\n",
+        "status: proposed\n",
         "date: 2026-01-02\n",
         "supersedes: []\n",
         "superseded-by: []\n",
@@ -214,7 +214,10 @@ fn adr_new_json_reports_the_record_and_commit() {
     let path = "decisions/0001-use-tantivy-for-the-index.md";
     assert_eq!(data["adr"]["number"], 1);
     assert_eq!(data["adr"]["title"], "Use tantivy for the index");
-    assert_eq!(data["adr"]["status"], "accepted");
+    assert_eq!(
+        data["adr"]["status"], "proposed",
+        "no sections given: a draft"
+    );
     assert_eq!(data["adr"]["path"], path);
     assert_eq!(data["adr"]["tags"], serde_json::json!(["index", "search"]));
     assert_eq!(data["adr"]["deciders"], serde_json::json!(["ana"]));
@@ -369,7 +372,7 @@ fn adr_new_supersedes_updates_both_files_in_one_commit() {
         "{new}"
     );
     // The one not named is untouched.
-    assert_eq!(show(&env, &repo, 2)["status"], "accepted");
+    assert_eq!(show(&env, &repo, 2)["status"], "proposed");
     assert_eq!(git_status(&env, &repo), "");
     lint_clean(&env, &repo);
 }
@@ -404,7 +407,7 @@ fn adr_supersede_updates_both_files_in_one_commit() {
     assert_eq!(old["status"], "superseded");
     assert_eq!(as_numbers(&old["superseded_by"]), [2]);
     let new = show(&env, &repo, 2);
-    assert_eq!(new["status"], "accepted");
+    assert_eq!(new["status"], "proposed");
     assert_eq!(as_numbers(&new["supersedes"]), [1]);
     assert_eq!(git_status(&env, &repo), "");
     lint_clean(&env, &repo);
@@ -432,7 +435,7 @@ fn adr_supersede_refuses_self_and_changes_nothing() {
 #[test]
 fn adr_status_accepts_the_six_canonical_words() {
     let (env, repo) = Env::repo();
-    adr_new(&env, &repo, "Use tantivy", &[]);
+    adr_new(&env, &repo, "Use tantivy", &["--status", "accepted"]);
     let rel = "decisions/0001-use-tantivy.md";
     for word in [
         "proposed",
@@ -526,7 +529,7 @@ fn adr_status_keeps_other_frontmatter_bytes() {
     let after = read(&repo, rel);
     assert_eq!(
         after,
-        edited.replacen("status: accepted\n", "status: deprecated\n", 1)
+        edited.replacen("status: proposed\n", "status: deprecated\n", 1)
     );
     assert!(after.contains("\n# chosen after the spike, see #42\n"));
     assert!(after.contains("\nreviewed-by:   ana   # kept as typed\n"));
@@ -537,7 +540,12 @@ fn adr_status_keeps_other_frontmatter_bytes() {
 // adr list / show
 
 fn three_tagged(env: &Env, repo: &Path) {
-    adr_new(env, repo, "Use PostgreSQL", &["--tags", "db,storage"]);
+    adr_new(
+        env,
+        repo,
+        "Use PostgreSQL",
+        &["--tags", "db,storage", "--status", "accepted"],
+    );
     adr_new(
         env,
         repo,
@@ -653,7 +661,7 @@ fn adr_lint_flags_non_canonical_status() {
     edit_file(
         &repo,
         "decisions/0002-two.md",
-        "status: accepted\n",
+        "status: proposed\n",
         "status: approved\n",
     );
     let problems = lint_fails_with(&env, &repo, "decisions/0002-two.md", "status `approved`");
@@ -1111,18 +1119,21 @@ fn adr_import_adr_tools() {
     assert_eq!(as_numbers(&show(&env, &repo, 2)["superseded_by"]), [3]);
     assert_eq!(as_numbers(&show(&env, &repo, 3)["supersedes"]), [2]);
 
-    // Link lines that are not supersede relations stay in the body.
+    // Amendments are relations in frontmatter, with their words, on both sides.
     let three = read(&repo, "decisions/0003-use-sqlite-for-storage.md");
     assert!(
-        three.contains(
-            "\nAmended by [5. Restart policy for workers](0005-restart-policy-for-workers.md)\n"
-        ),
+        frontmatter(&three)
+            .contains("relations:\n  - {kind: amended-by, adr: 5, text: Amended by}\n"),
         "{three}"
     );
-    let five = read(&repo, "decisions/0005-restart-policy-for-workers.md");
     assert!(
-        five.contains("\nAmends [3. Use SQLite for storage](0003-use-sqlite-for-storage.md)\n"),
-        "{five}"
+        !three.contains("\nAmended by ["),
+        "not left in the body: {three}"
+    );
+    let five = show(&env, &repo, 5);
+    assert_eq!(
+        five["relations"],
+        serde_json::json!([{"kind": "amends", "adr": 3, "text": "Amends"}])
     );
     // The status section became frontmatter, the rest of the body is kept.
     assert!(!three.contains("## Status"), "{three}");
