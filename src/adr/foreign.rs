@@ -26,6 +26,9 @@ pub(crate) struct Link {
     pub number: Option<AdrNumber>,
 }
 
+/// A relation as read: its kind, the record's words, the link.
+pub(crate) type Found = (Kind, String, Link);
+
 #[derive(Debug, Default)]
 pub(crate) struct Source {
     pub file_name: String,
@@ -40,8 +43,8 @@ pub(crate) struct Source {
     pub tags: Vec<String>,
     pub supersedes: Vec<Link>,
     pub superseded_by: Vec<Link>,
-    /// Every other relation: kind, the record's words, the link.
-    pub relations: Vec<(Kind, String, Link)>,
+    /// Every other relation.
+    pub relations: Vec<Found>,
     pub extras: Vec<(String, String)>,
     pub body: String,
 }
@@ -199,7 +202,7 @@ fn leading_number(s: &str) -> Option<AdrNumber> {
 /// with the relation words in front of it, or, after a first relation, only `,` / `and`
 /// between. Returns the relations and the text in front of the first one (the status words of
 /// `Accepted (partly superseded by [8](…))`), or `None` when the line has no relation.
-fn relations_in(line: &str, whole_line: bool) -> Option<(Vec<(Kind, String, Link)>, String)> {
+fn relations_in(line: &str, whole_line: bool) -> Option<(Vec<Found>, String)> {
     let mut found = Vec::new();
     let mut leading = None;
     let mut prev_end = 0;
@@ -219,9 +222,9 @@ fn relations_in(line: &str, whole_line: bool) -> Option<(Vec<(Kind, String, Link
                 }
                 Some((kind, words))
             }
-            None if !found.is_empty() && separator_only => found
-                .last()
-                .map(|(k, w, _): &(Kind, String, Link)| (*k, w.clone())),
+            None if !found.is_empty() && separator_only => {
+                found.last().map(|(k, w, _): &Found| (*k, w.clone()))
+            }
             // `adr link 3 Extends 1 "Extended by"` writes `Extends [1. …](0001-….md)`: a
             // line that is a few words and one link to a record is a relation too.
             None if whole_line
@@ -255,7 +258,7 @@ fn relations_in(line: &str, whole_line: bool) -> Option<(Vec<(Kind, String, Link
 }
 
 impl Source {
-    fn add_relations(&mut self, found: Vec<(Kind, String, Link)>) {
+    fn add_relations(&mut self, found: Vec<Found>) {
         for (kind, words, link) in found {
             match kind {
                 Kind::Supersedes => self.supersedes.push(link),
