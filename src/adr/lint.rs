@@ -112,7 +112,12 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         .map(|a| a.path.rsplit('/').next().unwrap_or(&a.path).to_string())
         .collect();
     // A number is reused when a record of that number was deleted and a different file took
-    // the number after it: history knows when each name first appeared.
+    // the number after it: history knows when each name first appeared. A name an import
+    // renamed (`imported-from` of a record under another name) was not deleted, it moved.
+    let renamed: BTreeSet<&str> = adrs
+        .iter()
+        .filter_map(|a| a.imported_from.as_deref())
+        .collect();
     for adr in &adrs {
         let name = adr.path.rsplit('/').next().unwrap_or(&adr.path);
         let Some(n) = super::number_of_file_name(name) else {
@@ -122,6 +127,7 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         let earlier = history.names.iter().find(|(old, seen)| {
             super::number_of_file_name(old) == Some(n)
                 && !current.contains(*old)
+                && !renamed.contains(old.as_str())
                 && seen.time <= mine
         });
         if let Some((old, seen)) = earlier {

@@ -167,12 +167,24 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
         super::short(&commit)
     );
     let data = json!({ "adr": record, "written": written.paths, "commit": commit });
-    Ok(Report::new("adr_new", data, human)
-        .warnings(warnings)
-        .next(Next::new(
+    let mut report = Report::new("adr_new", data, human).warnings(warnings);
+    let unfilled = adr::sections::unfilled(&record.body);
+    if !unfilled.is_empty() {
+        report = report.next(Next::new(
             format!("$EDITOR {}", record.path),
-            "write the context, decision and consequences",
-        )))
+            format!(
+                "write {} (template text is not recalled)",
+                unfilled.join(", ")
+            ),
+        ));
+        if record.status() == Some(Status::Proposed) {
+            report = report.next(Next::new(
+                format!("cairn adr status {} accepted", record.number),
+                "once it is decided",
+            ));
+        }
+    }
+    Ok(report)
 }
 
 fn open_editor(path: &std::path::Path) -> Result<()> {

@@ -1623,9 +1623,18 @@ fn adr_list_show_lint_and_recall_read_adopted_records_as_they_are() {
 #[test]
 fn adr_import_in_place_converts_adopted_records_in_one_commit() {
     let (env, repo) = Env::repo();
-    let names = adopt(&env, &repo, "adr-tools-links");
+    let mut names = adopt(&env, &repo, "adr-tools-links");
     adr_new(&env, &repo, "Already ours", &["--decision", "Keep it."]);
     let ours = read(&repo, "decisions/0009-already-ours.md");
+    // A second record numbered 3, first by name: it keeps 3, the Redis one moves to 10.
+    std::fs::write(
+        repo.join("decisions/0003-use-memcached.md"),
+        "# 3. Use memcached\n\nDate: 2026-11-02\n\n## Status\n\nAccepted\n\n## Decision\n\nUse memcached.\n",
+    )
+    .unwrap();
+    git_commit_all(&env, &repo, "a reused number");
+    names.push("0003-use-memcached.md".into());
+    names.sort();
     let before = head(&env, &repo);
     let data = env
         .cairn_in(&repo, &["adr", "import", "--in-place", "--json"])
@@ -1637,12 +1646,37 @@ fn adr_import_in_place_converts_adopted_records_in_one_commit() {
         before,
         "one commit"
     );
+    let moved = "0010-use-redis-as-the-shared-cache.md";
+    assert_eq!(number_from(&data, "0003-use-redis-for-caching.md"), 10);
+    names.retain(|n| n != "0003-use-redis-for-caching.md");
     let mut want: Vec<String> = names.iter().map(|n| format!("decisions/{n}")).collect();
+    want.push(format!("decisions/{moved}"));
     want.sort();
     assert_eq!(head_files(&env, &repo), want);
+    assert_eq!(
+        env.git(
+            &repo,
+            &["ls-tree", "HEAD", "decisions/0003-use-redis-for-caching.md"]
+        ),
+        "",
+        "the old name removed in the same commit"
+    );
+    names.push(moved.into());
     let mut all = names.clone();
     all.push("0009-already-ours.md".into());
-    assert_eq!(decision_files(&repo), all, "names kept");
+    all.sort();
+    assert_eq!(
+        decision_files(&repo),
+        all,
+        "names kept but the one renumbered"
+    );
+    // Links to the moved record follow it, in words and in relations.
+    let six = read(&repo, "decisions/0006-cache-eviction-policy.md");
+    assert!(!six.contains("0003-use-redis-for-caching.md"), "{six}");
+    assert_eq!(
+        show(&env, &repo, 6)["relations"],
+        serde_json::json!([{"kind": "amends", "adr": 10, "text": "Amends"}])
+    );
     for n in &names {
         let text = read(&repo, &format!("decisions/{n}"));
         assert!(text.starts_with("---\nnumber: "), "{n}: {text}");
