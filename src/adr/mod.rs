@@ -61,7 +61,7 @@ pub enum Error {
     #[error("an ADR cannot supersede itself ({0})")]
     SelfSupersede(u32),
     #[error(
-        "ADR {old} already supersedes ADR {new} ({path}): {new} cannot also supersede {old}, \
+        "ADR {old} already supersedes ADR {new}{path}: {new} cannot also supersede {old}, \
          that would make a cycle"
     )]
     Cycle {
@@ -659,11 +659,15 @@ pub fn supersede(
         }
     }
     if let Some(path) = lint::supersede_path(&load_all(repo)?, old, new) {
-        let path: Vec<String> = path.iter().map(u32::to_string).collect();
+        let chain: Vec<String> = path.iter().map(u32::to_string).collect();
         return Err(Error::Cycle {
             old,
             new,
-            path: path.join(" supersedes "),
+            path: if path.len() > 2 {
+                format!(" ({})", chain.join(" supersedes "))
+            } else {
+                String::new()
+            },
         });
     }
     let old_updated = mark_superseded(repo, &old_adr, new)?;
