@@ -230,9 +230,13 @@ fn run(
             extra.push(("original-number".into(), original.to_string()));
         }
         if let Some(new) = renames.get(&source.file_name) {
-            notes.push(format!(
-                "file name not of the NNNN-slug.md shape of {number}; named {new}"
-            ));
+            notes.push(if original != number {
+                format!(
+                    "renamed {new}, its name carried the number {original}; links to it rewritten"
+                )
+            } else {
+                format!("renamed {new}, its name was not NNNN-slug.md; links to it rewritten")
+            });
         }
         let (status, status_note) = foreign::map_status(source.status.as_deref());
         if let Some(note) = &source.status_note {
