@@ -4,14 +4,18 @@
 //! status is a canonical word; dates are `YYYY-MM-DD`; no two files share a number; no number
 //! was reused after its first record was deleted (from git history); `supersedes` and
 //! `superseded-by` agree both ways and point at records that exist; a superseded record says
-//! by what.
+//! by what; every relation in `relations` points at a record that exists and is answered by
+//! its inverse there (`amends 3` by `amended-by` in 3); no chain of supersession, whole or
+//! partial, comes back to where it started; and every Markdown link from one record to another
+//! resolves to a file in `decisions/`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::NaiveDate;
 use serde::Serialize;
 
-use super::{Adr, AdrNumber, DIR, Error, Status};
+use super::relation::Kind;
+use super::{Adr, AdrNumber, DIR, Error, Status, mdlinks};
 use crate::repo::Repo;
 
 /// One problem, with where it is.
@@ -108,7 +112,12 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         .map(|a| a.path.rsplit('/').next().unwrap_or(&a.path).to_string())
         .collect();
     // A number is reused when a record of that number was deleted and a different file took
-    // the number after it: history knows when each name first appeared.
+    // the number after it: history knows when each name first appeared. A name an import
+    // renamed (`imported-from` of a record under another name) was not deleted, it moved.
+    let renamed: BTreeSet<&str> = adrs
+        .iter()
+        .filter_map(|a| a.imported_from.as_deref())
+        .collect();
     for adr in &adrs {
         let name = adr.path.rsplit('/').next().unwrap_or(&adr.path);
         let Some(n) = super::number_of_file_name(name) else {
@@ -118,6 +127,7 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         let earlier = history.names.iter().find(|(old, seen)| {
             super::number_of_file_name(old) == Some(n)
                 && !current.contains(*old)
+                && !renamed.contains(old.as_str())
                 && seen.time <= mine
         });
         if let Some((old, seen)) = earlier {
@@ -190,9 +200,169 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
             ));
         }
     }
+    for adr in &adrs {
+        for r in &adr.relations {
+            let words = r.words();
+            match by_number.get(&r.adr).and_then(|g| g.first()) {
+                None => problems.push(problem(
+                    &adr.path,
+                    None,
+                    format!("{words} {}, which does not exist", r.adr),
+                )),
+                Some(o) => {
+                    if let Some(inverse) = r.kind.inverse()
+                        && !has_relation(o, inverse, adr.number)
+                    {
+                        problems.push(problem(
+                            &o.path,
+                            None,
+                            format!(
+                                "ADR {} says `{words} {}`, but {} does not list {} {} in relations",
+                                adr.number, r.adr, r.adr, inverse, adr.number
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    for cycle in cycles(&adrs) {
+        let first = cycle[0];
+        let path = by_number
+            .get(&first)
+            .and_then(|g| g.first())
+            .map_or_else(String::new, |a| a.path.clone());
+        let chain: Vec<String> = cycle
+            .iter()
+            .chain(std::iter::once(&first))
+            .map(u32::to_string)
+            .collect();
+        problems.push(problem(
+            &path,
+            None,
+            format!(
+                "supersession cycle: {} (each supersedes the next, in whole or in part); \
+                 remove one link",
+                chain.join(" → ")
+            ),
+        ));
+    }
+
+    let names: BTreeSet<String> = super::record_files(repo)?
+        .iter()
+        .map(|rel| rel.rsplit('/').next().unwrap_or(rel).to_string())
+        .collect();
+    let dir_files: BTreeSet<String> = std::fs::read_dir(repo.path(DIR))
+        .map(|read| {
+            read.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    for rel in super::record_files(repo)? {
+        let text = std::fs::read_to_string(repo.path(&rel)).unwrap_or_default();
+        for link in mdlinks::record_links(&text, DIR) {
+            if !names.contains(&link.file) && !dir_files.contains(&link.file) {
+                problems.push(problem(
+                    &rel,
+                    Some(link.line),
+                    format!(
+                        "link to `{}` does not resolve: there is no {DIR}/{}",
+                        link.target, link.file
+                    ),
+                ));
+            }
+        }
+    }
+
     problems.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
     problems.dedup();
     Ok(problems)
+}
+
+fn has_relation(adr: &Adr, kind: Kind, other: AdrNumber) -> bool {
+    let whole = match kind {
+        Kind::Supersedes => adr.supersedes.contains(&other),
+        Kind::SupersededBy => adr.superseded_by.contains(&other),
+        _ => false,
+    };
+    whole
+        || adr
+            .relations
+            .iter()
+            .any(|r| r.kind == kind && r.adr == other)
+}
+
+/// Who supersedes whom, in whole or in part, from either side's record: new → olds.
+fn supersede_edges(adrs: &[Adr]) -> BTreeMap<AdrNumber, BTreeSet<AdrNumber>> {
+    let mut edges: BTreeMap<AdrNumber, BTreeSet<AdrNumber>> = BTreeMap::new();
+    for a in adrs {
+        for &old in &a.supersedes {
+            edges.entry(a.number).or_default().insert(old);
+        }
+        for &new in &a.superseded_by {
+            edges.entry(new).or_default().insert(a.number);
+        }
+        for r in &a.relations {
+            match r.kind {
+                Kind::PartlySupersedes | Kind::Supersedes => {
+                    edges.entry(a.number).or_default().insert(r.adr);
+                }
+                Kind::PartlySupersededBy | Kind::SupersededBy => {
+                    edges.entry(r.adr).or_default().insert(a.number);
+                }
+                _ => {}
+            }
+        }
+    }
+    edges
+}
+
+/// The chain by which `from` already supersedes `to` (directly or through others), if any.
+pub fn supersede_path(adrs: &[Adr], from: AdrNumber, to: AdrNumber) -> Option<Vec<AdrNumber>> {
+    let edges = supersede_edges(adrs);
+    let mut seen = BTreeSet::from([from]);
+    let mut stack = vec![vec![from]];
+    while let Some(path) = stack.pop() {
+        let last = *path.last().expect("paths are never empty");
+        for &next in edges.get(&last).into_iter().flatten() {
+            let mut longer = path.clone();
+            longer.push(next);
+            if next == to {
+                return Some(longer);
+            }
+            if seen.insert(next) {
+                stack.push(longer);
+            }
+        }
+    }
+    None
+}
+
+/// Every cycle of supersession, each once, starting at its lowest number.
+fn cycles(adrs: &[Adr]) -> Vec<Vec<AdrNumber>> {
+    let edges = supersede_edges(adrs);
+    let mut found: BTreeSet<Vec<AdrNumber>> = BTreeSet::new();
+    for &start in edges.keys() {
+        // A cycle through `start` whose other members are all higher: found once, from its
+        // lowest member.
+        let mut stack = vec![vec![start]];
+        let mut seen = BTreeSet::new();
+        while let Some(path) = stack.pop() {
+            let last = *path.last().expect("paths are never empty");
+            for &next in edges.get(&last).into_iter().flatten() {
+                if next == start {
+                    found.insert(path.clone());
+                } else if next > start && seen.insert(next) {
+                    let mut longer = path.clone();
+                    longer.push(next);
+                    stack.push(longer);
+                }
+            }
+        }
+    }
+    found.into_iter().collect()
 }
 
 fn problem(path: &str, line: Option<usize>, message: String) -> Problem {

@@ -9,10 +9,21 @@
 //!
 //! Changes edit frontmatter keys in place ([`frontmatter::set`]), so a person's comments,
 //! extra keys and body are left byte for byte.
+//!
+//! A record file without cairn frontmatter (an adr-tools or MADR record in a repository that
+//! adopted them) is read as it is ([`foreign`]), so listing, showing, lint and recall work
+//! before `adr import --in-place` converts it; commands that change a record ask for the
+//! conversion first. Relations other than full supersession live in `relations`
+//! ([`relation`]). A record whose sections still hold the template's text is a draft:
+//! `adr new` makes it `proposed`, and its template text is never indexed ([`sections`]).
 
+pub mod foreign;
 pub mod frontmatter;
 pub mod import;
 pub mod lint;
+pub mod mdlinks;
+pub mod relation;
+pub mod sections;
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -49,6 +60,21 @@ pub enum Error {
     BadTitle(String),
     #[error("an ADR cannot supersede itself ({0})")]
     SelfSupersede(u32),
+    #[error(
+        "ADR {old} already supersedes ADR {new}{path}: {new} cannot also supersede {old}, \
+         that would make a cycle"
+    )]
+    Cycle {
+        old: AdrNumber,
+        new: AdrNumber,
+        path: String,
+    },
+    #[error(
+        "{} has no cairn frontmatter (an adr-tools or MADR record): run `cairn adr import \
+         --in-place` to convert the records, then retry",
+        path
+    )]
+    NotConverted { path: String },
     #[error(transparent)]
     Other(#[from] CairnError),
 }
@@ -122,6 +148,19 @@ impl FromStr for Status {
 /// An ADR number.
 pub type AdrNumber = u32;
 
+/// The shape a record file is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// cairn's YAML frontmatter.
+    #[default]
+    Cairn,
+    /// adr-tools / Nygard: `# N. Title`, `Date:`, a `## Status` section.
+    AdrTools,
+    /// MADR: YAML-ish frontmatter without `number`, or bullet metadata.
+    Madr,
+}
+
 /// One decision record as read from its file.
 #[derive(Debug, Clone, Serialize)]
 pub struct Adr {
@@ -134,12 +173,15 @@ pub struct Adr {
     pub tags: Vec<String>,
     pub supersedes: Vec<AdrNumber>,
     pub superseded_by: Vec<AdrNumber>,
+    /// Partial supersession, amendments, clarifications and other links, with their words.
+    pub relations: Vec<relation::Relation>,
     /// Relative to the repository root.
     pub path: String,
     #[serde(skip)]
     pub body: String,
     #[serde(skip)]
     pub imported_from: Option<String>,
+    pub format: Format,
 }
 
 impl Adr {
@@ -162,8 +204,26 @@ pub fn is_record_file(name: &str) -> bool {
     name.ends_with(".md") && name.as_bytes().first().is_some_and(u8::is_ascii_digit)
 }
 
-/// Parses an ADR file's text.
+/// Whether a record's text has cairn frontmatter (a frontmatter block with a `number` key,
+/// parseable or not: a broken cairn record is an error to report, not another shape).
+pub fn is_cairn_text(text: &str) -> bool {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    frontmatter::split(text).is_some_and(|s| frontmatter::line_of(&s, "number").is_some())
+}
+
+/// The text recall indexes for a record: no template text, and nothing at all for a record
+/// that is only its template.
+pub fn indexed_text(adr: &Adr) -> Option<String> {
+    sections::indexed_text(&adr.title, &adr.body)
+}
+
+/// Parses an ADR file's text, in cairn's shape or, without cairn frontmatter, as adr-tools or
+/// MADR wrote it.
 pub fn parse(path: &Path, rel: &str, text: &str) -> Result<Adr, Error> {
+    if !is_cairn_text(text) {
+        return foreign::read_record(path, rel, text);
+    }
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let malformed = |line: usize, message: String| Error::Malformed {
         path: path.to_path_buf(),
         line,
@@ -246,6 +306,46 @@ pub fn parse(path: &Path, rel: &str, text: &str) -> Result<Adr, Error> {
     if title.trim().is_empty() {
         return Err(malformed(line("title"), "missing key `title`".into()));
     }
+    let relations = match get("relations") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Sequence(items)) => items
+            .iter()
+            .map(|item| {
+                let bad = || {
+                    malformed(
+                        line("relations"),
+                        format!(
+                            "each of `relations` must be {{kind: K, adr: N, text: WORDS}} with K \
+                             one of {}",
+                            relation::Kind::ALL.map(relation::Kind::as_str).join(", ")
+                        ),
+                    )
+                };
+                let kind = item
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .and_then(relation::Kind::parse)
+                    .ok_or_else(bad)?;
+                let adr = item
+                    .get("adr")
+                    .and_then(Value::as_u64)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(bad)?;
+                let text = item
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                Ok(relation::Relation { kind, adr, text })
+            })
+            .collect::<Result<_, Error>>()?,
+        Some(_) => {
+            return Err(malformed(
+                line("relations"),
+                "`relations` must be a list".into(),
+            ));
+        }
+    };
     Ok(Adr {
         number,
         title,
@@ -255,12 +355,14 @@ pub fn parse(path: &Path, rel: &str, text: &str) -> Result<Adr, Error> {
         tags: strings("tags")?,
         supersedes: numbers("supersedes")?,
         superseded_by: numbers("superseded-by")?,
+        relations,
         path: rel.to_string(),
         body: split.body.to_string(),
         imported_from: match get("imported-from") {
             Some(Value::String(s)) => Some(s.clone()),
             _ => None,
         },
+        format: Format::Cairn,
     })
 }
 
@@ -390,7 +492,8 @@ pub fn check_title(title: &str) -> Result<String, Error> {
 #[derive(Debug, Clone)]
 pub struct NewAdr {
     pub title: String,
-    pub status: Status,
+    /// `None`: accepted when every section is given, else proposed (a draft).
+    pub status: Option<Status>,
     pub tags: Vec<String>,
     pub deciders: Vec<String>,
     pub supersedes: Vec<AdrNumber>,
@@ -406,17 +509,11 @@ pub fn render(number: AdrNumber, new: &NewAdr, date: NaiveDate) -> String {
         "---\nnumber: {number}\ntitle: {title}\nstatus: {status}\ndate: {date}\ndeciders: {deciders}\n\
          tags: {tags}\nsupersedes: {supersedes}\nsuperseded-by: []\n---\n# {number}. {heading}\n\n\
          ## Context\n\n{context}\n\n## Decision\n\n{decision}\n\n## Consequences\n\n{consequences}\n",
-        context = section(
-            &new.context,
-            "What is the issue that motivates this decision?"
-        ),
-        decision = section(&new.decision, "What is the change that we are making?"),
-        consequences = section(
-            &new.consequences,
-            "What becomes easier or harder because of this change?"
-        ),
+        context = section(&new.context, sections::PROMPTS[0].1),
+        decision = section(&new.decision, sections::PROMPTS[1].1),
+        consequences = section(&new.consequences, sections::PROMPTS[2].1),
         title = frontmatter::scalar(&new.title),
-        status = new.status,
+        status = new.status.unwrap_or(Status::Proposed),
         date = date.format("%Y-%m-%d"),
         deciders = frontmatter::string_list(&new.deciders),
         tags = frontmatter::string_list(&new.tags),
@@ -454,8 +551,27 @@ pub fn create(repo: &Repo, mut new: NewAdr, today: NaiveDate) -> Result<(Adr, Wr
         olds.push(find(repo, old)?);
     }
     let rel = format!("{DIR}/{number:04}-{}.md", slug(&new.title));
-    let text = render(number, &new, today);
     let mut written = Written::default();
+    let unfilled: Vec<&str> = sections::PROMPTS
+        .iter()
+        .zip([&new.context, &new.decision, &new.consequences])
+        .filter(|(_, text)| text.as_deref().is_none_or(sections::is_unfilled))
+        .map(|((name, _), _)| *name)
+        .collect();
+    match new.status {
+        None if unfilled.is_empty() => new.status = Some(Status::Accepted),
+        None => new.status = Some(Status::Proposed),
+        Some(Status::Accepted | Status::Shipped) if !unfilled.is_empty() => {
+            written.warnings.push(format!(
+                "{} still hold the template's questions: the record is {} but says nothing \
+                 there yet; fill them in before others rely on it",
+                unfilled.join(", "),
+                new.status.unwrap_or(Status::Accepted)
+            ));
+        }
+        Some(_) => {}
+    }
+    let text = render(number, &new, today);
     files::write_atomic(&repo.path(&rel), text.as_bytes())?;
     written.paths.push(rel.clone());
     for old in olds {
@@ -470,6 +586,12 @@ pub fn create(repo: &Repo, mut new: NewAdr, today: NaiveDate) -> Result<(Adr, Wr
 pub fn edit(repo: &Repo, rel: &str, keys: &[(&str, String)]) -> Result<Adr, Error> {
     let path = repo.path(rel);
     let text = std::fs::read_to_string(&path).map_err(|e| CairnError::io(path.display(), &e))?;
+    if !is_cairn_text(&text) {
+        return Err(Error::NotConverted {
+            path: rel.to_string(),
+        });
+    }
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text).to_string();
     let split = frontmatter::split(&text).ok_or_else(|| Error::Malformed {
         path: path.clone(),
         line: 1,
@@ -529,6 +651,25 @@ pub fn supersede(
     }
     let old_adr = find(repo, old)?;
     let new_adr = find(repo, new)?;
+    for adr in [&old_adr, &new_adr] {
+        if adr.format != Format::Cairn {
+            return Err(Error::NotConverted {
+                path: adr.path.clone(),
+            });
+        }
+    }
+    if let Some(path) = lint::supersede_path(&load_all(repo)?, old, new) {
+        let chain: Vec<String> = path.iter().map(u32::to_string).collect();
+        return Err(Error::Cycle {
+            old,
+            new,
+            path: if path.len() > 2 {
+                format!(" ({})", chain.join(" supersedes "))
+            } else {
+                String::new()
+            },
+        });
+    }
     let old_updated = mark_superseded(repo, &old_adr, new)?;
     let mut list = new_adr.supersedes.clone();
     if !list.contains(&old) {
@@ -596,7 +737,7 @@ mod tests {
     fn rendered_record_parses_back() {
         let new = NewAdr {
             title: "Use yaml: the \"maintained\" one".into(),
-            status: Status::Accepted,
+            status: Some(Status::Accepted),
             tags: vec!["yaml".into(), "deps".into()],
             deciders: vec!["ana".into()],
             supersedes: vec![3],

@@ -30,7 +30,9 @@ pub enum Command {
     },
     /// Record that NEW supersedes OLD, in both files and one commit
     Supersede {
+        /// The number of the record that no longer holds (marked superseded)
         old: AdrNumber,
+        /// The number of the record that replaces it
         new: AdrNumber,
         #[command(flatten)]
         commit: super::CommitArgs,
@@ -39,8 +41,13 @@ pub enum Command {
     Lint,
     /// Adopt records written by adr-tools or in MADR style, keeping their numbers
     Import {
-        /// The folder holding the records
-        dir: PathBuf,
+        /// The folder holding the records (with --in-place: none, or decisions/ itself)
+        #[arg(required_unless_present = "in_place")]
+        dir: Option<PathBuf>,
+        /// Convert the records already in decisions/ that have no cairn frontmatter, where they
+        /// are, in one commit
+        #[arg(long)]
+        in_place: bool,
         #[command(flatten)]
         commit: super::CommitArgs,
     },
@@ -56,9 +63,10 @@ pub struct NewArgs {
     /// Numbers of the records this one supersedes (marked superseded in the same commit)
     #[arg(long, value_delimiter = ',')]
     pub supersedes: Vec<AdrNumber>,
-    /// Initial status
-    #[arg(long, default_value = "accepted")]
-    pub status: String,
+    /// Initial status [default: accepted when --context, --decision and --consequences are all
+    /// given, else proposed]
+    #[arg(long)]
+    pub status: Option<String>,
     /// Who decided, comma-separated or repeated
     #[arg(long)]
     pub deciders: Vec<String>,
@@ -96,13 +104,18 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
         Command::Status { number, word, .. } => status(ctx, number, &word),
         Command::Supersede { old, new, .. } => supersede(ctx, old, new),
         Command::Lint => lint(ctx),
-        Command::Import { dir, .. } => import(ctx, dir),
+        Command::Import { dir, in_place, .. } => import(ctx, dir, in_place),
     }
 }
 
 fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
     let repo = ctx.repo()?;
-    let status: Status = args.status.parse().map_err(Error::from)?;
+    let status: Option<Status> = args
+        .status
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(Error::from)?;
     let sections = [&args.context, &args.decision, &args.consequences];
     if sections
         .iter()
@@ -162,12 +175,24 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
         ctx.short(&commit)
     );
     let data = json!({ "adr": record, "written": written.paths, "commit": commit });
-    Ok(Report::new("adr_new", data, human)
-        .warnings(warnings)
-        .next(Next::new(
+    let mut report = Report::new("adr_new", data, human).warnings(warnings);
+    let unfilled = adr::sections::unfilled(&record.body);
+    if !unfilled.is_empty() {
+        report = report.next(Next::new(
             format!("$EDITOR {}", record.path),
-            "write the context, decision and consequences",
-        )))
+            format!(
+                "write {} (template text is not recalled)",
+                unfilled.join(", ")
+            ),
+        ));
+        if record.status() == Some(Status::Proposed) {
+            report = report.next(Next::new(
+                format!("cairn adr status {} accepted", record.number),
+                "once it is decided",
+            ));
+        }
+    }
+    Ok(report)
 }
 
 fn open_editor(path: &std::path::Path) -> Result<()> {
@@ -228,8 +253,42 @@ fn show(ctx: &Ctx, number: AdrNumber) -> Result<Report> {
     let record = adr::find(&repo, number)?;
     let text = std::fs::read_to_string(repo.path(&record.path))
         .map_err(|e| Error::io(&record.path, &e))?;
-    let data = json!({ "adr": record, "body": record.body, "text": text });
-    Ok(Report::new("adr_show", data, text))
+    let mut human = text.clone();
+    let relations = relation_lines(&repo, &record);
+    if !relations.is_empty() {
+        if !human.ends_with('\n') {
+            human.push('\n');
+        }
+        human.push_str("\nRelations:\n");
+        for line in &relations {
+            human.push_str(&format!("  {line}\n"));
+        }
+    }
+    let data = json!({ "adr": record, "body": record.body, "text": text, "relations": relations });
+    Ok(Report::new("adr_show", data, human))
+}
+
+/// A record's relations in words, with the other record's title: `Amended by 6 (Cache
+/// eviction policy)`.
+fn relation_lines(repo: &crate::repo::Repo, record: &adr::Adr) -> Vec<String> {
+    let title = |n: AdrNumber| {
+        adr::find(repo, n).map_or_else(|_| "no such record".to_string(), |a| a.title)
+    };
+    let mut lines = Vec::new();
+    for &n in &record.supersedes {
+        lines.push(format!("Supersedes {n} ({})", title(n)));
+    }
+    for &n in &record.superseded_by {
+        lines.push(format!("Superseded by {n} ({})", title(n)));
+    }
+    for r in &record.relations {
+        let mut words = r.words();
+        if let Some(first) = words.get(..1) {
+            words = first.to_uppercase() + &words[1..];
+        }
+        lines.push(format!("{words} {} ({})", r.adr, title(r.adr)));
+    }
+    lines
 }
 
 fn status(ctx: &Ctx, number: AdrNumber, word: &str) -> Result<Report> {
@@ -294,12 +353,13 @@ fn lint(ctx: &Ctx) -> Result<Report> {
     Ok(Report::new("adr_lint", json!({ "problems": problems }), human).status(status))
 }
 
-fn import(ctx: &Ctx, dir: PathBuf) -> Result<Report> {
+fn import(ctx: &Ctx, dir: Option<PathBuf>, mut in_place: bool) -> Result<Report> {
     let repo = ctx.repo()?;
-    let dir = if dir.is_absolute() {
-        dir
-    } else {
-        ctx.cwd.join(dir)
+    let own = repo.path(adr::DIR);
+    let dir = match dir {
+        Some(d) if d.is_absolute() => d,
+        Some(d) => ctx.cwd.join(d),
+        None => own.clone(),
     };
     if !dir.is_dir() {
         return Err(Error::new(
@@ -307,13 +367,44 @@ fn import(ctx: &Ctx, dir: PathBuf) -> Result<Report> {
             format!("{} is not a folder", dir.display()),
         ));
     }
+    // Importing decisions/ into itself is converting it in place.
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        a.canonicalize()
+            .ok()
+            .is_some_and(|a| b.canonicalize().ok() == Some(a))
+    };
+    let is_own = same(&dir, &own);
+    if in_place && !is_own {
+        return Err(Error::bad_input(format!(
+            "--in-place converts the records in {}/; {} is another folder",
+            adr::DIR,
+            dir.display()
+        ))
+        .with_fix("drop --in-place to import that folder, or drop the folder"));
+    }
+    in_place |= is_own;
     let _lock = repo.lock()?;
-    let (report, written) = adr::import::import(&repo, &dir, ctx.now.date_naive())?;
-    let subject = format!(
-        "adr: import {} from {}",
-        crate::output::count(report.imported.len(), "record"),
-        dir.display()
+    let (report, written) = if in_place {
+        adr::import::import_in_place(&repo, ctx.now.date_naive())?
+    } else {
+        adr::import::import(&repo, &dir, ctx.now.date_naive())?
+    };
+    // The folder's name only: history must not carry paths of the user's machine.
+    let folder = dir.file_name().map_or_else(
+        || dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
     );
+    let subject = if in_place {
+        format!(
+            "adr: convert {} to cairn frontmatter",
+            crate::output::count(report.imported.len(), "record")
+        )
+    } else {
+        format!(
+            "adr: import {} from {folder}",
+            crate::output::count(report.imported.len(), "record")
+        )
+    };
     let trailers: Vec<(&str, String)> = report
         .imported
         .iter()

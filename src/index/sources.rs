@@ -432,7 +432,7 @@ pub fn read_whole(repo: &Repo, rels: &[String]) -> Result<(Vec<WholeFile>, Vec<S
             SourceKind::Adr => {
                 let cp = md_checkpoint(&meta, &bytes);
                 let docs = match adr::parse(&path, rel, &text) {
-                    Ok(a) => vec![adr_doc(&a, file_time(repo, rel))],
+                    Ok(a) => adr_doc(&a, file_time(repo, rel)).into_iter().collect(),
                     Err(e) => {
                         warnings.push(format!("not indexed: {e}"));
                         Vec::new()
@@ -585,13 +585,13 @@ pub fn episode_doc(e: &crate::cards::Episode, file: &str) -> Doc {
     }
 }
 
-/// The document of an ADR.
-pub fn adr_doc(a: &adr::Adr, fallback: DateTime<Utc>) -> Doc {
-    let mut text = format!("{}\n{}", a.title, a.body.trim());
+/// The document of an ADR; none for a record that is only its template (`adr::indexed_text`).
+pub fn adr_doc(a: &adr::Adr, fallback: DateTime<Utc>) -> Option<Doc> {
+    let mut text = adr::indexed_text(a)?;
     if !a.tags.is_empty() {
         text.push_str(&format!("\ntags: {}", a.tags.join(", ")));
     }
-    Doc {
+    Some(Doc {
         id: format!("adr-{}", a.number),
         kind: Kind::Adr,
         text,
@@ -603,7 +603,7 @@ pub fn adr_doc(a: &adr::Adr, fallback: DateTime<Utc>) -> Doc {
         session: String::new(),
         source: a.path.clone(),
         file: a.path.clone(),
-    }
+    })
 }
 
 /// The documents of MEMORY.md's entries.

@@ -179,7 +179,7 @@ fn adr_new_writes_record_with_frontmatter_and_skeleton() {
     for line in [
         "number: 1\n",
         "title: Use tantivy for the index\n",
-        "status: accepted\n",
+        "status: proposed\n",
         "date: 2026-01-02\n",
         "supersedes: []\n",
         "superseded-by: []\n",
@@ -214,7 +214,10 @@ fn adr_new_json_reports_the_record_and_commit() {
     let path = "decisions/0001-use-tantivy-for-the-index.md";
     assert_eq!(data["adr"]["number"], 1);
     assert_eq!(data["adr"]["title"], "Use tantivy for the index");
-    assert_eq!(data["adr"]["status"], "accepted");
+    assert_eq!(
+        data["adr"]["status"], "proposed",
+        "no sections given: a draft"
+    );
     assert_eq!(data["adr"]["path"], path);
     assert_eq!(data["adr"]["tags"], serde_json::json!(["index", "search"]));
     assert_eq!(data["adr"]["deciders"], serde_json::json!(["ana"]));
@@ -369,7 +372,7 @@ fn adr_new_supersedes_updates_both_files_in_one_commit() {
         "{new}"
     );
     // The one not named is untouched.
-    assert_eq!(show(&env, &repo, 2)["status"], "accepted");
+    assert_eq!(show(&env, &repo, 2)["status"], "proposed");
     assert_eq!(git_status(&env, &repo), "");
     lint_clean(&env, &repo);
 }
@@ -404,7 +407,7 @@ fn adr_supersede_updates_both_files_in_one_commit() {
     assert_eq!(old["status"], "superseded");
     assert_eq!(as_numbers(&old["superseded_by"]), [2]);
     let new = show(&env, &repo, 2);
-    assert_eq!(new["status"], "accepted");
+    assert_eq!(new["status"], "proposed");
     assert_eq!(as_numbers(&new["supersedes"]), [1]);
     assert_eq!(git_status(&env, &repo), "");
     lint_clean(&env, &repo);
@@ -432,7 +435,7 @@ fn adr_supersede_refuses_self_and_changes_nothing() {
 #[test]
 fn adr_status_accepts_the_six_canonical_words() {
     let (env, repo) = Env::repo();
-    adr_new(&env, &repo, "Use tantivy", &[]);
+    adr_new(&env, &repo, "Use tantivy", &["--status", "accepted"]);
     let rel = "decisions/0001-use-tantivy.md";
     for word in [
         "proposed",
@@ -526,7 +529,7 @@ fn adr_status_keeps_other_frontmatter_bytes() {
     let after = read(&repo, rel);
     assert_eq!(
         after,
-        edited.replacen("status: accepted\n", "status: deprecated\n", 1)
+        edited.replacen("status: proposed\n", "status: deprecated\n", 1)
     );
     assert!(after.contains("\n# chosen after the spike, see #42\n"));
     assert!(after.contains("\nreviewed-by:   ana   # kept as typed\n"));
@@ -537,7 +540,12 @@ fn adr_status_keeps_other_frontmatter_bytes() {
 // adr list / show
 
 fn three_tagged(env: &Env, repo: &Path) {
-    adr_new(env, repo, "Use PostgreSQL", &["--tags", "db,storage"]);
+    adr_new(
+        env,
+        repo,
+        "Use PostgreSQL",
+        &["--tags", "db,storage", "--status", "accepted"],
+    );
     adr_new(
         env,
         repo,
@@ -653,7 +661,7 @@ fn adr_lint_flags_non_canonical_status() {
     edit_file(
         &repo,
         "decisions/0002-two.md",
-        "status: accepted\n",
+        "status: proposed\n",
         "status: approved\n",
     );
     let problems = lint_fails_with(&env, &repo, "decisions/0002-two.md", "status `approved`");
@@ -1111,18 +1119,21 @@ fn adr_import_adr_tools() {
     assert_eq!(as_numbers(&show(&env, &repo, 2)["superseded_by"]), [3]);
     assert_eq!(as_numbers(&show(&env, &repo, 3)["supersedes"]), [2]);
 
-    // Link lines that are not supersede relations stay in the body.
+    // Amendments are relations in frontmatter, with their words, on both sides.
     let three = read(&repo, "decisions/0003-use-sqlite-for-storage.md");
     assert!(
-        three.contains(
-            "\nAmended by [5. Restart policy for workers](0005-restart-policy-for-workers.md)\n"
-        ),
+        frontmatter(&three)
+            .contains("relations:\n  - {kind: amended-by, adr: 5, text: Amended by}\n"),
         "{three}"
     );
-    let five = read(&repo, "decisions/0005-restart-policy-for-workers.md");
     assert!(
-        five.contains("\nAmends [3. Use SQLite for storage](0003-use-sqlite-for-storage.md)\n"),
-        "{five}"
+        !three.contains("\nAmended by ["),
+        "not left in the body: {three}"
+    );
+    let five = show(&env, &repo, 5);
+    assert_eq!(
+        five["relations"],
+        serde_json::json!([{"kind": "amends", "adr": 3, "text": "Amends"}])
     );
     // The status section became frontmatter, the rest of the body is kept.
     assert!(!three.contains("## Status"), "{three}");
@@ -1270,4 +1281,521 @@ fn adr_new_takes_its_sections_from_flags_and_stdin() {
         ],
     )
     .code(2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// issue 10: cycles, links, relations, adopted records, drafts
+
+/// The problems of `adr lint --json` (any exit), as `path: message` lines.
+fn lint_lines(env: &Env, repo: &Path, code: i32) -> Vec<String> {
+    let data = env
+        .cairn_in(repo, &["adr", "lint", "--json"])
+        .code(code)
+        .data();
+    data["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            format!(
+                "{}: {}",
+                p["path"].as_str().unwrap(),
+                p["message"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// Copies a fixture folder's records into the repository's `decisions/` and commits them with
+/// git, as a repository that adopted cairn over old records is.
+fn adopt(env: &Env, repo: &Path, name: &str) -> Vec<String> {
+    let dir = repo.join("decisions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut names = Vec::new();
+    for path in all_files(&fixture(name)) {
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        if file.ends_with(".md") {
+            std::fs::copy(&path, dir.join(&file)).unwrap();
+            names.push(file);
+        }
+    }
+    names.sort();
+    git_commit_all(env, repo, "adopt old records");
+    names
+}
+
+/// Regression: `adr supersede 5 4` after 5 superseded 4 made a cycle that lint passed.
+#[test]
+fn adr_supersede_refuses_a_cycle_and_changes_nothing() {
+    let (env, repo) = Env::repo();
+    for title in ["One", "Two", "Three"] {
+        adr_new(&env, &repo, title, &[]);
+    }
+    env.cairn_in(&repo, &["adr", "supersede", "1", "2"]).code(0);
+    env.cairn_in(&repo, &["adr", "supersede", "2", "3"]).code(0);
+    let before = head(&env, &repo);
+    let files: Vec<String> = decision_files(&repo)
+        .iter()
+        .map(|f| read(&repo, &format!("decisions/{f}")))
+        .collect();
+
+    // Directly (3 already supersedes 2) and through a chain (3 → 2 → 1).
+    for (old, new) in [("3", "2"), ("3", "1")] {
+        let out = env.cairn_in(&repo, &["adr", "supersede", old, new]).code(2);
+        assert!(
+            out.stderr
+                .contains(&format!("ADR {old} already supersedes ADR {new}"))
+                && out.stderr.contains("cycle"),
+            "{}",
+            out.stderr
+        );
+    }
+    assert_eq!(head(&env, &repo), before);
+    let after: Vec<String> = decision_files(&repo)
+        .iter()
+        .map(|f| read(&repo, &format!("decisions/{f}")))
+        .collect();
+    assert_eq!(after, files, "nothing rewritten");
+    assert_eq!(git_status(&env, &repo), "");
+    lint_clean(&env, &repo);
+}
+
+#[test]
+fn adr_lint_reports_cycles_one_sided_relations_and_missing_records() {
+    let (env, repo) = Env::repo();
+    for title in ["One", "Two", "Three"] {
+        adr_new(&env, &repo, title, &[]);
+    }
+    env.cairn_in(&repo, &["adr", "supersede", "1", "2"]).code(0);
+    // A cycle made by hand, consistent on both sides: 1 supersedes 2 supersedes 1.
+    edit_file(
+        &repo,
+        "decisions/0001-one.md",
+        "supersedes: []\n",
+        "supersedes: [2]\n",
+    );
+    edit_file(
+        &repo,
+        "decisions/0002-two.md",
+        "superseded-by: []\n",
+        "superseded-by: [1]\n",
+    );
+    // 3 amends 1 but 1 does not say so; 3 clarifies 9, which does not exist.
+    edit_file(
+        &repo,
+        "decisions/0003-three.md",
+        "superseded-by: []\n",
+        "superseded-by: []\nrelations:\n  - {kind: amends, adr: 1, text: Amends}\n  - {kind: clarifies, adr: 9, text: Clarifies}\n",
+    );
+    let lines = lint_lines(&env, &repo, 1);
+    let has = |path: &str, needle: &str| {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&format!("{path}: ")) && l.contains(needle)),
+            "no `{needle}` on {path}: {lines:#?}"
+        )
+    };
+    has("decisions/0001-one.md", "supersession cycle: 1 → 2 → 1");
+    has(
+        "decisions/0001-one.md",
+        "ADR 3 says `Amends 1`, but 1 does not list amended-by 3",
+    );
+    has(
+        "decisions/0003-three.md",
+        "Clarifies 9, which does not exist",
+    );
+}
+
+#[test]
+fn adr_lint_flags_links_between_records_that_do_not_resolve() {
+    let (env, repo) = Env::repo();
+    adr_new(
+        &env,
+        &repo,
+        "One",
+        &[
+            "--context",
+            "See [two](./0002-two.md#why) and [the site](https://x.org/a.md).",
+        ],
+    );
+    lint_fails_with(&env, &repo, "decisions/0001-one.md", "0002-two.md");
+    adr_new(&env, &repo, "Two", &[]);
+    lint_clean(&env, &repo);
+}
+
+/// Regression: import renamed files whose heading disagreed with their name (7 of 38 real
+/// records) and so broke the links between records.
+#[test]
+fn adr_import_keeps_file_names_whose_heading_changed() {
+    let (env, repo) = Env::repo();
+    let data = import(&env, &repo, "adr-tools-govuk");
+    assert_eq!(
+        decision_files(&repo),
+        [
+            "0001-record-architecture-decisions.md",
+            "0014-replace-terraform-cloud.md",
+            "0018-use-concourse-ci.md"
+        ]
+    );
+    assert_eq!(
+        show(&env, &repo, 14)["title"],
+        "Replace Terraform Cloud backend with AWS S3"
+    );
+    let ci = read(
+        &repo,
+        imported_from(&data, "0018-use-concourse-ci.md")["path"]
+            .as_str()
+            .unwrap(),
+    );
+    assert!(
+        ci.contains("[ADR 0014](./0014-replace-terraform-cloud.md)"),
+        "{ci}"
+    );
+    lint_clean(&env, &repo);
+
+    let (env, repo) = Env::repo();
+    import(&env, &repo, "adr-tools-links");
+    assert!(decision_files(&repo).contains(&"0003-use-redis-for-caching.md".to_string()));
+    assert_eq!(
+        show(&env, &repo, 3)["title"],
+        "Use Redis as the shared cache"
+    );
+    lint_clean(&env, &repo);
+}
+
+#[test]
+fn adr_import_rewrites_links_to_a_file_it_renames() {
+    let (env, repo) = Env::repo();
+    // Numbers 1 and 14 are taken here: the imported 1 gets 19, 14 gets 20 and a new name.
+    adr_new(&env, &repo, "Keep state in S3", &[]);
+    let ours = read(&repo, "decisions/0001-keep-state-in-s3.md");
+    std::fs::write(
+        repo.join("decisions/0014-ours.md"),
+        ours.replace("number: 1\n", "number: 14\n"),
+    )
+    .unwrap();
+    git_commit_all(&env, &repo, "ours");
+
+    let data = import(&env, &repo, "adr-tools-govuk");
+    let moved = imported_from(&data, "0014-replace-terraform-cloud.md");
+    assert_eq!(moved["number"], 20);
+    let new_name = "0020-replace-terraform-cloud-backend-with-aws-s3.md";
+    assert_eq!(moved["path"], format!("decisions/{new_name}"));
+    // 1 was taken too: renamed, nothing links to it.
+    assert_eq!(
+        number_from(&data, "0001-record-architecture-decisions.md"),
+        19
+    );
+    let ci = read(&repo, "decisions/0018-use-concourse-ci.md");
+    assert!(ci.contains(&format!("[ADR 0014](./{new_name})")), "{ci}");
+    assert!(!ci.contains("0014-replace-terraform-cloud.md"), "{ci}");
+    let problems = lint_lines(&env, &repo, 0);
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// Regression: "Partly superseded by N" became `proposed`, "Amended by" / "Amends" were
+/// dropped, "In part supersedes N" gave no link.
+#[test]
+fn adr_import_maps_every_adr_tools_relation_with_its_words() {
+    let (env, repo) = Env::repo();
+    let data = import(&env, &repo, "adr-tools-links");
+    let rels = |n: u32| show(&env, &repo, n)["relations"].clone();
+    let rel = |kind: &str, adr: u32, text: &str| serde_json::json!({"kind": kind, "adr": adr, "text": text});
+
+    let four = show(&env, &repo, 4);
+    assert_eq!(
+        four["status"], "accepted",
+        "partly superseded stays accepted"
+    );
+    assert_eq!(
+        rels(4),
+        serde_json::json!([
+            rel("clarified-by", 7, "Clarified by"),
+            rel("partly-superseded-by", 8, "Partly superseded by")
+        ])
+    );
+    assert_eq!(
+        rels(8),
+        serde_json::json!([rel("partly-supersedes", 4, "In part supersedes")])
+    );
+    assert_eq!(
+        rels(7),
+        serde_json::json!([rel("clarifies", 4, "Clarifies")])
+    );
+    assert_eq!(
+        rels(3),
+        serde_json::json!([rel("amended-by", 6, "Amended by")])
+    );
+    assert_eq!(rels(6), serde_json::json!([rel("amends", 3, "Amends")]));
+    assert_eq!(show(&env, &repo, 2)["status"], "superseded");
+    assert_eq!(as_numbers(&show(&env, &repo, 2)["superseded_by"]), [5]);
+    assert_eq!(as_numbers(&show(&env, &repo, 5)["supersedes"]), [2]);
+    for i in data["imported"].as_array().unwrap() {
+        let want = if i["number"] == 2 {
+            "superseded"
+        } else {
+            "accepted"
+        };
+        assert_eq!(i["status"], want, "{i}");
+    }
+    lint_clean(&env, &repo);
+
+    // `adr show` says them in the record's words, with the other record's title.
+    let out = env.cairn_in(&repo, &["adr", "show", "4"]).code(0).stdout;
+    assert!(
+        out.contains("Clarified by 7 (Restart policy for workers)")
+            && out.contains("Partly superseded by 8 (Deploy with containers)"),
+        "{out}"
+    );
+
+    // They survive cairn's own edits of the record.
+    env.cairn_in(&repo, &["adr", "status", "4", "shipped"])
+        .code(0);
+    env.cairn_in(&repo, &["adr", "supersede", "1", "8"]).code(0);
+    assert_eq!(
+        rels(4)[1],
+        rel("partly-superseded-by", 8, "Partly superseded by")
+    );
+    assert_eq!(
+        rels(8),
+        serde_json::json!([rel("partly-supersedes", 4, "In part supersedes")])
+    );
+    lint_clean(&env, &repo);
+}
+
+/// Regression: in a repository adopted with adr-tools or MADR records, `adr list` failed (exit
+/// 2) on the first file without YAML frontmatter.
+#[test]
+fn adr_list_show_lint_and_recall_read_adopted_records_as_they_are() {
+    let (env, repo) = Env::repo();
+    let names = adopt(&env, &repo, "adr-tools-links");
+    let listed: Vec<(u64, String, String)> = env
+        .cairn_in(&repo, &["adr", "list", "--json"])
+        .code(0)
+        .data()["adrs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["number"].as_u64().unwrap(),
+                a["status"].as_str().unwrap().to_string(),
+                a["format"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(listed.len(), names.len());
+    assert_eq!(listed[1], (2, "superseded".into(), "adr-tools".into()));
+    assert_eq!(listed[3], (4, "accepted".into(), "adr-tools".into()));
+    let four = show(&env, &repo, 4);
+    assert_eq!(four["relations"][1]["kind"], "partly-superseded-by");
+    assert_eq!(four["date"], "2026-12-01");
+    lint_clean(&env, &repo);
+
+    // Old adr-tools dates and MADR bullets alike; recall finds what they say.
+    let (env2, repo2) = Env::repo();
+    adopt(&env2, &repo2, "adr-tools-npryce");
+    assert_eq!(
+        show(&env2, &repo2, 1)["date"],
+        "2016-02-12",
+        "dd/mm/yyyy read"
+    );
+    lint_clean(&env2, &repo2);
+    let data = env2
+        .cairn_in(&repo2, &["--json", "recall", "shell scripts"])
+        .code(0)
+        .data();
+    assert_eq!(data["results"][0]["id"], "adr-2", "{data:#}");
+    let (env3, repo3) = Env::repo();
+    adopt(&env3, &repo3, "madr-bullets");
+    assert_eq!(show(&env3, &repo3, 3)["date"], "2020-03-20");
+    assert_eq!(show(&env3, &repo3, 2)["status"], "superseded");
+    env3.cairn_in(&repo3, &["adr", "list"]).code(0);
+
+    // Changing a record asks for the conversion first.
+    env.cairn_in(&repo, &["adr", "status", "4", "shipped"])
+        .code(2)
+        .stderr_has("cairn adr import --in-place");
+    assert_eq!(git_status(&env, &repo), "");
+}
+
+#[test]
+fn adr_import_in_place_converts_adopted_records_in_one_commit() {
+    let (env, repo) = Env::repo();
+    let mut names = adopt(&env, &repo, "adr-tools-links");
+    adr_new(&env, &repo, "Already ours", &["--decision", "Keep it."]);
+    let ours = read(&repo, "decisions/0009-already-ours.md");
+    // A second record numbered 3, first by name: it keeps 3, the Redis one moves to 10.
+    std::fs::write(
+        repo.join("decisions/0003-use-memcached.md"),
+        "# 3. Use memcached\n\nDate: 2026-11-02\n\n## Status\n\nAccepted\n\n## Decision\n\nUse memcached.\n",
+    )
+    .unwrap();
+    git_commit_all(&env, &repo, "a reused number");
+    names.push("0003-use-memcached.md".into());
+    names.sort();
+    let before = head(&env, &repo);
+    let data = env
+        .cairn_in(&repo, &["adr", "import", "--in-place", "--json"])
+        .code(0)
+        .data();
+    assert_eq!(data["imported"].as_array().unwrap().len(), names.len());
+    assert_eq!(
+        env.git(&repo, &["rev-parse", "HEAD^"]).trim(),
+        before,
+        "one commit"
+    );
+    let moved = "0010-use-redis-as-the-shared-cache.md";
+    assert_eq!(number_from(&data, "0003-use-redis-for-caching.md"), 10);
+    names.retain(|n| n != "0003-use-redis-for-caching.md");
+    let mut want: Vec<String> = names.iter().map(|n| format!("decisions/{n}")).collect();
+    want.push(format!("decisions/{moved}"));
+    want.sort();
+    assert_eq!(head_files(&env, &repo), want);
+    assert_eq!(
+        env.git(
+            &repo,
+            &["ls-tree", "HEAD", "decisions/0003-use-redis-for-caching.md"]
+        ),
+        "",
+        "the old name removed in the same commit"
+    );
+    names.push(moved.into());
+    let mut all = names.clone();
+    all.push("0009-already-ours.md".into());
+    all.sort();
+    assert_eq!(
+        decision_files(&repo),
+        all,
+        "names kept but the one renumbered"
+    );
+    // Links to the moved record follow it, in words and in relations.
+    let six = read(&repo, "decisions/0006-cache-eviction-policy.md");
+    assert!(!six.contains("0003-use-redis-for-caching.md"), "{six}");
+    assert_eq!(
+        show(&env, &repo, 6)["relations"],
+        serde_json::json!([{"kind": "amends", "adr": 10, "text": "Amends"}])
+    );
+    for n in &names {
+        let text = read(&repo, &format!("decisions/{n}"));
+        assert!(text.starts_with("---\nnumber: "), "{n}: {text}");
+    }
+    assert_eq!(read(&repo, "decisions/0009-already-ours.md"), ours);
+    let four = show(&env, &repo, 4);
+    assert_eq!(four["format"], "cairn");
+    assert_eq!(four["status"], "accepted");
+    assert_eq!(four["relations"][1]["text"], "Partly superseded by");
+    lint_clean(&env, &repo);
+    assert_eq!(git_status(&env, &repo), "");
+    // Nothing left to convert: nothing imported, nothing committed.
+    let again = env
+        .cairn_in(&repo, &["adr", "import", "--in-place", "--json"])
+        .code(0)
+        .data();
+    assert_eq!(again["imported"], serde_json::json!([]));
+    assert!(again["commit"].is_null());
+    env.cairn_in(&repo, &["adr", "status", "4", "shipped"])
+        .code(0);
+}
+
+/// Regression: `adr new "X"` without sections wrote an accepted record full of template
+/// questions, and recall ranked that template first.
+#[test]
+fn adr_new_without_sections_is_proposed_and_its_template_is_never_recalled() {
+    let (env, repo) = Env::repo();
+    let draft = adr_new(&env, &repo, "Deploy with caddy", &[]);
+    assert_eq!(draft["adr"]["status"], "proposed");
+    let filled = adr_new(
+        &env,
+        &repo,
+        "Serve the site with caddy",
+        &[
+            "--context",
+            "nginx needs certbot beside it.",
+            "--decision",
+            "Serve and deploy the site with caddy.",
+            "--consequences",
+            "Certificates renew themselves.",
+        ],
+    );
+    assert_eq!(filled["adr"]["status"], "accepted");
+    // Explicitly accepted with sections missing: kept, with a warning.
+    let out = env
+        .cairn_in(
+            &repo,
+            &[
+                "adr",
+                "new",
+                "Pin caddy",
+                "--status",
+                "accepted",
+                "--decision",
+                "Pin 2.8.",
+            ],
+        )
+        .code(0);
+    assert!(
+        out.stderr.contains("Context, Consequences"),
+        "{}",
+        out.stderr
+    );
+    env.cairn_in(&repo, &["slog", "deploy", "caddy", "rolled out 2.8"])
+        .code(0);
+
+    let data = env
+        .cairn_in(&repo, &["--json", "recall", "caddy deploy"])
+        .code(0)
+        .data();
+    let results = data["results"].as_array().unwrap();
+    let ids: Vec<&str> = results.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert!(
+        !ids.contains(&"adr-1"),
+        "the draft is not recalled: {ids:?}"
+    );
+    assert!(ids.contains(&"adr-2"), "{ids:?}");
+    for r in results {
+        let text = r.to_string();
+        assert!(
+            !text.contains("motivates this decision") && !text.contains("easier or harder"),
+            "template text recalled: {text}"
+        );
+    }
+    let brief = env.cairn_in(&repo, &["brief"]).code(0).stdout;
+    assert!(
+        !brief.contains("motivates this decision") && !brief.contains("Deploy with caddy"),
+        "{brief}"
+    );
+    // Once filled in, it is indexed like any record.
+    let rel = "decisions/0001-deploy-with-caddy.md";
+    edit_file(
+        &repo,
+        rel,
+        "What is the change that we are making?",
+        "Deploy with caddy's admin API.",
+    );
+    let ids: Vec<String> = env
+        .cairn_in(&repo, &["--json", "recall", "caddy admin API"])
+        .code(0)
+        .data()["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(ids.contains(&"adr-1".to_string()), "{ids:?}");
+}
+
+#[test]
+fn adr_supersede_help_names_old_and_new() {
+    let env = Env::new();
+    let out = env
+        .cairn_in(env.path(), &["adr", "supersede", "--help"])
+        .code(0);
+    assert!(
+        out.stdout.contains("record that no longer holds")
+            && out.stdout.contains("record that replaces it"),
+        "{}",
+        out.stdout
+    );
 }

@@ -129,6 +129,10 @@ fn accepted_adrs_and_memory_do_not_decay_superseded_adrs_halve() {
             "adr",
             "new",
             "Use postgres for the queue",
+            "--status",
+            "accepted",
+            "--decision",
+            "Keep the queue in postgres.",
         ],
     )
     .code(0);
@@ -140,6 +144,10 @@ fn accepted_adrs_and_memory_do_not_decay_superseded_adrs_halve() {
             "adr",
             "new",
             "Use redis for the queue",
+            "--status",
+            "accepted",
+            "--decision",
+            "Keep the queue in redis.",
         ],
     )
     .code(0);
@@ -832,8 +840,17 @@ fn status_counts_kinds_and_verdicts() {
     );
     env.cairn_in(&repo, &["slog", "fix", "ci", "pinned the toolchain"])
         .code(0);
-    env.cairn_in(&repo, &["adr", "new", "Pin the toolchain"])
-        .code(0);
+    env.cairn_in(
+        &repo,
+        &[
+            "adr",
+            "new",
+            "Pin the toolchain",
+            "--decision",
+            "Pin rustc.",
+        ],
+    )
+    .code(0);
     let data = env.cairn_in(&repo, &["--json", "status"]).code(0).data();
     assert_eq!(data["kinds"]["observation"], 2);
     assert_eq!(data["kinds"]["slog"], 1);
