@@ -237,6 +237,9 @@ pub fn fixed_errors(session: &[Card], i: usize) -> Vec<String> {
         let Some(code) = failed.exit.filter(|c| *c != 0) else {
             continue;
         };
+        if says_no_match(&failed.command, code) {
+            continue;
+        }
         let prog = program(&failed.command);
         if prog.is_empty() || done.contains(&prog) {
             continue;
@@ -254,12 +257,7 @@ pub fn fixed_errors(session: &[Card], i: usize) -> Vec<String> {
             continue;
         };
         done.push(prog.clone());
-        let what = failed
-            .output
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .map(|l| cut(l, 160));
+        let what = failure_line(&failed.output).map(|l| cut(l, 160));
         let mut files: Vec<&str> = Vec::new();
         for c in &session[i..=at] {
             for f in &c.files {
@@ -285,6 +283,83 @@ pub fn fixed_errors(session: &[Card], i: usize) -> Vec<String> {
         out.push(fact);
     }
     out
+}
+
+/// Programs whose exit status 1 is an answer, not a failure: "no match" (`grep`, `rg`,
+/// `find` with nothing found, `pgrep`, `which`), "differs" (`diff`, `cmp`, `git diff
+/// --exit-code`) or "false" (`test`, `[`). A pipeline's status is its last command's.
+fn says_no_match(command: &str, code: i32) -> bool {
+    if code != 1 {
+        return false;
+    }
+    let last = command
+        .rsplit("&&")
+        .next()
+        .unwrap_or(command)
+        .split("||")
+        .next()
+        .unwrap_or(command);
+    let last = last.rsplit('|').next().unwrap_or(last);
+    let prog = program(last);
+    let first = prog.split(' ').next().unwrap_or("");
+    matches!(
+        first,
+        "grep"
+            | "egrep"
+            | "fgrep"
+            | "zgrep"
+            | "rg"
+            | "ag"
+            | "ack"
+            | "ls"
+            | "test"
+            | "["
+            | "[["
+            | "diff"
+            | "cmp"
+            | "find"
+            | "fd"
+            | "which"
+            | "pgrep"
+            | "command"
+            | "type"
+            | "false"
+    ) || matches!(prog.as_str(), "git diff" | "git grep")
+}
+
+/// The line of a failed command's output that says what went wrong: the first that names an
+/// error, a failure, a panic or an exception (or a pytest `E` line), else the last non-empty
+/// line (where most tools end with their verdict), never a banner such as "Debugger attached.".
+fn failure_line(output: &str) -> Option<&str> {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .filter(|l| crate::sessions::exit_code_in(l).is_none() || l.chars().count() > 40)
+        .collect();
+    let names_failure = |l: &str| {
+        let lower = l.to_lowercase();
+        let quiet = ["0 error", "no error", "0 failed", "without error"];
+        ([
+            "error",
+            "failed",
+            "failure",
+            "fatal",
+            "panic",
+            "exception",
+            "traceback",
+        ]
+        .iter()
+        .any(|k| lower.contains(k))
+            && !quiet.iter().any(|q| lower.contains(q)))
+            || l.starts_with("E ")
+            || l.starts_with("E\t")
+    };
+    lines
+        .iter()
+        .find(|l| names_failure(l))
+        .or(lines.last())
+        .copied()
 }
 
 /// Sentences of an answer that state a decision.
@@ -424,6 +499,56 @@ mod tests {
         // Nothing fixed it: no fact.
         let lonely = vec![card(0, "x", vec![("make build", 2, "boom")], &[], "")];
         assert!(fixed_errors(&lonely, 0).is_empty());
+    }
+
+    #[test]
+    fn a_search_that_found_nothing_is_not_a_failure() {
+        for (cmd, code, no_match) in [
+            ("grep -rn TODO src", 1, true),
+            ("ps aux | grep caddy", 1, true),
+            ("cd /x && rg foo", 1, true),
+            ("test -f Cargo.lock", 1, true),
+            ("[ -d target ]", 1, true),
+            ("diff a.txt b.txt", 1, true),
+            ("git diff --exit-code", 1, true),
+            ("ls missing", 1, true),
+            ("grep -rn TODO src", 2, false),
+            ("cargo test", 1, false),
+            ("grep foo x | wc -l && make", 1, false),
+        ] {
+            assert_eq!(says_no_match(cmd, code), no_match, "{cmd} exit {code}");
+        }
+        let session = vec![
+            card(0, "x", vec![("grep -n foo src/a.rs", 1, "")], &[], ""),
+            card(1, "y", vec![("grep -n bar src/a.rs", 0, "3: bar")], &[], ""),
+        ];
+        assert!(fixed_errors(&session, 0).is_empty());
+    }
+
+    #[test]
+    fn the_failure_line_is_the_one_that_says_what_failed() {
+        let cases = [
+            (
+                "Debugger attached.\nWaiting for the debugger to disconnect...\nError: Cannot find module 'zod'\n    at x.js:1\nExit code 1",
+                Some("Error: Cannot find module 'zod'"),
+            ),
+            (
+                "collected 3 items\n\nE   AssertionError: 2 != 3\n",
+                Some("E   AssertionError: 2 != 3"),
+            ),
+            (
+                "Debugger attached.\nsomething went sideways\n\n",
+                Some("something went sideways"),
+            ),
+            (
+                "compiled with 0 errors\nmissing field `name`",
+                Some("missing field `name`"),
+            ),
+            ("\n\n", None),
+        ];
+        for (output, want) in cases {
+            assert_eq!(failure_line(output), want, "{output}");
+        }
     }
 
     #[test]
