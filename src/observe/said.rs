@@ -520,10 +520,9 @@ pub fn classify(sentence: &str) -> Option<Said> {
         || sentence.contains(", not ")
         || sentence.contains(" over ");
 
-    if !question {
-        if let Some(kind) = rule_or_preference(&cls, standing, one_off, exclaims, contrast) {
-            return Some(kind);
-        }
+    if !question && let Some(kind) = rule_or_preference(&cls, standing, one_off, exclaims, contrast)
+    {
+        return Some(kind);
     }
     let lower = sentence.to_lowercase().replace('’', "'");
     let redirects = redirect
