@@ -16,6 +16,7 @@
 //! Each fact becomes a [`Candidate`] whose source is the card's id and whose narrative says
 //! which turn it came from; the write gate, categories and dedup then do their part.
 
+use super::category;
 use super::said::{self, Said};
 use crate::cards::{Card, cut};
 use crate::store::write::Candidate;
@@ -87,6 +88,13 @@ fn candidate(
     verdict: &str,
     confidence: f64,
 ) -> Candidate {
+    // A rule or preference whose words name no topic ("no debug prints!") is still a
+    // convention or a liking: say so rather than guess `projects` at confidence 0.
+    let category = match kind {
+        "rule" if category::classify(&text).confidence == 0.0 => Some("rules-conventions"),
+        "preference" if category::classify(&text).confidence == 0.0 => Some("preferences"),
+        _ => None,
+    };
     Candidate {
         observation: text,
         timestamp: Some(card.ts.clone()),
@@ -104,6 +112,8 @@ fn candidate(
             card.outcome
         )),
         write_confidence: Some(confidence),
+        category_id: category.map(str::to_string),
+        category_confidence: category.map(|_| 0.5),
         ..Candidate::default()
     }
 }
@@ -651,5 +661,9 @@ mod tests {
         assert_eq!(c[0].session_id.as_deref(), Some("claude/s1"));
         assert_eq!(c[0].write_verdict.as_deref(), Some("allow"));
         assert!(c[0].narrative.as_deref().unwrap().contains("turn 3"));
+        let bare = vec![card(0, "no debug prints!", vec![], &[], "")];
+        let c = observe(&bare, &[0]);
+        assert_eq!(c[0].category_id.as_deref(), Some("rules-conventions"));
+        assert_eq!(c[0].priority.as_deref(), Some("high"));
     }
 }
