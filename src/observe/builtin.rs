@@ -136,6 +136,8 @@ pub fn sentences(text: &str) -> Vec<String> {
             || line.starts_with('\t')
             || t.starts_with('>')
             || t.starts_with('#')
+            || t.starts_with("//")
+            || t.starts_with("/*")
             || looks_pasted(t)
         {
             continue;

@@ -295,6 +295,7 @@ const FUNCTION: &[&str] = &[
     "once",
     "twice",
     "please",
+    "let",
 ];
 
 /// A clause's second word that makes its first a subject, not a verb ("tests are failing").
@@ -364,10 +365,30 @@ const STANDING: &[&[&str]] = &[
     &["in", "the", "future"],
     &["going", "forward"],
     &["next", "time"],
-    &["anymore"],
-    &["any", "more"],
-    &["no", "more"],
-    &["ever"],
+];
+
+/// Phrases that make a prohibition standing ("don't touch it ever", "no more emojis"), but
+/// also describe things ("it doesn't work anymore"): they count only in a prohibition.
+const STANDING_IN_PROHIBITIONS: &[&[&str]] =
+    &[&["anymore"], &["any", "more"], &["no", "more"], &["ever"]];
+
+/// Verbs that, negated without a subject, report a state of mind ("don't know why",
+/// "never mind", "don't worry") rather than forbid anything.
+const NOT_INSTRUCTIONS: &[&str] = &[
+    "worry",
+    "bother",
+    "mind",
+    "know",
+    "think",
+    "understand",
+    "care",
+    "see",
+    "get",
+    "like",
+    "want",
+    "need",
+    "remember",
+    "recall",
 ];
 
 /// Phrases that keep an instruction to the task at hand.
@@ -416,17 +437,22 @@ fn imperative(c: &[&str]) -> bool {
     let Some(first) = c.first() else {
         return false;
     };
+    // A verb in the third person ("works now") is a report, not an order.
+    let third_person = first.ends_with('s') && !first.ends_with("ss") && !first.ends_with("us");
     is_word(first)
         && !FUNCTION.contains(first)
         && !first.ends_with("ing")
         && !first.ends_with("ed")
+        && !third_person
         && !c.get(1).is_some_and(|s| VERBISH.contains(s))
 }
 
 /// The object after a verb names one thing in view: "it", "that", or "the/this … file"
 /// (a singular head), as opposed to "notes", "the generated files" or nothing at all.
 fn specific_object(rest: &[&str]) -> bool {
-    if rest.iter().any(|w| SPECIFIC.contains(w)) {
+    if rest.iter().any(|w| SPECIFIC.contains(w))
+        || matches!(rest.first(), Some(&("you" | "me" | "him" | "her" | "us")))
+    {
         return true;
     }
     match rest.first() {
@@ -513,6 +539,7 @@ pub fn classify(sentence: &str) -> Option<Said> {
             .first()
             .is_some_and(|w| ASKING.contains(w) || (*w == "do" && opening.get(1) != Some(&"not")));
     let standing = STANDING.iter().any(|p| has(&all, p));
+    let forbids_for_good = standing || STANDING_IN_PROHIBITIONS.iter().any(|p| has(&all, p));
     let one_off = ONE_OFF.iter().any(|p| has(&all, p));
     let exclaims = sentence.trim_end().ends_with('!');
     let contrast = has(&all, &["instead", "of"])
@@ -520,7 +547,15 @@ pub fn classify(sentence: &str) -> Option<Said> {
         || sentence.contains(", not ")
         || sentence.contains(" over ");
 
-    if !question && let Some(kind) = rule_or_preference(&cls, standing, one_off, exclaims, contrast)
+    if !question
+        && let Some(kind) = rule_or_preference(
+            &cls,
+            standing,
+            forbids_for_good,
+            one_off,
+            exclaims,
+            contrast,
+        )
     {
         return Some(kind);
     }
@@ -559,6 +594,7 @@ pub fn classify(sentence: &str) -> Option<Said> {
 fn rule_or_preference(
     cls: &[Vec<&str>],
     standing: bool,
+    forbids_for_good: bool,
     one_off: bool,
     exclaims: bool,
     contrast: bool,
@@ -592,6 +628,20 @@ fn rule_or_preference(
         for (k, w) in c.iter().enumerate() {
             if matches!(*w, "always" | "never") {
                 let before = &c[..k];
+                // What follows must be a verb in its base form: "never use", not "never
+                // mind", "always the same", "we never merged".
+                let next = c.get(k + 1).copied().unwrap_or("");
+                // "…, always." as a clause of its own stands for the whole sentence.
+                let alone = c.len() == 1;
+                let verb = alone
+                    || next == "be"
+                    || (is_word(next)
+                        && !FUNCTION.contains(&next)
+                        && !NOT_INSTRUCTIONS.contains(&next)
+                        && !next.ends_with("ed"));
+                if !verb {
+                    continue;
+                }
                 let to_agent = before.iter().all(|b| {
                     matches!(
                         *b,
@@ -625,20 +675,20 @@ fn rule_or_preference(
             _ => None,
         };
         if let Some(rest) = neg {
-            if (standing || !specific_object(rest)) && !one_off {
+            let idle = c.iter().take(3).any(|w| NOT_INSTRUCTIONS.contains(w));
+            if (forbids_for_good || !specific_object(rest)) && !one_off && !idle {
                 return Some(Said::Rule);
             }
             continue;
         }
-        // "no debug prints!", "no console.log in committed code".
+        // "no debug prints!", "no more emojis": a verbless prohibition, said with force.
         if head == "no"
             && c.len() >= 3
-            && c.get(1)
-                .is_some_and(|w| !FUNCTION.contains(w) && !INTERJECTION.contains(w))
-            && (exclaims
-                || c.iter()
-                    .skip(1)
-                    .any(|w| plural(w) || w.contains(['.', '_'])))
+            && c.get(1).is_some_and(|w| {
+                *w == "more" || (!FUNCTION.contains(w) && !INTERJECTION.contains(w))
+            })
+            && !c.iter().any(|w| VERBISH.contains(w))
+            && (exclaims || forbids_for_good)
         {
             return Some(Said::Rule);
         }
@@ -651,21 +701,29 @@ fn rule_or_preference(
         }) {
             let subject = &c[..m];
             let agent = matches!(subject, ["you"] | ["we"]);
+            let modal = c[m];
+            let every = matches!(subject.first(), Some(&("all" | "every" | "each")));
             let generic = !subject.is_empty()
                 && !subject
                     .iter()
                     .any(|w| SPECIFIC.contains(w) || matches!(*w, "i" | "the"))
-                && (subject.last().is_some_and(|w| plural(w))
-                    || matches!(subject.first(), Some(&("all" | "every" | "each"))));
-            let modal = c[m];
+                && (every
+                    || (subject.last().is_some_and(|w| plural(w)) && !modal.starts_with("need")));
             let strong =
                 matches!(modal, "must" | "mustn't" | "shouldn't") || c.get(m + 1) == Some(&"not");
             if (agent && strong) || generic {
                 return Some(Said::Rule);
             }
         }
-        // Imperatives made standing by a contrast or an exclamation.
-        if imperative(c) && (contrast || exclaims) && !one_off && !specific_object(&c[1..]) {
+        // Imperatives made standing by a contrast ("use X, not Y"), or an exclamation about
+        // a kind of thing ("use hex colours!"), not a request to the user ("tell me …!").
+        let forceful = exclaims && c.iter().any(|w| plural(w)) && !c.contains(&"me");
+        if imperative(c)
+            && c.len() >= 2
+            && (contrast || forceful)
+            && !one_off
+            && !specific_object(&c[1..])
+        {
             return Some(Said::Rule);
         }
         // Preferences.
@@ -789,6 +847,22 @@ mod tests {
             ("fix the typo in the README", None),
             ("run the tests again!", None),
             ("the tests need fixing", None),
+            ("users need to log in again after the upgrade", None),
+            ("Great job!", None),
+            ("Awesome, works now!", None),
+            ("Let me know when the builds are done!", None),
+            ("Please check the logs and tell me what's wrong!", None),
+            ("Don't worry, I'll handle the merge.", None),
+            ("don't know why it fails on CI", None),
+            ("never mind, it works", None),
+            ("Always the same error.", None),
+            ("we never merged that branch", None),
+            ("no tests were run", None),
+            ("I love you", None),
+            ("it doesn't work anymore, delete it", None),
+            ("no more emojis in commit messages", Some(Rule)),
+            ("Do not touch the vendored folder ever.", Some(Rule)),
+            ("always be explicit about units", Some(Rule)),
             ("all handlers need a timeout", Some(Rule)),
         ];
         for (s, want) in cases {
