@@ -304,15 +304,7 @@ fn says_no_match(command: &str, code: i32) -> bool {
     if code != 1 {
         return false;
     }
-    let last = command
-        .rsplit("&&")
-        .next()
-        .unwrap_or(command)
-        .split("||")
-        .next()
-        .unwrap_or(command);
-    let last = last.rsplit('|').next().unwrap_or(last);
-    let prog = program(last);
+    let prog = program(last_command(command));
     let first = prog.split(' ').next().unwrap_or("");
     matches!(
         first,
@@ -339,9 +331,36 @@ fn says_no_match(command: &str, code: i32) -> bool {
     ) || matches!(prog.as_str(), "git diff" | "git grep")
 }
 
-/// The line of a failed command's output that says what went wrong: the first that names an
-/// error, a failure, a panic or an exception (or a pytest `E` line), else the last non-empty
-/// line (where most tools end with their verdict), never a banner such as "Debugger attached.".
+/// The last simple command of a command line: what follows its last `|`, `&&`, `||` or `;`
+/// outside quotes (`grep "a\|b" f` is one command), whose status is the line's.
+fn last_command(command: &str) -> &str {
+    let mut start = 0;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in command.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (quote, c) {
+            (q, '\\') if q != Some('\'') => escaped = true,
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '|' | ';' | '&') => start = i + 1,
+            _ => {}
+        }
+    }
+    let last = command[start..].trim();
+    if last.is_empty() { command } else { last }
+}
+
+/// The line of a failed command's output that says what went wrong, never a banner such as
+/// "Debugger attached.": first a line that opens as a diagnostic ("error: …", "TypeError: …",
+/// "× expected …", pytest's "E   …", "npm ERR! …"), then one that names an error, a failure,
+/// a panic or an exception, then the last line (where most tools end with their verdict).
+/// Lines that are mostly not prose (minified code, box drawing) and code frames (`> 16 │ …`)
+/// are passed over while a readable line remains.
 fn failure_line(output: &str) -> Option<&str> {
     let lines: Vec<&str> = output
         .lines()
@@ -349,10 +368,43 @@ fn failure_line(output: &str) -> Option<&str> {
         .filter(|l| !l.is_empty())
         .filter(|l| crate::sessions::exit_code_in(l).is_none() || l.chars().count() > 40)
         .collect();
+    let readable = |l: &str| {
+        let n = l.chars().count();
+        let prose = l.chars().filter(|c| c.is_alphabetic() || *c == ' ').count();
+        let frame = l
+            .trim_start_matches('>')
+            .trim_start()
+            .split_once(['│', '|'])
+            .is_some_and(|(n, _)| {
+                !n.trim().is_empty() && n.trim().chars().all(|c| c.is_ascii_digit())
+            });
+        !frame && prose as f64 >= 0.6 * n as f64
+    };
+    let opens_as_diagnostic = |l: &str| {
+        let lower = l.to_lowercase();
+        let word = lower
+            .trim_start_matches(|c: char| !c.is_alphanumeric())
+            .split(|c: char| !c.is_alphanumeric())
+            .next()
+            .unwrap_or("");
+        l.starts_with(['×', '✗', '✖', '●', '!'])
+            || l.starts_with("E ")
+            || l.starts_with("E\t")
+            || matches!(
+                word,
+                "error" | "fatal" | "panic" | "failed" | "fail" | "traceback"
+            )
+            || word.ends_with("error")
+            || word.ends_with("exception")
+            || lower.contains("err!")
+            || lower.contains("error:")
+            || lower.contains("error[")
+            || lower.contains("panicked at")
+    };
     let names_failure = |l: &str| {
         let lower = l.to_lowercase();
         let quiet = ["0 error", "no error", "0 failed", "without error"];
-        ([
+        [
             "error",
             "failed",
             "failure",
@@ -363,13 +415,15 @@ fn failure_line(output: &str) -> Option<&str> {
         ]
         .iter()
         .any(|k| lower.contains(k))
-            && !quiet.iter().any(|q| lower.contains(q)))
-            || l.starts_with("E ")
-            || l.starts_with("E\t")
+            && !quiet.iter().any(|q| lower.contains(q))
     };
-    lines
+    let readable: Vec<&str> = lines.iter().copied().filter(|l| readable(l)).collect();
+    readable
         .iter()
-        .find(|l| names_failure(l))
+        .find(|l| opens_as_diagnostic(l))
+        .or_else(|| readable.iter().find(|l| names_failure(l)))
+        .or_else(|| readable.iter().rev().find(|l| !l.ends_with('…')))
+        .or(readable.last())
         .or(lines.last())
         .copied()
 }
@@ -527,6 +581,8 @@ mod tests {
             ("grep -rn TODO src", 2, false),
             ("cargo test", 1, false),
             ("grep foo x | wc -l && make", 1, false),
+            (r#"grep -n "agent_end\|_pending" src/a.ts"#, 1, true),
+            ("make 'a|b' && grep x y; test -d z", 1, true),
         ] {
             assert_eq!(says_no_match(cmd, code), no_match, "{cmd} exit {code}");
         }
@@ -555,6 +611,16 @@ mod tests {
             (
                 "compiled with 0 errors\nmissing field `name`",
                 Some("missing field `name`"),
+            ),
+            (
+                "> pi@0.0.3 check\n\nsrc/a.ts:205:2 parse ━━━━━━━━━━━━━━━━━━━━\n\n  × expected a \
+                 semicolon\n\n    204 │ \t/** Op…",
+                Some("× expected a semicolon"),
+            ),
+            (
+                "/x/register.cjs:3\n`)},\"createLog\"),x=I(g.bgLightYellow(g.black(\" CJS \"))),\
+                 ae=I(g.bgBlue(\" ESM \")),oe=[\".cts\",\".mts\"]\nSyntaxError: Unexpected token",
+                Some("SyntaxError: Unexpected token"),
             ),
             ("\n\n", None),
         ];
