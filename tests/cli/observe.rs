@@ -320,3 +320,31 @@ fn the_same_failure_seen_twice_still_merges() {
     );
     assert_eq!(data["counts"]["deduped"], 1, "{data:#}");
 }
+
+#[test]
+fn remembered_fixes_of_different_failures_stay_apart_and_a_repeat_merges() {
+    // The same confirmation on the `remember` path (dedup::nearest).
+    let (env, repo) = Env::repo();
+    let files =
+        "after changes to package.json, CHANGELOG.md, README.md, src/index.ts, src/version.ts";
+    let remember = |text: &str| {
+        env.cairn_in(&repo, &["--json", "remember", text])
+            .code(0)
+            .data()
+    };
+    let a = remember(&format!(
+        "`npm version minor` failed (exit 1: npm ERR! Git working directory not clean.); it \
+         passed on a later run {files}"
+    ));
+    assert!(a["merged"].is_null(), "{a}");
+    let b = remember(&format!(
+        "`npm publish --access public` failed (exit 1: npm ERR! code E403 forbidden); it passed \
+         on a later run {files}"
+    ));
+    assert!(b["merged"].is_null(), "{b}");
+    let again = remember(&format!(
+        "`npm publish` failed (exit 1: npm ERR! code E403 forbidden); it passed on a later run \
+         {files}"
+    ));
+    assert_eq!(again["merged"]["into"], b["id"], "{again}");
+}
