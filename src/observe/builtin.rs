@@ -674,7 +674,7 @@ mod tests {
                 misses.push(format!(
                     "  {} {label}: {}",
                     if said { "FP" } else { "FN" },
-                    cut(prompt, 90)
+                    cut(&prompt.replace('\n', " "), 90)
                 ));
             }
             match (corrected, label == "correction") {
