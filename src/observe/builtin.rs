@@ -16,6 +16,8 @@
 //! Each fact becomes a [`Candidate`] whose source is the card's id and whose narrative says
 //! which turn it came from; the write gate, categories and dedup then do their part.
 
+use super::category;
+use super::said::{self, Said};
 use crate::cards::{Card, cut};
 use crate::store::write::Candidate;
 
@@ -39,12 +41,18 @@ pub fn observe(session: &[Card], targets: &[usize]) -> Vec<Candidate> {
     for &i in targets {
         let card = &session[i];
         for (kind, priority, sentence) in user_facts(&card.prompt) {
+            // A correction redirects the work of its day: stored, recalled when asked.
+            let verdict = if kind == "correction" {
+                "hold"
+            } else {
+                "allow"
+            };
             out.push(candidate(
                 card,
                 sentence,
                 kind,
                 priority,
-                "allow",
+                verdict,
                 USER_CONFIDENCE,
             ));
         }
@@ -80,6 +88,13 @@ fn candidate(
     verdict: &str,
     confidence: f64,
 ) -> Candidate {
+    // A rule or preference whose words name no topic ("no debug prints!") is still a
+    // convention or a liking: say so rather than guess `projects` at confidence 0.
+    let category = match kind {
+        "rule" if category::classify(&text).confidence == 0.0 => Some("rules-conventions"),
+        "preference" if category::classify(&text).confidence == 0.0 => Some("preferences"),
+        _ => None,
+    };
     Candidate {
         observation: text,
         timestamp: Some(card.ts.clone()),
@@ -97,6 +112,8 @@ fn candidate(
             card.outcome
         )),
         write_confidence: Some(confidence),
+        category_id: category.map(str::to_string),
+        category_confidence: category.map(|_| 0.5),
         ..Candidate::default()
     }
 }
@@ -119,6 +136,9 @@ pub fn sentences(text: &str) -> Vec<String> {
             || line.starts_with('\t')
             || t.starts_with('>')
             || t.starts_with('#')
+            || t.starts_with("//")
+            || t.starts_with("/*")
+            || looks_pasted(t)
         {
             continue;
         }
@@ -136,6 +156,16 @@ pub fn sentences(text: &str) -> Vec<String> {
         push_sentence(&t[start..], &mut out);
     }
     out
+}
+
+/// A line of pasted JSON, logs or code: mostly not letters and spaces.
+fn looks_pasted(line: &str) -> bool {
+    let n = line.chars().count();
+    let prose = line
+        .chars()
+        .filter(|c| c.is_alphabetic() || *c == ' ')
+        .count();
+    n > 24 && (prose as f64) < 0.7 * n as f64
 }
 
 fn push_sentence(s: &str, out: &mut Vec<String>) {
@@ -160,56 +190,20 @@ fn has_phrase(words: &[String], phrase: &[&str]) -> bool {
 }
 
 /// Rules, preferences and corrections in the user's words: (kind, priority, sentence).
+/// What each sentence says is read from its shape by [`said::classify`].
 pub fn user_facts(prompt: &str) -> Vec<(&'static str, &'static str, String)> {
-    let mut out = Vec::new();
-    for s in sentences(&prompt.replace('’', "'")) {
-        if s.ends_with('?') || s.chars().count() < 12 {
-            continue;
-        }
-        let w = words(&s);
-        let first = w.first().map(String::as_str).unwrap_or("");
-        let rule = ["never", "always"].iter().any(|k| w.iter().any(|x| x == k))
-            || ["don't", "dont", "must", "mustn't"]
-                .iter()
-                .any(|k| w.iter().any(|x| x == k))
-            || [
-                &["do", "not"][..],
-                &["from", "now", "on"],
-                &["make", "sure"],
-                &["should", "not"],
-                &["shouldn't"],
-            ]
-            .iter()
-            .any(|p| has_phrase(&w, p));
-        let preference = w.iter().any(|x| x.starts_with("prefer"))
-            || [&["i'd", "rather"][..], &["i", "like"], &["i", "hate"]]
-                .iter()
-                .any(|p| has_phrase(&w, p));
-        let redirect = w.iter().any(|x| x == "instead")
-            || has_phrase(&w, &["rather", "than"])
-            || (first == "stop" && w.len() > 2)
-            || (first == "use"
-                && w.len() > 2
-                && (w.contains(&"not".to_string()) || w.contains(&"instead".to_string())));
-        let correction = first == "no"
-            || s.to_lowercase().starts_with("that's wrong")
-            || s.to_lowercase().starts_with("that is wrong")
-            || first == "wrong"
-            || (first == "actually" && w.len() > 3);
-        // A correction alone ("no, the other file") is a fact only with something durable in it.
-        let kind = if rule {
-            "rule"
-        } else if preference {
-            "preference"
-        } else if redirect {
-            "correction"
-        } else {
-            continue;
-        };
-        let priority = if rule || correction { "high" } else { "medium" };
-        out.push((kind, priority, s));
-    }
-    out
+    sentences(&prompt.replace('’', "'"))
+        .into_iter()
+        .filter(|s| s.chars().count() >= 12)
+        .filter_map(|s| {
+            let (kind, priority) = match said::classify(&s)? {
+                Said::Rule => ("rule", "high"),
+                Said::Preference => ("preference", "medium"),
+                Said::Correction => ("correction", "medium"),
+            };
+            Some((kind, priority, s))
+        })
+        .collect()
 }
 
 /// The program a command runs: its first word after environment assignments, `sudo`, and a
@@ -255,6 +249,9 @@ pub fn fixed_errors(session: &[Card], i: usize) -> Vec<String> {
         let Some(code) = failed.exit.filter(|c| *c != 0) else {
             continue;
         };
+        if says_no_match(&failed.command, code) {
+            continue;
+        }
         let prog = program(&failed.command);
         if prog.is_empty() || done.contains(&prog) {
             continue;
@@ -272,12 +269,7 @@ pub fn fixed_errors(session: &[Card], i: usize) -> Vec<String> {
             continue;
         };
         done.push(prog.clone());
-        let what = failed
-            .output
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .map(|l| cut(l, 160));
+        let what = failure_line(&failed.output).map(|l| cut(l, 160));
         let mut files: Vec<&str> = Vec::new();
         for c in &session[i..=at] {
             for f in &c.files {
@@ -303,6 +295,137 @@ pub fn fixed_errors(session: &[Card], i: usize) -> Vec<String> {
         out.push(fact);
     }
     out
+}
+
+/// Programs whose exit status 1 is an answer, not a failure: "no match" (`grep`, `rg`,
+/// `find` with nothing found, `pgrep`, `which`), "differs" (`diff`, `cmp`, `git diff
+/// --exit-code`) or "false" (`test`, `[`). A pipeline's status is its last command's.
+fn says_no_match(command: &str, code: i32) -> bool {
+    if code != 1 {
+        return false;
+    }
+    let prog = program(last_command(command));
+    let first = prog.split(' ').next().unwrap_or("");
+    matches!(
+        first,
+        "grep"
+            | "egrep"
+            | "fgrep"
+            | "zgrep"
+            | "rg"
+            | "ag"
+            | "ack"
+            | "ls"
+            | "test"
+            | "["
+            | "[["
+            | "diff"
+            | "cmp"
+            | "find"
+            | "fd"
+            | "which"
+            | "pgrep"
+            | "command"
+            | "type"
+            | "false"
+    ) || matches!(prog.as_str(), "git diff" | "git grep")
+}
+
+/// The last simple command of a command line: what follows its last `|`, `&&`, `||` or `;`
+/// outside quotes (`grep "a\|b" f` is one command), whose status is the line's.
+fn last_command(command: &str) -> &str {
+    let mut start = 0;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in command.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (quote, c) {
+            (q, '\\') if q != Some('\'') => escaped = true,
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '|' | ';' | '&') => start = i + 1,
+            _ => {}
+        }
+    }
+    let last = command[start..].trim();
+    if last.is_empty() { command } else { last }
+}
+
+/// The line of a failed command's output that says what went wrong, never a banner such as
+/// "Debugger attached.": first a line that opens as a diagnostic ("error: …", "TypeError: …",
+/// "× expected …", pytest's "E   …", "npm ERR! …"), then one that names an error, a failure,
+/// a panic or an exception, then the last line (where most tools end with their verdict).
+/// Lines that are mostly not prose (minified code, box drawing) and code frames (`> 16 │ …`)
+/// are passed over while a readable line remains.
+fn failure_line(output: &str) -> Option<&str> {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .filter(|l| crate::sessions::exit_code_in(l).is_none() || l.chars().count() > 40)
+        .collect();
+    let readable = |l: &str| {
+        let n = l.chars().count();
+        let prose = l.chars().filter(|c| c.is_alphabetic() || *c == ' ').count();
+        let frame = l
+            .trim_start_matches('>')
+            .trim_start()
+            .split_once(['│', '|'])
+            .is_some_and(|(n, _)| {
+                !n.trim().is_empty() && n.trim().chars().all(|c| c.is_ascii_digit())
+            });
+        !frame && prose as f64 >= 0.6 * n as f64
+    };
+    let opens_as_diagnostic = |l: &str| {
+        let lower = l.to_lowercase();
+        let word = lower
+            .trim_start_matches(|c: char| !c.is_alphanumeric())
+            .split(|c: char| !c.is_alphanumeric())
+            .next()
+            .unwrap_or("");
+        l.starts_with(['×', '✗', '✖', '●', '!'])
+            || l.starts_with("E ")
+            || l.starts_with("E\t")
+            || matches!(
+                word,
+                "error" | "fatal" | "panic" | "failed" | "fail" | "traceback"
+            )
+            || word.ends_with("error")
+            || word.ends_with("exception")
+            || lower.contains("err!")
+            || lower.contains("error:")
+            || lower.contains("error[")
+            || lower.contains("panicked at")
+    };
+    let names_failure = |l: &str| {
+        let lower = l.to_lowercase();
+        let quiet = ["0 error", "no error", "0 failed", "without error"];
+        [
+            "error",
+            "failed",
+            "failure",
+            "fatal",
+            "panic",
+            "exception",
+            "traceback",
+        ]
+        .iter()
+        .any(|k| lower.contains(k))
+            && !quiet.iter().any(|q| lower.contains(q))
+    };
+    let readable: Vec<&str> = lines.iter().copied().filter(|l| readable(l)).collect();
+    readable
+        .iter()
+        .find(|l| opens_as_diagnostic(l))
+        .or_else(|| readable.iter().find(|l| names_failure(l)))
+        .or_else(|| readable.iter().rev().find(|l| !l.ends_with('…')))
+        .or(readable.last())
+        .or(lines.last())
+        .copied()
 }
 
 /// Sentences of an answer that state a decision.
@@ -379,6 +502,11 @@ mod tests {
         );
         assert_eq!(
             user_facts("Use ripgrep instead of grep for searching")[0].0,
+            "rule",
+            "a contrast makes an imperative standing"
+        );
+        assert_eq!(
+            user_facts("no, the config lives in ~/.config/app, not in the repo")[0].0,
             "correction"
         );
         assert_eq!(user_facts("Don't commit the generated files")[0].0, "rule");
@@ -441,6 +569,68 @@ mod tests {
     }
 
     #[test]
+    fn a_search_that_found_nothing_is_not_a_failure() {
+        for (cmd, code, no_match) in [
+            ("grep -rn TODO src", 1, true),
+            ("ps aux | grep caddy", 1, true),
+            ("cd /x && rg foo", 1, true),
+            ("test -f Cargo.lock", 1, true),
+            ("[ -d target ]", 1, true),
+            ("diff a.txt b.txt", 1, true),
+            ("git diff --exit-code", 1, true),
+            ("ls missing", 1, true),
+            ("grep -rn TODO src", 2, false),
+            ("cargo test", 1, false),
+            ("grep foo x | wc -l && make", 1, false),
+            (r#"grep -n "agent_end\|_pending" src/a.ts"#, 1, true),
+            ("make 'a|b' && grep x y; test -d z", 1, true),
+        ] {
+            assert_eq!(says_no_match(cmd, code), no_match, "{cmd} exit {code}");
+        }
+        let session = vec![
+            card(0, "x", vec![("grep -n foo src/a.rs", 1, "")], &[], ""),
+            card(1, "y", vec![("grep -n bar src/a.rs", 0, "3: bar")], &[], ""),
+        ];
+        assert!(fixed_errors(&session, 0).is_empty());
+    }
+
+    #[test]
+    fn the_failure_line_is_the_one_that_says_what_failed() {
+        let cases = [
+            (
+                "Debugger attached.\nWaiting for the debugger to disconnect...\nError: Cannot find module 'zod'\n    at x.js:1\nExit code 1",
+                Some("Error: Cannot find module 'zod'"),
+            ),
+            (
+                "collected 3 items\n\nE   AssertionError: 2 != 3\n",
+                Some("E   AssertionError: 2 != 3"),
+            ),
+            (
+                "Debugger attached.\nsomething went sideways\n\n",
+                Some("something went sideways"),
+            ),
+            (
+                "compiled with 0 errors\nmissing field `name`",
+                Some("missing field `name`"),
+            ),
+            (
+                "> pi@0.0.3 check\n\nsrc/a.ts:205:2 parse ━━━━━━━━━━━━━━━━━━━━\n\n  × expected a \
+                 semicolon\n\n    204 │ \t/** Op…",
+                Some("× expected a semicolon"),
+            ),
+            (
+                "/x/register.cjs:3\n`)},\"createLog\"),x=I(g.bgLightYellow(g.black(\" CJS \"))),\
+                 ae=I(g.bgBlue(\" ESM \")),oe=[\".cts\",\".mts\"]\nSyntaxError: Unexpected token",
+                Some("SyntaxError: Unexpected token"),
+            ),
+            ("\n\n", None),
+        ];
+        for (output, want) in cases {
+            assert_eq!(failure_line(output), want, "{output}");
+        }
+    }
+
+    #[test]
     fn programs_ignore_env_and_cd() {
         assert_eq!(
             program("cd /x && RUST_LOG=debug cargo test --lib"),
@@ -460,6 +650,77 @@ mod tests {
         assert!(decisions("Here is the diff.").is_empty());
     }
 
+    /// Precision and recall of [`user_facts`] on a labelled set (see
+    /// `tests/fixtures/observer/README.md`), as (figures line, rule+preference precision,
+    /// recall).
+    fn measure(name: &str, jsonl: &str) -> (String, f64, f64) {
+        let (mut tp, mut fp, mut fn_) = (0u32, 0u32, 0u32);
+        let (mut ctp, mut cfp, mut cfn) = (0u32, 0u32, 0u32);
+        let mut misses = Vec::new();
+        for line in jsonl.lines().filter(|l| !l.trim().is_empty()) {
+            let v: serde_json::Value = serde_json::from_str(line).expect("labelled line");
+            let prompt = v["prompt"].as_str().expect("prompt");
+            let label = v["label"].as_str().expect("label");
+            let facts = user_facts(prompt);
+            let said = facts.iter().any(|f| f.0 == "rule" || f.0 == "preference");
+            let corrected = facts.iter().any(|f| f.0 == "correction");
+            let is = label == "rule" || label == "preference";
+            match (said, is) {
+                (true, true) => tp += 1,
+                (true, false) => fp += 1,
+                (false, true) => fn_ += 1,
+                _ => {}
+            }
+            if said != is {
+                misses.push(format!(
+                    "  {} {label}: {}",
+                    if said { "FP" } else { "FN" },
+                    cut(&prompt.replace('\n', " "), 90)
+                ));
+            }
+            match (corrected, label == "correction") {
+                (true, true) => ctp += 1,
+                (true, false) => cfp += 1,
+                (false, true) => cfn += 1,
+                _ => {}
+            }
+        }
+        let ratio = |a: u32, b: u32| {
+            if b == 0 {
+                1.0
+            } else {
+                f64::from(a) / f64::from(b)
+            }
+        };
+        let (p, r) = (ratio(tp, tp + fp), ratio(tp, tp + fn_));
+        let line = format!(
+            "{name}: rules+preferences precision {p:.2} recall {r:.2} (tp {tp} fp {fp} fn {fn_}); \
+             corrections precision {:.2} recall {:.2} (tp {ctp} fp {cfp} fn {cfn})\n{}",
+            ratio(ctp, ctp + cfp),
+            ratio(ctp, ctp + cfn),
+            misses.join("\n")
+        );
+        (line, p, r)
+    }
+
+    #[test]
+    fn the_observer_meets_its_targets_on_the_labelled_prompts() {
+        let (real, p, r) = measure(
+            "transcripts",
+            include_str!("../../tests/fixtures/observer/prompts.jsonl"),
+        );
+        let (held, _, _) = measure(
+            "held out",
+            include_str!("../../tests/fixtures/observer/heldout.jsonl"),
+        );
+        let (fresh, _, _) = measure(
+            "fresh, written after the first tuning",
+            include_str!("../../tests/fixtures/observer/fresh.jsonl"),
+        );
+        println!("{real}\n{held}\n{fresh}");
+        assert!(p >= 0.85 && r >= 0.7, "{real}");
+    }
+
     #[test]
     fn candidates_carry_the_turn() {
         let session = vec![card(2, "never push to main directly", vec![], &[], "")];
@@ -469,5 +730,9 @@ mod tests {
         assert_eq!(c[0].session_id.as_deref(), Some("claude/s1"));
         assert_eq!(c[0].write_verdict.as_deref(), Some("allow"));
         assert!(c[0].narrative.as_deref().unwrap().contains("turn 2"));
+        let bare = vec![card(0, "no debug prints!", vec![], &[], "")];
+        let c = observe(&bare, &[0]);
+        assert_eq!(c[0].category_id.as_deref(), Some("rules-conventions"));
+        assert_eq!(c[0].priority.as_deref(), Some("high"));
     }
 }

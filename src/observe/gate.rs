@@ -107,7 +107,6 @@ pub fn cites_something(text: &str) -> bool {
         "cargo ",
         "git ",
         "npm ",
-        "make ",
         "docker ",
         "kubectl ",
         "systemctl ",
@@ -118,6 +117,19 @@ pub fn cites_something(text: &str) -> bool {
     if commands
         .iter()
         .any(|c| lower.starts_with(c) || lower.contains(&format!(" {c}")))
+    {
+        return true;
+    }
+    // `make` is also an English verb ("can't we make this better"): a command only when the
+    // text opens with it and a target.
+    if lower.starts_with("make ")
+        && lower.split_whitespace().nth(1).is_some_and(|t| {
+            t.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                && !matches!(
+                    t,
+                    "sure" | "it" | "this" | "that" | "the" | "a" | "an" | "them" | "everything"
+                )
+        })
     {
         return true;
     }
@@ -180,6 +192,12 @@ mod tests {
                 Verdict::Hold,
                 Verdict::Hold,
             ),
+            (
+                "like, can't we make this even better?",
+                Verdict::Hold,
+                Verdict::Hold,
+            ),
+            ("make test passes now", Verdict::Hold, Verdict::Allow),
             (
                 "the user prefers tabs over spaces",
                 Verdict::Allow,

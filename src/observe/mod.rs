@@ -1,10 +1,11 @@
 //! Turning text into observations: the observers, the write gate and the category.
 //!
 //! [`builtin`] distills facts from turn cards offline; [`llm`] holds the LLM observer's prompt
-//! and the strict parser of its XML reply; every fact then passes [`gate`] and gets its
+//! and the strict parser of its XML reply; [`said`] reads what a sentence of a prompt says; every fact then passes [`gate`] and gets its
 //! [`category`] before `store::admit` dedups and keeps it.
 
 pub mod builtin;
 pub mod category;
 pub mod gate;
 pub mod llm;
+pub mod said;

@@ -3,9 +3,10 @@
 //!
 //! Each candidate passes the write gate (unless raw), gets its category and its id from its
 //! content; an id already stored (or already merged into another) is a duplicate; then dedup by
-//! meaning against what is stored and what this batch keeps: above the threshold the nearest
-//! one gets a merge event naming the candidate's id (so admitting it again merges nothing
-//! twice) and nothing new is inserted. Nothing is written here: the caller appends the lines.
+//! meaning against what is stored and what this batch keeps: above the threshold, and confirmed
+//! on what is distinctive ([`dedup::confirm`]), the nearest one gets a merge event naming the
+//! candidate's id (so admitting it again merges nothing twice) and nothing new is inserted.
+//! Nothing is written here: the caller appends the lines.
 
 use std::collections::HashSet;
 
@@ -53,7 +54,8 @@ pub fn admit(
     on_each: &mut dyn FnMut(),
 ) -> Result<Admitted> {
     let mut out = Admitted::default();
-    let mut batch: Vec<(String, String, Vec<f32>)> = Vec::new();
+    // Kept so far in this batch: (id, time, text, vector).
+    let mut batch: Vec<(String, String, String, Vec<f32>)> = Vec::new();
     for c in candidates {
         on_each();
         let judged = write::judge(
@@ -81,19 +83,34 @@ pub fn admit(
                 category: None,
                 include_hold: true,
             };
-            let stored = index.search_by_vector(&v, &filter, 1, settings.threshold)?;
-            let stored = stored
+            let text = obs.observation.as_str();
+            let threshold = settings.threshold;
+            // Near neighbours by the whole text, each confirmed on what is distinctive
+            // (dedup::confirm): stored ones first, then this batch's.
+            let mut near: Vec<(String, String, String, f64)> = index
+                .search_by_vector(&v, &filter, dedup::CANDIDATES, threshold)?
                 .into_iter()
-                .next()
-                .filter(|h| h.raw > settings.threshold)
-                .map(|h| (h.doc.id, crate::time::format(h.doc.time), h.raw));
-            let in_batch = batch
+                .filter(|h| h.raw > threshold)
+                .map(|h| (h.doc.id, crate::time::format(h.doc.time), h.doc.text, h.raw))
+                .collect();
+            let mut in_batch: Vec<(String, String, String, f64)> = batch
                 .iter()
-                .map(|(id, ts, kv)| (id, ts, f64::from(crate::embed::cosine(kv, &v))))
-                .filter(|(_, _, sim)| *sim > settings.threshold)
-                .max_by(|a, b| a.2.total_cmp(&b.2))
-                .map(|(id, ts, sim)| (id.clone(), ts.clone(), sim));
-            if let Some((into, ts, similarity)) = stored.or(in_batch) {
+                .map(|(id, ts, t, kv)| {
+                    let sim = f64::from(crate::embed::cosine(kv, &v));
+                    (id.clone(), ts.clone(), t.clone(), sim)
+                })
+                .filter(|(.., sim)| *sim > threshold)
+                .collect();
+            in_batch.sort_by(|a, b| b.3.total_cmp(&a.3));
+            near.extend(in_batch);
+            let mut found = None;
+            for (id, ts, other, raw) in near {
+                if let Some(sim) = dedup::confirm(index, text, &other, raw, threshold)? {
+                    found = Some((id, ts, sim));
+                    break;
+                }
+            }
+            if let Some((into, ts, similarity)) = found {
                 let m = Merge {
                     into,
                     similarity,
@@ -104,7 +121,12 @@ pub fn admit(
                 out.merged += 1;
                 continue;
             }
-            batch.push((obs.id.clone(), obs.timestamp.clone(), v));
+            batch.push((
+                obs.id.clone(),
+                obs.timestamp.clone(),
+                obs.observation.clone(),
+                v,
+            ));
         }
         match obs.write_verdict {
             Verdict::Allow => out.allowed += 1,

@@ -8,6 +8,7 @@ mod git;
 mod hooks;
 mod init;
 mod memory;
+mod observe;
 mod output;
 mod provider;
 mod recall;
