@@ -299,7 +299,7 @@ fn import(ctx: &Ctx, dir: PathBuf) -> Result<Report> {
     let subject = format!(
         "adr: import {} records from {}",
         report.imported.len(),
-        dir.display()
+        super::file_name(&dir)
     );
     let trailers: Vec<(&str, String)> = report
         .imported
