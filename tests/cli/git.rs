@@ -100,13 +100,29 @@ fn slog_commits_its_own_line_not_earlier_no_commit_entries() {
     let day = "slog/2026-11-30.jsonl";
     env.cairn_in(
         &repo,
-        &["--now", "2026-11-30T10:00:00Z", "slog", "--no-commit", "deploy", "caddy", "left"],
+        &[
+            "--now",
+            "2026-11-30T10:00:00Z",
+            "slog",
+            "--no-commit",
+            "deploy",
+            "caddy",
+            "left",
+        ],
     )
     .code(0);
     let out = env
         .cairn_in(
             &repo,
-            &["--json", "--now", "2026-11-30T11:00:00Z", "slog", "deploy", "caddy", "committed"],
+            &[
+                "--json",
+                "--now",
+                "2026-11-30T11:00:00Z",
+                "slog",
+                "deploy",
+                "caddy",
+                "committed",
+            ],
         )
         .code(0);
     let data = out.data();
@@ -118,13 +134,23 @@ fn slog_commits_its_own_line_not_earlier_no_commit_entries() {
     assert_eq!(lines.len(), 1, "{head}");
     assert_eq!(lines[0], data["entry"]);
     let now = read(&repo, day);
-    assert!(now.contains("\"left\"") && now.contains("\"committed\""), "{now}");
+    assert!(
+        now.contains("\"left\"") && now.contains("\"committed\""),
+        "{now}"
+    );
     assert_eq!(git_status(&env, &repo), format!(" M {day}\n"));
     assert_eq!(env.git(&repo, &["diff", "--cached", "--stat"]), "");
     // The next committed entry adds its own line to what HEAD holds, and no other.
     env.cairn_in(
         &repo,
-        &["--now", "2026-11-30T12:00:00Z", "slog", "deploy", "caddy", "third"],
+        &[
+            "--now",
+            "2026-11-30T12:00:00Z",
+            "slog",
+            "deploy",
+            "caddy",
+            "third",
+        ],
     )
     .code(0);
     let head = env.git(&repo, &["show", &format!("HEAD:{day}")]);
@@ -187,9 +213,16 @@ fn commit_messages_never_carry_a_path_of_the_machine() {
     let sessions = fixtures().join("sessions/claude-code");
     env.cairn_in(&repo, &["sessions", "ingest", sessions.to_str().unwrap()]);
     let log = env.git(&repo, &["log", "--format=%B"]);
-    assert!(log.contains("import: 1 observations from obs.jsonl"), "{log}");
+    assert!(
+        log.contains("import: 1 observations from obs.jsonl"),
+        "{log}"
+    );
     assert!(log.contains("from adr-tools"), "{log}");
-    for local in [env.path(), fixtures().as_path(), std::path::Path::new("/home")] {
+    for local in [
+        env.path(),
+        fixtures().as_path(),
+        std::path::Path::new("/home"),
+    ] {
         let local = local.to_str().unwrap();
         assert!(!log.contains(local), "history holds {local}:\n{log}");
     }
@@ -206,9 +239,48 @@ fn import_reads_a_jsonl_file_that_starts_with_a_byte_order_mark() {
     )
     .unwrap();
     let data = env
-        .cairn_in(&repo, &["--json", "import", "observations", file.to_str().unwrap()])
+        .cairn_in(
+            &repo,
+            &["--json", "import", "observations", file.to_str().unwrap()],
+        )
         .code(0)
         .data();
     assert_eq!(data["counts"]["read"], 2, "{data}");
     assert_eq!(data["counts"]["stored"], 2, "{data}");
+}
+
+#[test]
+fn adr_status_commits_its_edit_not_the_persons_uncommitted_edit_of_the_record() {
+    let (env, repo) = Env::repo();
+    env.cairn_in(
+        &repo,
+        &[
+            "adr",
+            "new",
+            "Use caddy",
+            "--context",
+            "We serve docs",
+            "--decision",
+            "Caddy",
+        ],
+    )
+    .code(0);
+    let rel = "decisions/0001-use-caddy.md";
+    let committed = read(&repo, rel);
+    std::fs::write(
+        repo.join(rel),
+        format!("{committed}\nA hand note, not for committing yet.\n"),
+    )
+    .unwrap();
+    env.cairn_in(&repo, &["adr", "status", "1", "shipped"])
+        .code(0);
+    let head = env.git(&repo, &["show", &format!("HEAD:{rel}")]);
+    assert!(head.contains("status: shipped"), "{head}");
+    assert!(!head.contains("hand note"), "{head}");
+    let now = read(&repo, rel);
+    assert!(
+        now.contains("status: shipped") && now.contains("hand note"),
+        "{now}"
+    );
+    assert_eq!(git_status(&env, &repo), format!(" M {rel}\n"));
 }

@@ -182,8 +182,13 @@ fn new_files_follow_the_umask_as_git_makes_them() {
     let repo = env.path().join("repo");
     cairn_with_umask(&env, env.path(), "022", &["init", repo.to_str().unwrap()]).code(0);
     cairn_with_umask(&env, &repo, "022", &["adr", "new", "Use caddy"]).code(0);
-    cairn_with_umask(&env, &repo, "022", &["--now", "2026-11-30", "slog", "deploy", "caddy", "x"])
-        .code(0);
+    cairn_with_umask(
+        &env,
+        &repo,
+        "022",
+        &["--now", "2026-11-30", "slog", "deploy", "caddy", "x"],
+    )
+    .code(0);
     for rel in [
         "MEMORY.md",
         "cairn.toml",
@@ -202,7 +207,12 @@ fn new_files_follow_the_umask_as_git_makes_them() {
         std::os::unix::fs::PermissionsExt::from_mode(0o664),
     )
     .unwrap();
-    cairn_with_umask(&env, &repo, "022", &["memory", "add", "-s", "operations", "fact one"])
-        .code(0);
+    cairn_with_umask(
+        &env,
+        &repo,
+        "022",
+        &["memory", "add", "-s", "operations", "fact one"],
+    )
+    .code(0);
     assert_eq!(mode(&repo.join("MEMORY.md")), 0o664);
 }
