@@ -237,10 +237,44 @@ mod tests {
     fn append_to_clean_file_recovers_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log.jsonl");
-        append_line(&path, b"1\n", dir.path()).unwrap();
-        let out = append_line(&path, b"2\n", dir.path()).unwrap();
+        append_line(&path, b"{}\n", dir.path()).unwrap();
+        let out = append_line(&path, b"{\"b\":2}\n", dir.path()).unwrap();
         assert!(out.recovered.is_none());
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "1\n2\n");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n{\"b\":2}\n");
+    }
+
+    #[test]
+    fn append_refuses_a_file_with_a_bad_line_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        std::fs::write(&path, b"{}\nnot json\n{}\n").unwrap();
+        let err = append_line(&path, b"{}\n", dir.path()).unwrap_err();
+        assert!(
+            err.to_string().contains("log.jsonl:2: not a JSON object"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}\nnot json\n{}\n");
+        // Derived files are not checked.
+        append_derived(&path, b"{}\n", dir.path()).unwrap();
+    }
+
+    #[test]
+    fn an_appender_that_waited_for_the_lock_writes_to_the_file_that_replaced_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        std::fs::write(&path, b"{}\nbad\n").unwrap();
+        let held = open_locked(&path).unwrap();
+        let writer = {
+            let path = path.clone();
+            let rec = dir.path().join("rec");
+            std::thread::spawn(move || append_line(&path, b"{\"new\":1}\n", &rec))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        // What doctor does: a rename over the file while holding the old one's lock.
+        write_atomic(&path, b"{}\n").unwrap();
+        drop(held);
+        writer.join().unwrap().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}\n{\"new\":1}\n");
     }
 
     #[test]

@@ -198,10 +198,10 @@ mod tests {
             d.bad,
             vec![
                 (2, 8, b"not json\n".to_vec()),
-                (5, 27, b"\xff\xfe\n".to_vec())
+                (5, 26, b"\xff\xfe\n".to_vec())
             ]
         );
-        assert_eq!(d.torn, Some((6, 30, b"{\"c\"".to_vec())));
+        assert_eq!(d.torn, Some((6, 29, b"{\"c\"".to_vec())));
         assert!(damage(b"{\"a\":1}\n").is_empty());
     }
 }

@@ -416,7 +416,14 @@ pub fn within_budget(text: &str, budget_tokens: usize) -> Budgeted {
     };
     let cut_line = entries[first_cut].1.line;
     out.cut_from_line = Some(cut_line);
-    out.text = lines[..(cut_line - 1).min(lines.len())].concat();
+    let mut kept = &lines[..(cut_line - 1).min(lines.len())];
+    // A heading whose entries were all left out goes with them.
+    while let Some((last, rest)) = kept.split_last()
+        && (last.trim().is_empty() || last.starts_with("##"))
+    {
+        kept = rest;
+    }
+    out.text = kept.concat();
     out.cut_entries = entries.len() - first_cut;
     for (section, _) in &entries[first_cut..] {
         let name = if section.is_empty() {
@@ -585,6 +592,40 @@ mod tests {
         let lines: Vec<Option<usize>> = problems.iter().map(|p| p.line).collect();
         assert_eq!(lines, [Some(3), Some(5), Some(7), Some(8)]);
         assert!(lint(&parse(HAND)).is_empty());
+    }
+
+    #[test]
+    fn add_refuses_a_section_that_is_no_category_unless_asked() {
+        let err = add(HAND, "Misc", "a fact", day(), false).unwrap_err();
+        assert!(err.to_string().contains("use one of Preferences,"), "{err}");
+        let (_, added) = add(HAND, "Misc", "a fact", day(), true).unwrap();
+        assert!(added.section_created);
+        let long = "x".repeat(MAX_ENTRY_CHARS + 1);
+        assert!(matches!(
+            add(HAND, "operations", &long, day(), false),
+            Err(Error::TooLong { .. })
+        ));
+    }
+
+    #[test]
+    fn within_budget_keeps_whole_entries_in_file_order() {
+        // HAND is 200 characters: 50 tokens; its entries end at 27, 36 and 50 tokens.
+        assert_eq!(within_budget(HAND, 50).text, HAND);
+        let cut = within_budget(HAND, 40);
+        assert!(cut.text.ends_with("<!-- a comment -->\n"), "{:?}", cut.text);
+        assert_eq!(cut.cut_from_line, Some(13));
+        assert_eq!(cut.cut_sections, vec![("Preferences".to_string(), 1)]);
+        assert!(
+            cut.note()
+                .unwrap()
+                .contains("left out 1 entry from line 13")
+        );
+        let cut = within_budget(HAND, 30);
+        assert!(cut.text.ends_with("`systemctl reload`\n"), "{:?}", cut.text);
+        assert_eq!(cut.cut_entries, 2);
+        let none = within_budget(HAND, 10);
+        assert_eq!(none.cut_entries, 3);
+        assert_eq!(none.text, "# Memory\n\nSome words a person wrote.\n");
     }
 
     #[test]
