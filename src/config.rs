@@ -88,6 +88,11 @@ fallback_email = "cairn@localhost"
 [redact]
 # Extra regular expressions whose matches are redacted before anything is written.
 patterns = []
+
+[memory]
+# MEMORY.md is injected into every session: its size in tokens (about 4 characters each).
+# `cairn memory lint` fails above it; `cairn brief` prints whole entries up to it.
+budget_tokens = 3000
 "#;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -100,6 +105,7 @@ pub struct Config {
     pub gate: Gate,
     pub git: Git,
     pub redact: Redact,
+    pub memory: Memory,
 }
 
 impl Default for Config {
@@ -117,6 +123,7 @@ impl Default for Config {
             gate: Gate::default(),
             git: Git::default(),
             redact: Redact::default(),
+            memory: Memory::default(),
         }
     }
 }
@@ -256,6 +263,21 @@ impl Default for Git {
 #[serde(default, deny_unknown_fields)]
 pub struct Redact {
     pub patterns: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Memory {
+    /// MEMORY.md's budget, in tokens of about four characters.
+    pub budget_tokens: usize,
+}
+
+impl Default for Memory {
+    fn default() -> Self {
+        Memory {
+            budget_tokens: 3000,
+        }
+    }
 }
 
 impl Config {

@@ -2,18 +2,22 @@
 //! what can be repaired without guessing.
 //!
 //! Repaired: a torn last line of a JSONL file (bytes after the last newline, left by a write
-//! cut short) is cut off under the file's lock and saved to `.cairn/recovered/`; missing
-//! layout folders are made. Reported only: a line in the middle of a JSONL file that is not a
-//! JSON object (a person must decide what it was), a malformed `cairn.toml` (reported by
-//! opening the repository), missing `.gitignore` / `.gitattributes` lines.
+//! cut short) is cut off under the file's lock and saved to `.cairn/recovered/`; a line in the
+//! middle of a JSONL file that is not a JSON object (a hand edit gone wrong, a bad merge) is
+//! moved aside the same way, its bytes saved whole so a person can decide what it was, and
+//! the file rewritten without it (by rename, under its lock); missing layout folders are made.
+//! The commit holds HEAD's content with the same repair, so it never takes in lines a person
+//! left uncommitted. Reported only: a malformed `cairn.toml` (reported by opening the
+//! repository), missing `.gitignore` / `.gitattributes` lines.
 
-use std::fs::OpenOptions;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::files;
+use crate::git;
 use crate::init::{GITATTRIBUTES, GITIGNORE};
 use crate::jsonl;
 use crate::repo::{DIRS, Repo};
@@ -30,9 +34,10 @@ pub struct Finding {
     pub saved_to: Option<PathBuf>,
 }
 
-/// Checks the repository; with `repair`, repairs what is safe. Returns the findings and the
-/// paths changed (for the commit). Run under the repository lock when repairing.
-pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<String>)> {
+/// Checks the repository; with `repair`, repairs what is safe. Returns the findings and what
+/// the commit holds (HEAD's content with the same repairs). Run under the repository lock when
+/// repairing.
+pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<git::Change>)> {
     let mut findings = Vec::new();
     let mut changed = Vec::new();
     for rel in DIRS {
@@ -73,50 +78,103 @@ pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<String>)> {
             .unwrap_or(&path)
             .to_string_lossy()
             .into_owned();
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), &e))?;
-        let complete = text.rfind('\n').map_or(0, |i| i + 1);
-        for (i, line) in text[..complete].lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            if let Err(err) = jsonl::parse_line::<serde_json::Value>(&path, i + 1, line) {
-                findings.push(finding(&rel, Some(i + 1), err.message, false));
-            }
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(path.display(), &e))?;
+        let damage = jsonl::damage(&bytes);
+        if damage.is_empty() {
+            continue;
         }
-        if complete < text.len() {
-            let line = text[..complete].matches('\n').count() + 1;
+        let saved = if repair {
+            let saved = repair_file(repo, &path)?;
+            // A file HEAD lacks has nothing committed to repair.
+            if let Some(head) = git::head_content(repo.root(), &rel).ok().flatten() {
+                changed.push(git::Change::Content {
+                    path: rel.clone(),
+                    bytes: jsonl::damage(&head).kept,
+                });
+            }
+            saved
+        } else {
+            Vec::new()
+        };
+        let saved_at = |offset: u64| {
+            saved
+                .iter()
+                .find(|(o, _)| *o == offset)
+                .map(|(_, p)| p.clone())
+        };
+        for (line, offset, bad) in &damage.bad {
+            let problem = match jsonl::parse_line::<serde::de::IgnoredAny>(
+                &path,
+                *line,
+                String::from_utf8_lossy(bad).trim_end_matches(['\n', '\r']),
+            ) {
+                Err(err) => err.message,
+                Ok(_) => "not a JSON object".to_string(),
+            };
+            let mut f = finding(&rel, Some(*line), problem, false);
+            f.saved_to = saved_at(*offset);
+            f.repaired = f.saved_to.is_some();
+            findings.push(f);
+        }
+        if let Some((line, offset, tail)) = &damage.torn {
             let problem = format!(
                 "torn last line ({}, a write cut short)",
-                crate::output::count(text.len() - complete, "byte")
+                crate::output::count(tail.len(), "byte")
             );
-            let mut f = finding(&rel, Some(line), problem, false);
-            if repair {
-                f.saved_to = repair_torn(repo, &path)?;
-                f.repaired = true;
-                changed.push(rel.clone());
-            }
+            let mut f = finding(&rel, Some(*line), problem, false);
+            f.saved_to = saved_at(*offset);
+            f.repaired = repair;
             findings.push(f);
         }
     }
     Ok((findings, changed))
 }
 
-/// Cuts a torn tail under the file's lock (a writer may have finished it meanwhile).
-fn repair_torn(repo: &Repo, path: &Path) -> Result<Option<PathBuf>> {
+/// Moves the damaged lines of a JSONL file aside under its lock (a writer may have appended or
+/// finished a torn line meanwhile): each bad line and a torn tail is saved to
+/// `.cairn/recovered/NAME.OFFSET.bad` / `.torn`, and the file is rewritten without them.
+/// Returns the offsets saved and where.
+fn repair_file(repo: &Repo, path: &Path) -> Result<Vec<(u64, PathBuf)>> {
     let io = |e: std::io::Error| Error::io(path.display(), &e);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(io)?;
-    file.lock().map_err(io)?;
+    let file = files::open_locked(path)?;
     let len = file.metadata().map_err(io)?.len();
-    let bytes = files::read_from(path, len.saturating_sub(1))?;
-    if bytes.last() == Some(&b'\n') || len == 0 {
-        return Ok(None);
+    let mut bytes = vec![0u8; len as usize];
+    file.read_exact_at(&mut bytes, 0).map_err(io)?;
+    let damage = jsonl::damage(&bytes);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut saved = Vec::new();
+    if damage.bad.is_empty() {
+        // Only a torn tail: cut it in place.
+        if damage.torn.is_some() {
+            let at = files::cut_torn_tail(path, &file, len, &repo.recovered_dir())?;
+            saved.push((damage.torn.as_ref().map_or(0, |t| t.1), at));
+        }
+        return Ok(saved);
     }
-    let saved = files::cut_torn_tail(path, &file, len, &repo.recovered_dir())?;
-    Ok(Some(saved))
+    for (_, offset, line) in &damage.bad {
+        let at = repo.recovered_dir().join(format!("{name}.{offset}.bad"));
+        files::write_atomic(&at, line)?;
+        saved.push((*offset, at));
+    }
+    if let Some((_, offset, tail)) = &damage.torn {
+        let at = repo.recovered_dir().join(format!("{name}.{offset}.torn"));
+        files::write_atomic(&at, tail)?;
+        saved.push((*offset, at));
+    }
+    // A rename, while the old file's lock is held: readers see the old file or the new one,
+    // and appenders waiting for the lock open the new one (files::open_locked).
+    files::write_atomic(path, &damage.kept)?;
+    drop(file);
+    Ok(saved)
+}
+
+/// The damaged lines of the JSONL files (bad lines and torn tails), found without repairing.
+pub fn damaged_lines(repo: &Repo) -> Result<Vec<Finding>> {
+    let (findings, _) = check(repo, false)?;
+    Ok(findings.into_iter().filter(|f| f.line.is_some()).collect())
 }
 
 fn collect_jsonl(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {

@@ -7,7 +7,14 @@
 //! - [`append_line`]: one line added to a JSON Lines file, under an exclusive advisory lock on
 //!   that file (`flock`, std's `File::lock`) and with one `write` of the whole line, so lines
 //!   from concurrent writers never interleave. A torn tail left by a crash is moved aside to
-//!   `.cairn/recovered/` first, so the new line never glues onto it.
+//!   `.cairn/recovered/` first, so the new line never glues onto it. A file holding a bad line
+//!   (one that is not a JSON object, not the last) is not appended to: the error names it and
+//!   points to `cairn doctor`, which moves it aside (ADR: writers refuse damage). Files that
+//!   are only derived state (`.cairn/`) use [`append_derived`], which does not look.
+//!
+//! `cairn doctor` rewrites a damaged file by rename while holding its lock; an appender that
+//! waited for the lock finds the path now names another file and opens it again, so no line
+//! goes to the file that was replaced.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -16,12 +23,16 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// Replaces (or creates) `path` with `bytes`, atomically.
+/// Replaces (or creates) `path` with `bytes`, atomically. A new file gets the mode git gives
+/// one (0666 less the umask); a replaced file keeps its mode.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
+    // tempfile's own default is 0600; the kernel takes the umask off the mode asked for here.
     let mut tmp = tempfile::Builder::new()
         .prefix(".cairn-tmp-")
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir.display(), &e))?;
     tmp.write_all(bytes)
@@ -54,22 +65,73 @@ pub fn append_line(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<App
     append_lines(path, line, recovered_dir)
 }
 
-/// Appends whole lines (`lines` ends in `\n`) with one `write`, like [`append_line`].
+/// Appends whole lines (`lines` ends in `\n`) with one `write`, like [`append_line`]. Refuses
+/// (and writes nothing) when the file holds a bad line.
 pub fn append_lines(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<Appended> {
+    append_checked(path, line, recovered_dir, true)
+}
+
+/// Appends whole lines to a file of derived state, without looking for bad lines (the file may
+/// grow long; it is never committed).
+pub fn append_derived(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<Appended> {
+    append_checked(path, line, recovered_dir, false)
+}
+
+/// Opens `path` for appending (made if missing) and takes its lock, making sure the locked file
+/// is still the one the path names (doctor may have replaced it meanwhile).
+pub fn open_locked(path: &Path) -> Result<File> {
+    use std::os::unix::fs::MetadataExt;
+    let io = |e: std::io::Error| Error::io(path.display(), &e);
+    for _ in 0..100 {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(true)
+            .open(path)
+            .map_err(io)?;
+        file.lock().map_err(io)?;
+        let held = file.metadata().map_err(io)?;
+        match std::fs::metadata(path) {
+            Ok(now) if now.ino() == held.ino() && now.dev() == held.dev() => return Ok(file),
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io(e)),
+        }
+    }
+    Err(io(std::io::Error::other(
+        "the file keeps being replaced while waiting for its lock",
+    )))
+}
+
+fn append_checked(path: &Path, line: &[u8], recovered_dir: &Path, check: bool) -> Result<Appended> {
     debug_assert!(line.ends_with(b"\n"));
     let io = |e: std::io::Error| Error::io(path.display(), &e);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
     }
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .read(true)
-        .open(path)
-        .map_err(io)?;
-    file.lock().map_err(io)?;
+    let file = open_locked(path)?;
     let len = file.metadata().map_err(io)?.len();
     let mut appended = Appended::default();
+    if check && len > 0 {
+        let mut bytes = vec![0u8; len as usize];
+        file.read_exact_at(&mut bytes, 0).map_err(io)?;
+        let damage = crate::jsonl::damage(&bytes);
+        if let Some((line_no, _, bad)) = damage.bad.first() {
+            let more = match damage.bad.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            };
+            return Err(Error::new(
+                crate::error::Kind::BadInput,
+                format!(
+                    "{}:{line_no}: not a JSON object{more} ({}); nothing was appended to a damaged file",
+                    path.display(),
+                    preview(bad)
+                ),
+            )
+            .with_fix("run `cairn doctor` to move the line aside to .cairn/recovered/, then run this again"));
+        }
+    }
     if len > 0 {
         let mut last = [0u8; 1];
         file.read_exact_at(&mut last, len - 1).map_err(io)?;
@@ -88,6 +150,18 @@ pub fn append_lines(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<Ap
     }
     file.unlock().map_err(io)?;
     Ok(appended)
+}
+
+/// The start of a line, for an error message.
+fn preview(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim();
+    let short: String = text.chars().take(40).collect();
+    if short.len() < text.len() {
+        format!("`{short}…`")
+    } else {
+        format!("`{short}`")
+    }
 }
 
 /// Saves the bytes after the last newline of `file` to `recovered_dir` and truncates them.
@@ -163,10 +237,56 @@ mod tests {
     fn append_to_clean_file_recovers_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log.jsonl");
-        append_line(&path, b"1\n", dir.path()).unwrap();
-        let out = append_line(&path, b"2\n", dir.path()).unwrap();
+        append_line(&path, b"{}\n", dir.path()).unwrap();
+        let out = append_line(&path, b"{\"b\":2}\n", dir.path()).unwrap();
         assert!(out.recovered.is_none());
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "1\n2\n");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n{\"b\":2}\n");
+    }
+
+    #[test]
+    fn append_refuses_a_file_with_a_bad_line_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        std::fs::write(&path, b"{}\nnot json\n{}\n").unwrap();
+        let err = append_line(&path, b"{}\n", dir.path()).unwrap_err();
+        assert!(
+            err.to_string().contains("log.jsonl:2: not a JSON object"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}\nnot json\n{}\n");
+        // Derived files are not checked.
+        append_derived(&path, b"{}\n", dir.path()).unwrap();
+    }
+
+    #[test]
+    fn an_appender_that_waited_for_the_lock_writes_to_the_file_that_replaced_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        std::fs::write(&path, b"{}\nbad\n").unwrap();
+        let held = open_locked(&path).unwrap();
+        let writer = {
+            let path = path.clone();
+            let rec = dir.path().join("rec");
+            std::thread::spawn(move || append_line(&path, b"{\"new\":1}\n", &rec))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        // What doctor does: a rename over the file while holding the old one's lock.
+        write_atomic(&path, b"{}\n").unwrap();
+        drop(held);
+        writer.join().unwrap().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}\n{\"new\":1}\n");
+    }
+
+    #[test]
+    fn write_atomic_keeps_the_mode_of_a_replaced_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hook");
+        write_atomic(&path, b"one").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o751)).unwrap();
+        write_atomic(&path, b"two").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o751);
     }
 
     #[test]

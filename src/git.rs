@@ -1,6 +1,8 @@
 //! Everything cairn asks of git, and the only importer of gix.
 //!
-//! A command that changes files ends with one [`commit`] of exactly the paths it wrote: their
+//! A command that changes files ends with one [`commit_changes`] of exactly what it wrote
+//! ([`Change`]): for each path, HEAD's content with this command's change (an append, an edit,
+//! a file made whole), so a person's uncommitted edit of the same file stays uncommitted. The
 //! blobs are written, HEAD's tree is edited at those paths only, and the commit moves the
 //! branch. The index (`.git/index`) is then updated at those paths only, with fresh stat data,
 //! so that `git status` shows nothing of cairn's while whatever else a person staged or left
@@ -56,11 +58,101 @@ pub struct Committed {
     pub id: String,
 }
 
+/// What one command did to one path, and so what its commit holds there.
+///
+/// A commit holds only what the command wrote: HEAD's content with this command's change,
+/// never a person's uncommitted edit of the same file or an earlier `--no-commit` write. The
+/// working tree keeps both; `git status` goes on showing the rest as modified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// A file the command made or rewrote whole: its content now (a missing file is a
+    /// deletion).
+    File(String),
+    /// Whole lines the command appended: HEAD's content (its whole lines) followed by them.
+    Appended { path: String, bytes: Vec<u8> },
+    /// The content the command's edit gives applied to HEAD's content (see [`head_content`]).
+    Content { path: String, bytes: Vec<u8> },
+}
+
+impl Change {
+    /// The path, relative to the knowledge repository, `/`-separated.
+    pub fn path(&self) -> &str {
+        match self {
+            Change::File(path) => path,
+            Change::Appended { path, .. } | Change::Content { path, .. } => path,
+        }
+    }
+
+    /// Lines appended, each without its newline.
+    pub fn appended_lines(path: &str, lines: &[String]) -> Change {
+        let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        for l in lines {
+            bytes.extend_from_slice(l.as_bytes());
+            bytes.push(b'\n');
+        }
+        Change::Appended {
+            path: path.to_string(),
+            bytes,
+        }
+    }
+}
+
+/// The content HEAD holds at `rel` (relative to the knowledge repository `root`), or `None`
+/// when HEAD lacks it (or there is no commit yet).
+pub fn head_content(root: &Path, rel: &str) -> Result<Option<Vec<u8>>> {
+    let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
+    let work_dir = repo
+        .workdir()
+        .ok_or_else(|| Error::new(Kind::Git, "the git repository has no work tree"))?
+        .to_path_buf();
+    let git_path = join_prefix(&repo_prefix(&work_dir, root)?, rel);
+    let Ok(head) = repo.head_commit() else {
+        return Ok(None);
+    };
+    let tree = head
+        .tree()
+        .map_err(|e| git_err("cannot read HEAD's tree", e))?;
+    blob_at(&repo, &tree, &git_path)
+}
+
+fn blob_at(
+    repo: &gix::Repository,
+    tree: &gix::Tree<'_>,
+    git_path: &str,
+) -> Result<Option<Vec<u8>>> {
+    let Some(entry) = tree
+        .lookup_entry_by_path(git_path)
+        .map_err(|e| git_err("cannot read HEAD's tree", e))?
+    else {
+        return Ok(None);
+    };
+    if !entry.mode().is_blob() {
+        return Ok(None);
+    }
+    let blob = repo
+        .find_blob(entry.object_id())
+        .map_err(|e| git_err(&format!("cannot read HEAD's {git_path}"), e))?;
+    Ok(Some(blob.data.clone()))
+}
+
 /// Commits the current content of `paths` (relative to `root`, `/`-separated; a missing file is
 /// a deletion) on top of HEAD, with `message`. Returns `None` when the tree did not change.
 pub fn commit(
     root: &Path,
     paths: &[String],
+    message: &str,
+    identity: &Identity<'_>,
+) -> Result<Option<Committed>> {
+    let changes: Vec<Change> = paths.iter().cloned().map(Change::File).collect();
+    commit_changes(root, &changes, message, identity)
+}
+
+/// Commits `changes` on top of HEAD, with `message`: each path holds HEAD's content with the
+/// command's change ([`Change`]), and its index entry is set to the committed blob. Returns
+/// `None` when the tree did not change.
+pub fn commit_changes(
+    root: &Path,
+    changes: &[Change],
     message: &str,
     identity: &Identity<'_>,
 ) -> Result<Option<Committed>> {
@@ -80,45 +172,87 @@ pub fn commit(
             .detach(),
         None => gix::ObjectId::empty_tree(repo.object_hash()),
     };
+    let head_tree = match &head {
+        Some(commit) => Some(
+            commit
+                .tree()
+                .map_err(|e| git_err("cannot read HEAD's tree", e))?,
+        ),
+        None => None,
+    };
 
     let mut editor = repo
         .edit_tree(base_tree)
         .map_err(|e| git_err("cannot edit HEAD's tree", e))?;
-    let mut staged: Vec<(String, Option<(gix::ObjectId, EntryKind)>)> = Vec::new();
-    for rel in paths {
+    let mut staged: Vec<Staged> = Vec::new();
+    for change in changes {
+        let rel = change.path();
         let git_path = join_prefix(&prefix, rel);
         let abs = root.join(rel);
-        match std::fs::symlink_metadata(&abs) {
-            Ok(meta) if meta.is_file() => {
-                let bytes = std::fs::read(&abs).map_err(|e| Error::io(abs.display(), &e))?;
-                let id = repo
-                    .write_blob(&bytes)
-                    .map_err(|e| git_err("cannot write a blob", e))?
-                    .detach();
-                let kind = if is_executable(&meta) {
-                    EntryKind::BlobExecutable
-                } else {
-                    EntryKind::Blob
-                };
-                editor
-                    .upsert(git_path.as_str(), kind, id)
-                    .map_err(|e| git_err("cannot edit the tree", e))?;
-                staged.push((git_path, Some((id, kind))));
-            }
+        let meta = match std::fs::symlink_metadata(&abs) {
+            Ok(meta) if meta.is_file() => Some(meta),
             Ok(_) => {
                 return Err(Error::new(
                     Kind::Git,
                     format!("{} is not a regular file", abs.display()),
                 ));
             }
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                editor
-                    .remove(git_path.as_str())
-                    .map_err(|e| git_err("cannot edit the tree", e))?;
-                staged.push((git_path, None));
-            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
             Err(err) => return Err(Error::io(abs.display(), &err)),
-        }
+        };
+        let head_bytes = || match &head_tree {
+            Some(tree) => blob_at(&repo, tree, &git_path),
+            None => Ok(None),
+        };
+        let bytes = match change {
+            Change::File(_) => match &meta {
+                Some(_) => Some(std::fs::read(&abs).map_err(|e| Error::io(abs.display(), &e))?),
+                None => None,
+            },
+            Change::Appended { bytes, .. } => {
+                let mut base = head_bytes()?.unwrap_or_default();
+                // A torn tail in HEAD is cut in the working tree before an append: here too.
+                let whole = base.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                base.truncate(whole);
+                base.extend_from_slice(bytes);
+                Some(base)
+            }
+            Change::Content { bytes, .. } => Some(bytes.clone()),
+        };
+        let Some(bytes) = bytes else {
+            editor
+                .remove(git_path.as_str())
+                .map_err(|e| git_err("cannot edit the tree", e))?;
+            staged.push(Staged {
+                path: git_path,
+                blob: None,
+                matches_file: false,
+            });
+            continue;
+        };
+        let id = repo
+            .write_blob(&bytes)
+            .map_err(|e| git_err("cannot write a blob", e))?
+            .detach();
+        let kind = if meta.as_ref().is_some_and(is_executable) {
+            EntryKind::BlobExecutable
+        } else {
+            EntryKind::Blob
+        };
+        editor
+            .upsert(git_path.as_str(), kind, id)
+            .map_err(|e| git_err("cannot edit the tree", e))?;
+        // The index may take the file's stat data only when the file holds exactly the
+        // committed blob; otherwise git must look at the content and see it modified.
+        let matches_file = match change {
+            Change::File(_) => true,
+            _ => meta.is_some() && std::fs::read(&abs).is_ok_and(|now| now == bytes),
+        };
+        staged.push(Staged {
+            path: git_path,
+            blob: Some((id, kind)),
+            matches_file,
+        });
     }
     let tree = editor
         .write()
@@ -145,6 +279,14 @@ pub fn commit(
     Ok(Some(Committed { id: id.to_string() }))
 }
 
+/// One path's new index entry: its committed blob (none: deleted), and whether the working
+/// file holds exactly that blob.
+struct Staged {
+    path: String,
+    blob: Option<(gix::ObjectId, EntryKind)>,
+    matches_file: bool,
+}
+
 /// Git's identity for this repository (author falls back to committer), else the fallback.
 fn signature_of(repo: &gix::Repository, identity: &Identity<'_>) -> (String, String) {
     let configured = repo
@@ -163,11 +305,7 @@ fn signature_of(repo: &gix::Repository, identity: &Identity<'_>) -> (String, Str
 
 /// Points the index entries of `staged` at what was just committed, leaving every other entry
 /// (a person's staged work) untouched.
-fn update_index(
-    repo: &gix::Repository,
-    work_dir: &Path,
-    staged: &[(String, Option<(gix::ObjectId, EntryKind)>)],
-) -> Result<()> {
+fn update_index(repo: &gix::Repository, work_dir: &Path, staged: &[Staged]) -> Result<()> {
     use gix::index::entry::{Flags, Mode, Stage, Stat};
     let mut index = match repo.open_index() {
         Ok(index) => index,
@@ -179,14 +317,24 @@ fn update_index(
     };
     let mut pushed = false;
     let mut removed: HashSet<&str> = HashSet::new();
-    for (path, entry) in staged {
+    for Staged {
+        path,
+        blob,
+        matches_file,
+    } in staged
+    {
         let key: &BStr = path.as_bytes().as_bstr();
-        match entry {
+        match blob {
             Some((id, kind)) => {
-                let abs = work_dir.join(path);
-                let meta = gix::index::fs::Metadata::from_path_no_follow(&abs)
-                    .map_err(|e| Error::io(abs.display(), &e))?;
-                let stat = Stat::from_fs(&meta).map_err(|e| git_err("bad file time", e))?;
+                let stat = if *matches_file {
+                    let abs = work_dir.join(path);
+                    let meta = gix::index::fs::Metadata::from_path_no_follow(&abs)
+                        .map_err(|e| Error::io(abs.display(), &e))?;
+                    Stat::from_fs(&meta).map_err(|e| git_err("bad file time", e))?
+                } else {
+                    // No stat data: git compares the content, and shows the person's edit.
+                    Stat::default()
+                };
                 let mode = if *kind == EntryKind::BlobExecutable {
                     Mode::FILE_EXECUTABLE
                 } else {

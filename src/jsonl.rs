@@ -2,7 +2,10 @@
 //!
 //! Each line is one JSON object. A last line without its newline is a torn write (a crash
 //! mid-append): it is skipped and reported, and every line before it is still read. Any other
-//! line that is not a JSON object is an error naming the file and line: it is not ours to guess.
+//! line that is not a JSON object (a hand edit gone wrong, a merge) is a bad line: readers skip
+//! it and name its file and line ([`Parsed::bad`]); the appenders refuse to add to a file that
+//! holds one ([`damage`], [`crate::files::append_lines`]) and `cairn doctor` moves it aside. A
+//! UTF-8 byte order mark before the first line is not part of it.
 
 use std::path::{Path, PathBuf};
 
@@ -41,18 +44,41 @@ impl TornTail {
 pub struct Parsed<T> {
     pub records: Vec<(usize, T)>,
     pub torn: Option<TornTail>,
+    /// Lines (not the last) that are not records, skipped.
+    pub bad: Vec<Malformed>,
 }
 
-/// Parses the text of a JSON Lines file. Blank lines are ignored.
-pub fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Result<Parsed<T>, Malformed> {
+impl Malformed {
+    /// What a reader that skipped this line says.
+    pub fn warning(&self) -> String {
+        format!("{self}; skipped it (run `cairn doctor` to move it aside)")
+    }
+}
+
+/// The UTF-8 byte order mark some editors put before the first line.
+pub const BOM: &str = "\u{feff}";
+
+/// `text` without a leading byte order mark.
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix(BOM).unwrap_or(text)
+}
+
+/// Parses the text of a JSON Lines file. Blank lines are ignored; bad lines are skipped and
+/// listed.
+pub fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Parsed<T> {
+    let text = strip_bom(text);
     let mut records = Vec::new();
+    let mut bad = Vec::new();
     let mut torn = None;
     let complete = text.rfind('\n').map_or(0, |i| i + 1);
     for (i, line) in text[..complete].lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        records.push((i + 1, parse_line(path, i + 1, line)?));
+        match parse_line(path, i + 1, line) {
+            Ok(record) => records.push((i + 1, record)),
+            Err(m) => bad.push(m),
+        }
     }
     if complete < text.len() {
         let line = text[..complete].matches('\n').count() + 1;
@@ -62,7 +88,59 @@ pub fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Result<Parsed<T>, 
             bytes: text.len() - complete,
         });
     }
-    Ok(Parsed { records, torn })
+    Parsed { records, torn, bad }
+}
+
+/// The damage in the bytes of a JSON Lines file: its lines that are not JSON objects, and a
+/// torn last line.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Damage {
+    /// The file's whole lines that are JSON objects (and blank lines), as they were.
+    pub kept: Vec<u8>,
+    /// Bad whole lines: 1-based line number, byte offset, bytes (with their newline).
+    pub bad: Vec<(usize, u64, Vec<u8>)>,
+    /// The bytes after the last newline: 1-based line number, byte offset, bytes.
+    pub torn: Option<(usize, u64, Vec<u8>)>,
+}
+
+impl Damage {
+    pub fn is_empty(&self) -> bool {
+        self.bad.is_empty() && self.torn.is_none()
+    }
+}
+
+/// Finds the damage in `bytes` (see [`Damage`]). A byte order mark before the first line is
+/// kept and is no damage.
+pub fn damage(bytes: &[u8]) -> Damage {
+    let mut out = Damage::default();
+    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let mut offset = 0usize;
+    for (i, line) in bytes[..complete]
+        .split_inclusive(|&b| b == b'\n')
+        .enumerate()
+    {
+        let body = &line[..line.len() - 1];
+        let body = if i == 0 {
+            body.strip_prefix(BOM.as_bytes()).unwrap_or(body)
+        } else {
+            body
+        };
+        // Read as readers read it: bytes that are not UTF-8 become U+FFFD.
+        let text = String::from_utf8_lossy(body);
+        let good = text.trim().is_empty()
+            || parse_line::<serde::de::IgnoredAny>(Path::new(""), i + 1, &text).is_ok();
+        if good {
+            out.kept.extend_from_slice(line);
+        } else {
+            out.bad.push((i + 1, offset as u64, line.to_vec()));
+        }
+        offset += line.len();
+    }
+    if complete < bytes.len() {
+        let line = bytes[..complete].iter().filter(|&&b| b == b'\n').count() + 1;
+        out.torn = Some((line, complete as u64, bytes[complete..].to_vec()));
+    }
+    out
 }
 
 /// Parses one line, which must be a JSON object.
@@ -89,17 +167,41 @@ mod tests {
 
     #[test]
     fn torn_tail_is_reported_not_fatal() {
-        let p = parse::<Value>(Path::new("x.jsonl"), "{\"a\":1}\n{\"b\":2}\n{\"c\"").unwrap();
+        let p = parse::<Value>(Path::new("x.jsonl"), "{\"a\":1}\n{\"b\":2}\n{\"c\"");
         assert_eq!(p.records.len(), 2);
         let torn = p.torn.unwrap();
         assert_eq!((torn.line, torn.bytes), (3, 4));
     }
 
     #[test]
-    fn middle_line_not_an_object_is_an_error_with_its_line() {
-        let err =
-            parse::<Value>(Path::new("x.jsonl"), "{\"a\":1}\n[1,2]\n{\"b\":2}\n").unwrap_err();
-        assert_eq!(err.line, 2);
-        assert_eq!(err.to_string(), "x.jsonl:2: not a JSON object");
+    fn middle_line_not_an_object_is_skipped_and_named_with_its_line() {
+        let p = parse::<Value>(Path::new("x.jsonl"), "{\"a\":1}\n[1,2]\n{\"b\":2}\n");
+        assert_eq!(p.records.len(), 2);
+        assert_eq!(p.bad.len(), 1);
+        assert_eq!(p.bad[0].line, 2);
+        assert_eq!(p.bad[0].to_string(), "x.jsonl:2: not a JSON object");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_first_line() {
+        let p = parse::<Value>(Path::new("x.jsonl"), "\u{feff}{\"a\":1}\n");
+        assert_eq!((p.records.len(), p.bad.len()), (1, 0));
+        assert!(damage("\u{feff}{\"a\":1}\n".as_bytes()).is_empty());
+    }
+
+    #[test]
+    fn damage_finds_bad_lines_and_the_torn_tail_by_line_and_offset() {
+        let text = b"{\"a\":1}\nnot json\n\n{\"b\":2}\n\xff\xfe\n{\"c\"";
+        let d = damage(text);
+        assert_eq!(d.kept, b"{\"a\":1}\n\n{\"b\":2}\n");
+        assert_eq!(
+            d.bad,
+            vec![
+                (2, 8, b"not json\n".to_vec()),
+                (5, 26, b"\xff\xfe\n".to_vec())
+            ]
+        );
+        assert_eq!(d.torn, Some((6, 29, b"{\"c\"".to_vec())));
+        assert!(damage(b"{\"a\":1}\n").is_empty());
     }
 }

@@ -46,7 +46,7 @@ pub fn emit(
     if let Err(e) = crate::repo::ignore_derived(repo) {
         return Some(format!("telemetry not written: {e}"));
     }
-    crate::files::append_line(&repo.path(FILE), &line, &repo.recovered_dir())
+    crate::files::append_derived(&repo.path(FILE), &line, &repo.recovered_dir())
         .err()
         .map(|e| format!("telemetry not written: {e}"))
 }

@@ -535,6 +535,26 @@ pub struct Written {
     /// Repository-relative paths, in the order written.
     pub paths: Vec<String>,
     pub warnings: Vec<String>,
+    /// For records edited in place: HEAD's content with the same edit, so a commit never
+    /// takes in a person's uncommitted edit of the record (see [`crate::git::Change`]).
+    pub edits: Vec<crate::git::Change>,
+}
+
+impl Written {
+    /// What the commit holds: each edit as applied to HEAD, each other path as written.
+    pub fn changes(&self) -> Vec<crate::git::Change> {
+        self.paths
+            .iter()
+            .map(|p| {
+                self.edits
+                    .iter()
+                    .rev()
+                    .find(|c| c.path() == p)
+                    .cloned()
+                    .unwrap_or_else(|| crate::git::Change::File(p.clone()))
+            })
+            .collect()
+    }
 }
 
 /// Creates a record (and marks the ones it supersedes). Run under the repository lock.
@@ -575,15 +595,21 @@ pub fn create(repo: &Repo, mut new: NewAdr, today: NaiveDate) -> Result<(Adr, Wr
     files::write_atomic(&repo.path(&rel), text.as_bytes())?;
     written.paths.push(rel.clone());
     for old in olds {
-        mark_superseded(repo, &old, number)?;
+        let (_, change) = mark_superseded(repo, &old, number)?;
         written.paths.push(old.path.clone());
+        written.edits.push(change);
     }
     let adr = parse(&repo.path(&rel), &rel, &text)?;
     Ok((adr, written))
 }
 
-/// Sets frontmatter keys of one record in place and checks the result still parses.
-pub fn edit(repo: &Repo, rel: &str, keys: &[(&str, String)]) -> Result<Adr, Error> {
+/// Sets frontmatter keys of one record in place and checks the result still parses. Returns
+/// the record and what its commit holds: HEAD's content with the same keys set.
+pub fn edit(
+    repo: &Repo,
+    rel: &str,
+    keys: &[(&str, String)],
+) -> Result<(Adr, crate::git::Change), Error> {
     let path = repo.path(rel);
     let text = std::fs::read_to_string(&path).map_err(|e| CairnError::io(path.display(), &e))?;
     if !is_cairn_text(&text) {
@@ -592,24 +618,43 @@ pub fn edit(repo: &Repo, rel: &str, keys: &[(&str, String)]) -> Result<Adr, Erro
         });
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text).to_string();
-    let split = frontmatter::split(&text).ok_or_else(|| Error::Malformed {
+    let new_text = set_keys(&text, keys).ok_or_else(|| Error::Malformed {
         path: path.clone(),
         line: 1,
         message: "no YAML frontmatter".into(),
     })?;
-    let mut yaml = split.yaml.to_string();
-    for (key, value) in keys {
-        yaml = frontmatter::set(&yaml, key, value);
-    }
-    let new_text = format!("---\n{yaml}---\n{}", split.body);
     let adr = parse(&path, rel, &new_text)?;
     if new_text != text {
         files::write_atomic(&path, new_text.as_bytes())?;
     }
-    Ok(adr)
+    let committed = match crate::git::head_content(repo.root(), rel) {
+        Ok(Some(head)) if head != text.as_bytes() => {
+            set_keys(&String::from_utf8_lossy(&head), keys).unwrap_or_else(|| new_text.clone())
+        }
+        _ => new_text,
+    };
+    let change = crate::git::Change::Content {
+        path: rel.to_string(),
+        bytes: committed.into_bytes(),
+    };
+    Ok((adr, change))
 }
 
-fn mark_superseded(repo: &Repo, old: &Adr, by: AdrNumber) -> Result<Adr, Error> {
+/// `text` with frontmatter `keys` set, or `None` when it has no frontmatter.
+fn set_keys(text: &str, keys: &[(&str, String)]) -> Option<String> {
+    let split = frontmatter::split(text)?;
+    let mut yaml = split.yaml.to_string();
+    for (key, value) in keys {
+        yaml = frontmatter::set(&yaml, key, value);
+    }
+    Some(format!("---\n{yaml}---\n{}", split.body))
+}
+
+fn mark_superseded(
+    repo: &Repo,
+    old: &Adr,
+    by: AdrNumber,
+) -> Result<(Adr, crate::git::Change), Error> {
     let mut by_list = old.superseded_by.clone();
     if !by_list.contains(&by) {
         by_list.push(by);
@@ -627,10 +672,11 @@ fn mark_superseded(repo: &Repo, old: &Adr, by: AdrNumber) -> Result<Adr, Error> 
 /// Sets a record's status.
 pub fn set_status(repo: &Repo, n: AdrNumber, status: Status) -> Result<(Adr, Written), Error> {
     let adr = find(repo, n)?;
-    let updated = edit(repo, &adr.path, &[("status", status.to_string())])?;
+    let (updated, change) = edit(repo, &adr.path, &[("status", status.to_string())])?;
     let mut written = Written {
         paths: vec![adr.path.clone()],
         warnings: Vec::new(),
+        edits: vec![change],
     };
     if status == Status::Superseded && updated.superseded_by.is_empty() {
         written.warnings.push(format!(
@@ -670,12 +716,12 @@ pub fn supersede(
             },
         });
     }
-    let old_updated = mark_superseded(repo, &old_adr, new)?;
+    let (old_updated, old_change) = mark_superseded(repo, &old_adr, new)?;
     let mut list = new_adr.supersedes.clone();
     if !list.contains(&old) {
         list.push(old);
     }
-    let new_updated = edit(
+    let (new_updated, new_change) = edit(
         repo,
         &new_adr.path,
         &[("supersedes", frontmatter::number_list(&list))],
@@ -683,6 +729,7 @@ pub fn supersede(
     let written = Written {
         paths: vec![old_adr.path, new_adr.path],
         warnings: Vec::new(),
+        edits: vec![old_change, new_change],
     };
     Ok((old_updated, new_updated, written))
 }

@@ -166,7 +166,11 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
         trailers.push(("Cairn-Supersedes", old.to_string()));
     }
     let subject = format!("adr: {} {}", record.number, record.title);
-    let commit = ctx.commit(&repo, &written.paths, &super::message(&subject, &trailers))?;
+    let commit = ctx.commit_changes(
+        &repo,
+        &written.changes(),
+        &super::message(&subject, &trailers),
+    )?;
     let human = format!(
         "created {} (ADR {}, {}, {})",
         record.path,
@@ -300,9 +304,9 @@ fn status(ctx: &Ctx, number: AdrNumber, word: &str) -> Result<Report> {
     let _lock = repo.lock()?;
     let (record, written) = adr::set_status(&repo, number, status)?;
     let subject = format!("adr: {} {status}", record.number);
-    let commit = ctx.commit(
+    let commit = ctx.commit_changes(
         &repo,
-        &written.paths,
+        &written.changes(),
         &super::message(&subject, &[("Cairn-Adr", number.to_string())]),
     )?;
     let human = format!("ADR {number} is {status} ({})", ctx.short(&commit));
@@ -323,7 +327,11 @@ fn supersede(ctx: &Ctx, old: AdrNumber, new: AdrNumber) -> Result<Report> {
         ("Cairn-Adr", new.to_string()),
         ("Cairn-Supersedes", old.to_string()),
     ];
-    let commit = ctx.commit(&repo, &written.paths, &super::message(&subject, &trailers))?;
+    let commit = ctx.commit_changes(
+        &repo,
+        &written.changes(),
+        &super::message(&subject, &trailers),
+    )?;
     let human = format!("ADR {new} supersedes ADR {old} ({})", ctx.short(&commit));
     Ok(Report::new(
         "adr_supersede",
@@ -410,7 +418,11 @@ fn import(ctx: &Ctx, dir: Option<PathBuf>, mut in_place: bool) -> Result<Report>
         .iter()
         .map(|i| ("Cairn-Adr", i.number.to_string()))
         .collect();
-    let commit = ctx.commit(&repo, &written.paths, &super::message(&subject, &trailers))?;
+    let commit = ctx.commit_changes(
+        &repo,
+        &written.changes(),
+        &super::message(&subject, &trailers),
+    )?;
     let mut human = String::new();
     for i in &report.imported {
         human.push_str(&format!(

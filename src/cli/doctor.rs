@@ -23,15 +23,27 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     let commit = if changed.is_empty() {
         None
     } else {
-        let trailers: Vec<(&str, String)> = changed
+        // Each damaged line by file and line, with where its bytes were saved.
+        let trailers: Vec<(&str, String)> = findings
             .iter()
-            .map(|p| ("Cairn-Repaired", p.clone()))
+            .filter(|f| f.repaired && f.line.is_some())
+            .map(|f| {
+                let saved = f
+                    .saved_to
+                    .as_deref()
+                    .and_then(|p| p.file_name())
+                    .map(|n| format!(" -> .cairn/recovered/{}", n.to_string_lossy()))
+                    .unwrap_or_default();
+                let line = f.line.unwrap_or_default();
+                ("Cairn-Repaired", format!("{}:{line}{saved}", f.path))
+            })
             .collect();
-        ctx.commit(
-            &repo,
-            &changed,
-            &super::message("doctor: repair torn lines", &trailers),
-        )?
+        let lines = trailers.len();
+        let subject = format!(
+            "doctor: move {lines} damaged {} aside",
+            if lines == 1 { "line" } else { "lines" }
+        );
+        ctx.commit_changes(&repo, &changed, &super::message(&subject, &trailers))?
     };
     let unresolved = findings.iter().filter(|f| !f.repaired).count();
     let mut human = String::new();

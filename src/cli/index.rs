@@ -123,13 +123,19 @@ pub fn status(ctx: &Ctx) -> Result<Report> {
     let held = index.count("verdict", "hold")?;
     let allowed = index.count("verdict", "allow")?;
     let stale = index.count("status", "stale")?;
+    // Damaged JSONL lines, each by file and line (`cairn doctor` moves them aside).
+    let damaged = crate::doctor::damaged_lines(&repo)?;
     let superseded_obs = {
-        // ADRs can be superseded too; count observations only.
-        let (folded, _) = crate::store::load_all(&repo)?;
-        folded
-            .iter()
-            .filter(|f| f.superseded_by.is_some() && f.state != crate::store::State::Deleted)
-            .count()
+        // ADRs can be superseded too; count observations only. A bad line in the observations
+        // is reported below, not fatal here.
+        match crate::store::load_all(&repo) {
+            Ok((folded, _)) => folded
+                .iter()
+                .filter(|f| f.superseded_by.is_some() && f.state != crate::store::State::Deleted)
+                .count(),
+            Err(_) if !damaged.is_empty() => 0,
+            Err(e) => return Err(e),
+        }
     };
     let deleted = index.count("status", "deleted")?;
     let discarded: u64 = crate::telemetry::read(&repo)
@@ -160,8 +166,23 @@ pub fn status(ctx: &Ctx) -> Result<Report> {
         crate::output::count(index.num_docs(), "document"),
         crate::output::count(index.files(), "file")
     ));
+    if !damaged.is_empty() {
+        human.push_str(&format!(
+            "damaged lines: {} (run `cairn doctor` to move them aside)\n",
+            damaged.len()
+        ));
+        for f in &damaged {
+            human.push_str(&format!(
+                "  {}:{}: {}\n",
+                f.path,
+                f.line.unwrap_or_default(),
+                f.problem
+            ));
+        }
+    }
     let data = json!({
         "root": repo.root(),
+        "damaged_lines": damaged,
         "kinds": kinds,
         "observations": { "allowed": allowed, "held": held, "stale": stale, "superseded": superseded_obs, "deleted": deleted, "discarded": discarded },
         "index": { "documents": index.num_docs(), "files": index.files(), "freshness": freshness, "refresh": r },

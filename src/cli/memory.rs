@@ -14,15 +14,20 @@ pub enum Command {
     Show,
     /// Add a dated entry to a section (made if missing)
     Add {
-        /// The section: a heading or a category id (operations, rules-conventions, …)
+        /// The section: a category's heading or id (preferences, rules-conventions,
+        /// system-architecture, operations, memory-system, projects, people-relationships)
         #[arg(long, short)]
         section: String,
-        /// The entry, one line
+        /// Make or use a section that is no category (`memory lint` flags it)
+        #[arg(long)]
+        new_section: bool,
+        /// The entry, one line of at most 500 characters
         text: String,
         #[command(flatten)]
         commit: super::CommitArgs,
     },
-    /// Check for undated entries, unknown sections and a file grown too long
+    /// Check for undated or overlong entries, unknown sections, and a file over its token
+    /// budget ([memory] budget_tokens)
     Lint,
 }
 
@@ -41,10 +46,16 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
             )
             .empty_when(empty, format!("{} has no entries yet", memory::FILE)))
         }
-        Command::Add { section, text, .. } => {
+        Command::Add {
+            section,
+            new_section,
+            text,
+            ..
+        } => {
             let _lock = repo.lock()?;
+            let date = ctx.now.date_naive();
             let old = files::read_optional(&path)?.unwrap_or_default();
-            let (new, added) = memory::add(&old, &section, &text, ctx.now.date_naive())?;
+            let (new, added) = memory::add(&old, &section, &text, date, new_section)?;
             let mut warnings = Vec::new();
             if memory::category_of(&added.section).is_none() {
                 warnings.push(format!(
@@ -58,7 +69,21 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
                 files::write_atomic(&path, new.as_bytes())?;
                 let subject = format!("memory: add to {}", added.section);
                 let msg = super::message(&subject, &[("Cairn-Memory", added.section.clone())]);
-                ctx.commit(&repo, &[memory::FILE.to_string()], &msg)?
+                // The commit holds HEAD's MEMORY.md with this entry added: a person's
+                // uncommitted edits of the file stay in the working tree, uncommitted.
+                let head = crate::git::head_content(repo.root(), memory::FILE)?;
+                let committed = match head {
+                    Some(head) if head == old.as_bytes() => new.clone(),
+                    head => {
+                        let head = String::from_utf8_lossy(head.as_deref().unwrap_or_default());
+                        memory::add(&head, &section, &text, date, new_section)?.0
+                    }
+                };
+                let change = crate::git::Change::Content {
+                    path: memory::FILE.to_string(),
+                    bytes: committed.into_bytes(),
+                };
+                ctx.commit_changes(&repo, &[change], &msg)?
             };
             let human = if added.duplicate {
                 format!(
@@ -83,7 +108,8 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
         Command::Lint => {
             let text = files::read_optional(&path)?.unwrap_or_default();
             let parsed = memory::parse(&text);
-            let problems = memory::lint(&parsed);
+            let mut problems = memory::lint(&parsed);
+            problems.extend(memory::over_budget(&text, repo.config.memory.budget_tokens));
             let mut human = String::new();
             for p in &problems {
                 match p.line {
@@ -105,7 +131,12 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
             } else {
                 Status::NothingOrFailed
             };
-            let data = json!({ "problems": problems, "entries": parsed.entry_count() });
+            let data = json!({
+                "problems": problems,
+                "entries": parsed.entry_count(),
+                "tokens": memory::tokens(&text),
+                "budget_tokens": repo.config.memory.budget_tokens,
+            });
             Ok(Report::new("memory_lint", data, human).status(status))
         }
     }

@@ -170,7 +170,19 @@ impl Ctx {
         paths: &[String],
         message: &str,
     ) -> Result<Option<git::Committed>> {
-        if paths.is_empty() {
+        let changes: Vec<git::Change> = paths.iter().cloned().map(git::Change::File).collect();
+        self.commit_changes(repo, &changes, message)
+    }
+
+    /// Commits what this command wrote (HEAD's content with `changes`, see [`git::Change`])
+    /// unless committing is off; returns the commit id if one was made.
+    pub fn commit_changes(
+        &self,
+        repo: &Repo,
+        changes: &[git::Change],
+        message: &str,
+    ) -> Result<Option<git::Committed>> {
+        if changes.is_empty() {
             return Ok(None);
         }
         if self.no_commit || !repo.config.git.commit {
@@ -181,7 +193,7 @@ impl Ctx {
             fallback_name: &repo.config.git.fallback_name,
             fallback_email: &repo.config.git.fallback_email,
         };
-        git::commit(repo.root(), paths, message, &identity)
+        git::commit_changes(repo.root(), changes, message, &identity)
     }
 }
 
@@ -192,6 +204,9 @@ impl Ctx {
 /// an uninterrupted run.
 const PENDING: &str = ".cairn/pending.json";
 
+/// The pending paths as this process found them before noting its own.
+static LEFT_PENDING: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
 impl Ctx {
     /// Notes that `paths` are about to be written (nothing to note when not committing).
     pub fn begin_writes(&self, repo: &Repo, paths: &[String]) -> Result<()> {
@@ -199,6 +214,8 @@ impl Ctx {
             return Ok(());
         }
         let mut pending = pending(repo);
+        // What a killed run left, as this process first found it.
+        let _ = LEFT_PENDING.set(pending.clone());
         for p in paths {
             if !pending.contains(p) {
                 pending.push(p.clone());
@@ -216,13 +233,33 @@ impl Ctx {
         paths: &[String],
         message: &str,
     ) -> Result<Option<git::Committed>> {
-        let mut all = pending(repo);
-        for p in paths {
-            if !all.contains(p) {
-                all.push(p.clone());
+        let changes: Vec<git::Change> = paths.iter().cloned().map(git::Change::File).collect();
+        self.commit_changes_with_pending(repo, &changes, message)
+    }
+
+    /// Commits `changes` and whatever an interrupted command left pending (whole files: what
+    /// the interrupted run appended is not known), then clears it.
+    pub fn commit_changes_with_pending(
+        &self,
+        repo: &Repo,
+        changes: &[git::Change],
+        message: &str,
+    ) -> Result<Option<git::Committed>> {
+        let pending = pending(repo);
+        // A path an interrupted run wrote is committed whole; one only this run wrote, as
+        // this run's change.
+        let left = LEFT_PENDING.get().unwrap_or(&pending);
+        let mut all: Vec<git::Change> = changes
+            .iter()
+            .filter(|c| !left.iter().any(|p| p == c.path()))
+            .cloned()
+            .collect();
+        for p in &pending {
+            if !all.iter().any(|c| c.path() == p) {
+                all.push(git::Change::File(p.clone()));
             }
         }
-        let committed = self.commit(repo, &all, message)?;
+        let committed = self.commit_changes(repo, &all, message)?;
         if !self.no_commit && repo.config.git.commit {
             match std::fs::remove_file(repo.path(PENDING)) {
                 Ok(()) => {}
@@ -260,6 +297,14 @@ pub fn message(subject: &str, trailers: &[(&str, String)]) -> String {
         }
     }
     m
+}
+
+/// The last part of a path, for commit messages: history never carries a path of the
+/// machine it was written on.
+pub fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Short commit id for people. Prefer [`Ctx::short`], which tells a no-op ("nothing changed")

@@ -302,8 +302,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         .take(20)
         .map(|o| ("Cairn-Observation", o.id.clone()))
         .collect();
-    let written: Vec<String> = path.iter().cloned().collect();
-    let commit = ctx.commit_with_pending(&repo, &written, &super::message(&subject, &trailers))?;
+    let written: Vec<crate::git::Change> = path
+        .iter()
+        .map(|rel| crate::git::Change::appended_lines(rel, &lines))
+        .collect();
+    let commit =
+        ctx.commit_changes_with_pending(&repo, &written, &super::message(&subject, &trailers))?;
     let counts = json!({
         "observer": observer,
         "sessions": sessions.len(),

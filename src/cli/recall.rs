@@ -257,6 +257,10 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
     let query = words.join(" ");
     let memory_text =
         crate::files::read_optional(&repo.path(crate::memory::FILE))?.unwrap_or_default();
+    // MEMORY.md within its budget: whole entries only, and a note of what was left out.
+    let budgeted = crate::memory::within_budget(&memory_text, repo.config.memory.budget_tokens);
+    let memory_cut = budgeted.note();
+    let memory_text = budgeted.text;
     let index = Index::open(&repo)?;
     let filter = Filter {
         kinds: vec![Kind::Slog, Kind::Adr, Kind::Observation],
@@ -302,6 +306,9 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
             .unwrap_or_default()
     );
     human.push_str(memory_text.trim_end());
+    if let Some(note) = &memory_cut {
+        human.push_str(&format!("\n\n<!-- {note} -->"));
+    }
     human.push_str("\n\n## Recalled for this project\n\n");
     human.push_str(&recall::to_markdown(
         &results,
@@ -309,6 +316,7 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
         &recall::turns::heads(&index, &results),
     ));
     let mut warnings = index.warnings();
+    warnings.extend(memory_cut.clone());
     let meta = json!({ "query": query, "results": results.len() });
     warnings.extend(crate::telemetry::emit(
         &repo, ctx.now, "recall", "brief", true, started, meta,
@@ -317,6 +325,7 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
         "project": { "name": name, "branch": branch, "tools": tools },
         "query": query,
         "memory": memory_text,
+        "memory_cut": memory_cut,
         "results": results,
         "markdown": human,
     });

@@ -13,7 +13,7 @@ use crate::store::{self, write::Candidate};
 
 #[derive(Debug, clap::Args)]
 pub struct RememberArgs {
-    /// The observation, in a sentence or two
+    /// The observation, in a sentence or two (at most 4000 characters)
     pub text: String,
     /// Its category (preferences, rules-conventions, system-architecture, operations,
     /// memory-system, projects, people-relationships) [default: chosen by keywords]
@@ -117,9 +117,11 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
                 obs.id.clone(),
             ),
         };
-        let (rel, _) = store::append(&repo, &[line], ctx.now)?;
+        let lines = [line];
+        let (rel, _) = store::append(&repo, &lines, ctx.now)?;
         let msg = super::message(&subject, &[("Cairn-Observation", trailer)]);
-        commit = ctx.commit(&repo, std::slice::from_ref(&rel), &msg)?;
+        let change = crate::git::Change::appended_lines(&rel, &lines);
+        commit = ctx.commit_changes(&repo, &[change], &msg)?;
         path = Some(rel);
     }
     let inserted = !duplicate && merged.is_none();
@@ -215,7 +217,8 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
         })?;
     // Read and check every line before writing anything.
     let mut candidates = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    // A byte order mark (some Windows editors write one) is not part of the first line.
+    for (i, line) in crate::jsonl::strip_bom(&text).lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
@@ -231,12 +234,7 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
         c.narrative = c.narrative.map(|n| redactor.redact(&n).into_owned());
         candidates.push(c);
     }
-    let source = format!(
-        "import:{}",
-        file.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default()
-    );
+    let source = format!("import:{}", super::file_name(&file));
     let _lock = repo.lock()?;
     let mut seen = store::ids(&repo)?;
     let bar = output::progress(candidates.len() as u64, ctx.interactive, "importing");
@@ -286,11 +284,11 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
         let subject = format!(
             "import: {} from {}",
             output::count(lines.len() as u64 - merged, "observation"),
-            file.display()
+            super::file_name(&file)
         );
-        commit = ctx.commit(
+        commit = ctx.commit_changes(
             &repo,
-            std::slice::from_ref(&rel),
+            &[crate::git::Change::appended_lines(&rel, &lines)],
             &super::message(&subject, &[]),
         )?;
         path = Some(rel);

@@ -19,10 +19,10 @@ pub struct Args {
     /// What it was done to: a noun (caddy, redis, …)
     #[arg(required = true)]
     pub tool: Option<String>,
-    /// What happened, in one line
+    /// What happened, in one line of at most 4000 characters (`-` reads it from stdin)
     #[arg(required = true)]
     pub detail: Option<String>,
-    /// Why it was done
+    /// Why it was done, in at most 4000 characters
     #[arg(long)]
     pub reason: Option<String>,
     /// The agent session this happened in
@@ -82,10 +82,20 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
                 )
             })
     };
+    let detail = match args.detail.as_deref() {
+        Some("-") => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|e| Error::io("stdin", &e))?;
+            // A piped line ends in a newline; that is not part of the detail.
+            text.trim_end_matches(['\n', '\r']).to_string()
+        }
+        _ => args.detail.unwrap_or_default(),
+    };
     let new = NewEntry {
         action: args.action.unwrap_or_default(),
         tool: args.tool.unwrap_or_default(),
-        detail: red(args.detail.unwrap_or_default())?,
+        detail: red(detail)?,
         reason: args.reason.map(red).transpose()?,
         session: args.session,
         actor: args.actor,
@@ -99,7 +109,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     let e = &appended.entry;
     let subject = format!("slog: {} {}", e.action, e.tool);
     let msg = super::message(&subject, &[("Cairn-Slog", e.id.clone())]);
-    let commit = ctx.commit(&repo, std::slice::from_ref(&appended.rel_path), &msg)?;
+    let change = crate::git::Change::Appended {
+        path: appended.rel_path.clone(),
+        bytes: appended.line.clone(),
+    };
+    let commit = ctx.commit_changes(&repo, &[change], &msg)?;
     let mut warnings = Vec::new();
     if let Some(saved) = &appended.recovered {
         warnings.push(format!(
@@ -137,7 +151,8 @@ fn query(ctx: &Ctx, args: QueryArgs) -> Result<Report> {
         limit: args.limit,
     };
     let found = slog::query(&repo, &q)?;
-    let warnings: Vec<String> = found.torn.iter().map(|t| t.warning()).collect();
+    let mut warnings: Vec<String> = found.bad.iter().map(|m| m.warning()).collect();
+    warnings.extend(found.torn.iter().map(|t| t.warning()));
     let mut human = String::new();
     for e in &found.entries {
         human.push_str(&format!(
@@ -172,8 +187,11 @@ fn query(ctx: &Ctx, args: QueryArgs) -> Result<Report> {
     .warnings(warnings)
     .status(status)
     .empty_when(found.entries.is_empty(), "no slog entries found");
-    if !found.torn.is_empty() {
-        report = report.next(Next::new("cairn doctor", "repair the torn line"));
+    if !found.torn.is_empty() || !found.bad.is_empty() {
+        report = report.next(Next::new(
+            "cairn doctor",
+            "move the damaged lines aside to .cairn/recovered/",
+        ));
     }
     Ok(report)
 }

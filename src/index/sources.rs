@@ -662,8 +662,16 @@ pub fn read_tail(
     let mut lines = Vec::new();
     match kind_of(rel) {
         Some(SourceKind::Slog) => {
+            // Warnings name the line in the file, not in the tail (a day file is small).
+            let first_line = if from == 0 {
+                1
+            } else {
+                let head = std::fs::read(&path).map_err(|e| Error::io(path.display(), &e))?;
+                let end = (from as usize).min(head.len());
+                head[..end].iter().filter(|&&b| b == b'\n').count() + 1
+            };
             lines.extend(
-                slog_lines(rel, &text, 0, &mut warnings)
+                slog_lines(rel, &text, first_line, &mut warnings)
                     .into_iter()
                     .map(TailLine::Doc),
             );

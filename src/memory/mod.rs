@@ -22,6 +22,9 @@ pub const TEMPLATE: &str = "# Memory\n\n\
 /// Past this many entries, lint says it is time to prune.
 pub const MAX_ENTRIES: usize = 200;
 
+/// The longest entry `add` takes, in characters: an entry is one fact, not a document.
+pub const MAX_ENTRY_CHARS: usize = 500;
+
 /// Taxonomy v1: category id and its section heading.
 pub const CATEGORIES: &[(&str, &str)] = &[
     ("preferences", "Preferences"),
@@ -41,6 +44,17 @@ pub enum Error {
     NotOneLine,
     #[error("the section name is empty")]
     EmptySection,
+    #[error(
+        "the entry is {chars} characters, more than {MAX_ENTRY_CHARS}; one entry is one fact: split it or shorten it"
+    )]
+    TooLong { chars: usize },
+    #[error("`{0}` is not a section of MEMORY.md: use one of {sections} (or --new-section to make it anyway)", sections = headings().join(", "))]
+    NotACategory(String),
+}
+
+/// The section headings of taxonomy v1.
+pub fn headings() -> Vec<&'static str> {
+    CATEGORIES.iter().map(|(_, h)| *h).collect()
 }
 
 impl From<Error> for crate::error::Error {
@@ -56,6 +70,9 @@ pub struct Entry {
     pub text: String,
     /// 1-based line in the file.
     pub line: usize,
+    /// 1-based last line of the entry (a list item may run over several lines).
+    #[serde(skip)]
+    pub end: usize,
 }
 
 /// One `## Section`.
@@ -176,6 +193,7 @@ fn read_item(lines: &[&str], start: usize, end: usize) -> (String, Entry) {
             date,
             text,
             line: start,
+            end: end.max(start),
         },
     )
 }
@@ -204,11 +222,13 @@ pub struct Added {
 }
 
 /// Adds a dated entry to `section` (made if missing) and returns the new text of the file.
+/// A section that is no category of the taxonomy is refused unless `new_section`.
 pub fn add(
     text: &str,
     section: &str,
     entry: &str,
     date: NaiveDate,
+    new_section: bool,
 ) -> Result<(String, Added), Error> {
     let entry = entry.trim();
     if entry.is_empty() {
@@ -217,9 +237,16 @@ pub fn add(
     if entry.chars().any(char::is_control) {
         return Err(Error::NotOneLine);
     }
+    let chars = entry.chars().count();
+    if chars > MAX_ENTRY_CHARS {
+        return Err(Error::TooLong { chars });
+    }
     let section = section.trim();
     if section.is_empty() {
         return Err(Error::EmptySection);
+    }
+    if category_of(section).is_none() && !new_section {
+        return Err(Error::NotACategory(section.to_string()));
     }
     let memory = parse(text);
     let key = section_key(section);
@@ -294,6 +321,124 @@ pub fn add(
     Ok((out, added))
 }
 
+/// MEMORY.md's size in tokens, estimated as one token per four characters (rounded up).
+pub fn tokens(text: &str) -> usize {
+    text.chars().count().div_ceil(4)
+}
+
+/// The problem of a file over its token budget, if it is.
+pub fn over_budget(text: &str, budget_tokens: usize) -> Option<Problem> {
+    let tokens = tokens(text);
+    (tokens > budget_tokens).then(|| Problem {
+        line: None,
+        message: format!(
+            "about {tokens} tokens, over the budget of {budget_tokens} ([memory] budget_tokens in cairn.toml): prune or merge entries"
+        ),
+    })
+}
+
+/// MEMORY.md cut to its budget: whole entries, in file order, as many as fit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Budgeted {
+    /// The text to show: the file up to the first entry that does not fit.
+    pub text: String,
+    pub tokens: usize,
+    pub budget_tokens: usize,
+    /// Entries left out, and the sections they are in (with how many each).
+    pub cut_entries: usize,
+    pub cut_sections: Vec<(String, usize)>,
+    /// The first line left out (1-based), if any was.
+    pub cut_from_line: Option<usize>,
+}
+
+impl Budgeted {
+    /// A line saying what was left out, or `None` when nothing was.
+    pub fn note(&self) -> Option<String> {
+        let line = self.cut_from_line?;
+        let sections: Vec<String> = self
+            .cut_sections
+            .iter()
+            .map(|(s, n)| format!("{s} ({n})"))
+            .collect();
+        Some(format!(
+            "{FILE} is about {} tokens, over its budget of {}: left out {} {} from line {line} on ({}); `cairn memory show` prints it whole",
+            self.tokens,
+            self.budget_tokens,
+            self.cut_entries,
+            if self.cut_entries == 1 {
+                "entry"
+            } else {
+                "entries"
+            },
+            if sections.is_empty() {
+                "no entries".to_string()
+            } else {
+                sections.join(", ")
+            },
+        ))
+    }
+}
+
+/// Cuts `text` to `budget_tokens`: it keeps the file as it is up to the first entry whose end
+/// would pass the budget and leaves out that entry and everything after it, so no entry is
+/// ever cut in the middle.
+pub fn within_budget(text: &str, budget_tokens: usize) -> Budgeted {
+    let total = tokens(text);
+    let mut out = Budgeted {
+        text: text.to_string(),
+        tokens: total,
+        budget_tokens,
+        cut_entries: 0,
+        cut_sections: Vec::new(),
+        cut_from_line: None,
+    };
+    if total <= budget_tokens {
+        return out;
+    }
+    let memory = parse(text);
+    let mut entries: Vec<(&str, &Entry)> = memory.loose.iter().map(|e| ("", e)).collect();
+    for s in &memory.sections {
+        entries.extend(s.entries.iter().map(|e| (s.title.as_str(), e)));
+    }
+    entries.sort_by_key(|(_, e)| e.line);
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let upto = |line: usize| -> usize {
+        lines[..line.min(lines.len())]
+            .iter()
+            .map(|l| l.chars().count())
+            .sum()
+    };
+    let Some(first_cut) = entries
+        .iter()
+        .position(|(_, e)| upto(e.end).div_ceil(4) > budget_tokens)
+    else {
+        return out;
+    };
+    let cut_line = entries[first_cut].1.line;
+    out.cut_from_line = Some(cut_line);
+    let mut kept = &lines[..(cut_line - 1).min(lines.len())];
+    // A heading whose entries were all left out goes with them.
+    while let Some((last, rest)) = kept.split_last()
+        && (last.trim().is_empty() || last.starts_with("##"))
+    {
+        kept = rest;
+    }
+    out.text = kept.concat();
+    out.cut_entries = entries.len() - first_cut;
+    for (section, _) in &entries[first_cut..] {
+        let name = if section.is_empty() {
+            "outside any section"
+        } else {
+            section
+        };
+        match out.cut_sections.last_mut() {
+            Some((s, n)) if s == name => *n += 1,
+            _ => out.cut_sections.push((name.to_string(), 1)),
+        }
+    }
+    out
+}
+
 /// One lint finding.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Problem {
@@ -338,6 +483,21 @@ pub fn lint(memory: &Memory) -> Vec<Problem> {
             check_entry(e, &mut problems);
         }
     }
+    for e in memory
+        .loose
+        .iter()
+        .chain(memory.sections.iter().flat_map(|s| &s.entries))
+    {
+        let chars = e.text.chars().count();
+        if chars > MAX_ENTRY_CHARS {
+            problems.push(Problem {
+                line: Some(e.line),
+                message: format!(
+                    "entry of {chars} characters (more than {MAX_ENTRY_CHARS}): one entry is one fact; split or shorten it"
+                ),
+            });
+        }
+    }
     let count = memory.entry_count();
     if count > MAX_ENTRIES {
         problems.push(Problem {
@@ -371,7 +531,7 @@ mod tests {
 
     #[test]
     fn add_keeps_every_other_byte() {
-        let (out, added) = add(HAND, "operations", "Use NFS v4 only", day()).unwrap();
+        let (out, added) = add(HAND, "operations", "Use NFS v4 only", day(), false).unwrap();
         assert!(!added.section_created);
         assert_eq!(added.line, 9);
         let want = HAND.replace(
@@ -384,14 +544,20 @@ mod tests {
     #[test]
     fn add_to_last_section_without_trailing_newline() {
         let text = HAND.trim_end();
-        let (out, _) = add(text, "Preferences", "spaces in YAML", day()).unwrap();
+        let (out, _) = add(text, "Preferences", "spaces in YAML", day(), false).unwrap();
         assert_eq!(out, format!("{text}\n- (2026-11-30) spaces in YAML\n"));
     }
 
     #[test]
     fn add_creates_a_missing_section_with_its_heading() {
-        let (out, added) =
-            add(HAND, "rules & conventions", "never force-push main", day()).unwrap();
+        let (out, added) = add(
+            HAND,
+            "rules & conventions",
+            "never force-push main",
+            day(),
+            false,
+        )
+        .unwrap();
         assert!(added.section_created);
         assert_eq!(added.section, "Rules and conventions");
         assert!(out.starts_with(HAND));
@@ -403,7 +569,7 @@ mod tests {
 
     #[test]
     fn add_same_text_twice_is_a_no_op() {
-        let (out, added) = add(HAND, "Preferences", "tabs", day()).unwrap();
+        let (out, added) = add(HAND, "Preferences", "tabs", day(), false).unwrap();
         assert!(added.duplicate);
         assert_eq!(out, HAND);
     }
@@ -411,7 +577,7 @@ mod tests {
     #[test]
     fn add_under_a_heading_without_a_list() {
         let text = "# Memory\n\n## Projects\n\n## Operations\n- (2026-01-01) x\n";
-        let (out, _) = add(text, "Projects", "cairn is written in Rust", day()).unwrap();
+        let (out, _) = add(text, "Projects", "cairn is written in Rust", day(), false).unwrap();
         assert_eq!(
             out,
             "# Memory\n\n## Projects\n\n- (2026-11-30) cairn is written in Rust\n\n## Operations\n- (2026-01-01) x\n"
@@ -426,6 +592,40 @@ mod tests {
         let lines: Vec<Option<usize>> = problems.iter().map(|p| p.line).collect();
         assert_eq!(lines, [Some(3), Some(5), Some(7), Some(8)]);
         assert!(lint(&parse(HAND)).is_empty());
+    }
+
+    #[test]
+    fn add_refuses_a_section_that_is_no_category_unless_asked() {
+        let err = add(HAND, "Misc", "a fact", day(), false).unwrap_err();
+        assert!(err.to_string().contains("use one of Preferences,"), "{err}");
+        let (_, added) = add(HAND, "Misc", "a fact", day(), true).unwrap();
+        assert!(added.section_created);
+        let long = "x".repeat(MAX_ENTRY_CHARS + 1);
+        assert!(matches!(
+            add(HAND, "operations", &long, day(), false),
+            Err(Error::TooLong { .. })
+        ));
+    }
+
+    #[test]
+    fn within_budget_keeps_whole_entries_in_file_order() {
+        // HAND is 200 characters: 50 tokens; its entries end at 27, 36 and 50 tokens.
+        assert_eq!(within_budget(HAND, 50).text, HAND);
+        let cut = within_budget(HAND, 40);
+        assert!(cut.text.ends_with("<!-- a comment -->\n"), "{:?}", cut.text);
+        assert_eq!(cut.cut_from_line, Some(13));
+        assert_eq!(cut.cut_sections, vec![("Preferences".to_string(), 1)]);
+        assert!(
+            cut.note()
+                .unwrap()
+                .contains("left out 1 entry from line 13")
+        );
+        let cut = within_budget(HAND, 30);
+        assert!(cut.text.ends_with("`systemctl reload`\n"), "{:?}", cut.text);
+        assert_eq!(cut.cut_entries, 2);
+        let none = within_budget(HAND, 10);
+        assert_eq!(none.cut_entries, 3);
+        assert_eq!(none.text, "# Memory\n\nSome words a person wrote.\n");
     }
 
     #[test]

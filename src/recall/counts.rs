@@ -46,7 +46,7 @@ pub fn record(repo: &Repo, ids: &[&str], now: DateTime<Utc>) -> Result<()> {
         );
         bytes.push(b'\n');
     }
-    crate::files::append_lines(&repo.path(FILE), &bytes, &repo.recovered_dir())?;
+    crate::files::append_derived(&repo.path(FILE), &bytes, &repo.recovered_dir())?;
     Ok(())
 }
 

@@ -18,6 +18,9 @@ use crate::repo::Repo;
 /// The folder, relative to the repository root.
 pub const DIR: &str = "slog";
 
+/// The longest detail (and reason) an entry takes, in characters.
+pub const MAX_DETAIL_CHARS: usize = 4000;
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{field} must not be empty")]
@@ -70,6 +73,8 @@ pub struct Appended {
     pub rel_path: String,
     /// A torn tail that had to be cut before appending, and where it was saved.
     pub recovered: Option<PathBuf>,
+    /// The line appended, with its newline.
+    pub line: Vec<u8>,
 }
 
 /// The day file an entry written at `now` goes to, relative to the root.
@@ -81,11 +86,11 @@ pub fn day_file(now: DateTime<Utc>) -> String {
 pub fn append(repo: &Repo, new: NewEntry, now: DateTime<Utc>) -> Result<Appended, Error> {
     let action = one_line("action", &new.action, 64)?;
     let tool = one_line("tool", &new.tool, 64)?;
-    let detail = one_line("detail", &new.detail, 4000)?;
+    let detail = one_line("detail", &new.detail, MAX_DETAIL_CHARS)?;
     let reason = new
         .reason
         .as_deref()
-        .map(|r| one_line("reason", r, 4000))
+        .map(|r| one_line("reason", r, MAX_DETAIL_CHARS))
         .transpose()?;
     let session = new
         .session
@@ -126,6 +131,7 @@ pub fn append(repo: &Repo, new: NewEntry, now: DateTime<Utc>) -> Result<Appended
         entry,
         rel_path,
         recovered: appended.recovered,
+        line,
     })
 }
 
@@ -185,6 +191,8 @@ pub struct Found {
     /// How many entries matched before the limit cut them.
     pub matched: usize,
     pub torn: Vec<jsonl::TornTail>,
+    /// Lines skipped because they are not entries (named by repository-relative path).
+    pub bad: Vec<jsonl::Malformed>,
 }
 
 /// Every day file, oldest first.
@@ -208,11 +216,10 @@ pub fn day_files(repo: &Repo) -> Result<Vec<PathBuf>, Error> {
     Ok(files)
 }
 
-/// Reads one day file.
+/// Reads one day file; its bad lines are skipped and listed.
 pub fn read_file(path: &Path) -> Result<jsonl::Parsed<Entry>, Error> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| crate::error::Error::io(path.display(), &e))?;
-    Ok(jsonl::parse(path, &text)?)
+    let bytes = std::fs::read(path).map_err(|e| crate::error::Error::io(path.display(), &e))?;
+    Ok(jsonl::parse(path, &String::from_utf8_lossy(&bytes)))
 }
 
 /// Runs a query: newest first by the entries' own times.
@@ -221,7 +228,12 @@ pub fn query(repo: &Repo, q: &Query) -> Result<Found, Error> {
     let mut found = Found::default();
     let mut hits: Vec<(DateTime<Utc>, usize, Entry)> = Vec::new();
     for path in day_files(repo)? {
-        let parsed = read_file(&path)?;
+        let rel = path.strip_prefix(repo.root()).unwrap_or(&path);
+        let mut parsed = read_file(&path)?;
+        for m in &mut parsed.bad {
+            m.path = rel.to_path_buf();
+        }
+        found.bad.extend(parsed.bad);
         found.torn.extend(parsed.torn);
         for (_, entry) in parsed.records {
             let ts = DateTime::parse_from_rfc3339(&entry.ts)

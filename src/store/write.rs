@@ -12,6 +12,10 @@ use super::Observation;
 use crate::observe::category::{self, TAXONOMY_VERSION};
 use crate::observe::gate::{self, Verdict};
 
+/// The longest observation taken through the gate, in characters (as a slog entry's detail):
+/// an observation is a fact or two, and a longer text would crowd out every other in recall.
+pub const MAX_CHARS: usize = crate::slog::MAX_DETAIL_CHARS;
+
 /// What a caller offers as an observation.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -61,6 +65,12 @@ pub struct Judged {
 pub fn validate(c: &Candidate, raw: bool) -> Result<(), String> {
     if c.observation.trim().is_empty() {
         return Err("`observation` is empty".into());
+    }
+    let chars = c.observation.trim().chars().count();
+    if !raw && chars > MAX_CHARS {
+        return Err(format!(
+            "`observation` is {chars} characters, more than {MAX_CHARS}: keep the fact, leave out the rest"
+        ));
     }
     if let Some(t) = &c.timestamp
         && DateTime::parse_from_rfc3339(t).is_err()
@@ -202,6 +212,10 @@ mod tests {
         assert!(bad(r#"{"observation":"x","timestamp":"yesterday"}"#).contains("`timestamp`"));
         assert!(bad(r#"{"observation":"x","write_verdict":"maybe"}"#).contains("`write_verdict`"));
         assert!(bad(r#"{"observation":"x","category_id":"misc"}"#).contains("`category_id`"));
+        let long = format!(r#"{{"observation":"{}"}}"#, "a".repeat(MAX_CHARS + 1));
+        assert!(bad(&long).contains("more than 4000"));
+        let at_cap = format!(r#"{{"observation":"{}"}}"#, "a".repeat(MAX_CHARS));
+        assert!(validate(&serde_json::from_str(&at_cap).unwrap(), false).is_ok());
         assert!(
             validate(
                 &serde_json::from_str(r#"{"observation":"x","category_id":"misc"}"#).unwrap(),

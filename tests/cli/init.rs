@@ -222,3 +222,58 @@ fn init_makes_the_repository_that_cairn_repo_or_repo_names() {
         .code(0)
         .stdout_has("nothing changed");
 }
+
+/// Runs cairn under `sh` with the given umask.
+fn cairn_with_umask(env: &Env, cwd: &std::path::Path, umask: &str, args: &[&str]) -> Run {
+    let script = format!("umask {umask} && exec \"$0\" \"$@\"");
+    let mut cmd = env.command("sh", cwd);
+    cmd.arg("-c").arg(script).arg(BIN).args(args);
+    Run::from(cmd.output().expect("run sh"))
+}
+
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn new_files_follow_the_umask_as_git_makes_them() {
+    // Every file cairn made was 0600 (tempfile's default) whatever the umask.
+    let env = Env::new();
+    let repo = env.path().join("repo");
+    cairn_with_umask(&env, env.path(), "022", &["init", repo.to_str().unwrap()]).code(0);
+    cairn_with_umask(&env, &repo, "022", &["adr", "new", "Use caddy"]).code(0);
+    cairn_with_umask(
+        &env,
+        &repo,
+        "022",
+        &["--now", "2026-11-30", "slog", "deploy", "caddy", "x"],
+    )
+    .code(0);
+    for rel in [
+        "MEMORY.md",
+        "cairn.toml",
+        ".gitignore",
+        "decisions/0001-use-caddy.md",
+        "slog/2026-11-30.jsonl",
+    ] {
+        assert_eq!(mode(&repo.join(rel)), 0o644, "{rel}");
+    }
+    let other = env.path().join("private");
+    cairn_with_umask(&env, env.path(), "077", &["init", other.to_str().unwrap()]).code(0);
+    assert_eq!(mode(&other.join("MEMORY.md")), 0o600);
+    // A file a person made executable keeps its mode when cairn rewrites it.
+    std::fs::set_permissions(
+        repo.join("MEMORY.md"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o664),
+    )
+    .unwrap();
+    cairn_with_umask(
+        &env,
+        &repo,
+        "022",
+        &["memory", "add", "-s", "operations", "fact one"],
+    )
+    .code(0);
+    assert_eq!(mode(&repo.join("MEMORY.md")), 0o664);
+}

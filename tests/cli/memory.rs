@@ -126,18 +126,168 @@ fn memory_add_rejects_bad_input() {
     env.cairn_in(&repo, &["memory", "add", "-s", "", "text here"])
         .code(2);
     assert_eq!(read(&repo, "MEMORY.md"), before);
+}
+
+#[test]
+fn memory_add_to_a_section_that_is_no_category_is_refused_unless_new_section() {
+    // It used to warn, write, commit, and leave `memory lint` failing.
+    let (env, repo) = Env::repo();
+    let before = read(&repo, "MEMORY.md");
+    let add = [
+        "memory",
+        "add",
+        "-s",
+        "Misc stuff",
+        "an entry in an unknown section",
+    ];
+    env.cairn_in(&repo, &add)
+        .code(2)
+        .stderr_has("`Misc stuff` is not a section")
+        .stderr_has("Preferences, Rules and conventions, System architecture")
+        .stderr_has("--new-section");
+    assert_eq!(read(&repo, "MEMORY.md"), before);
+    let mut forced = add.to_vec();
+    forced.push("--new-section");
+    env.cairn_in(&repo, &forced)
+        .code(0)
+        .stderr_has("not a category");
+    assert!(read(&repo, "MEMORY.md").contains("## Misc stuff"));
+    // A category by its id still works without the flag.
     env.cairn_in(
         &repo,
         &[
             "memory",
             "add",
             "-s",
-            "Misc stuff",
-            "an entry in an unknown section",
+            "rules-conventions",
+            "never force-push",
         ],
     )
-    .code(0)
-    .stderr_has("not a category");
+    .code(0);
+}
+
+#[test]
+fn memory_add_refuses_an_entry_over_its_length_cap() {
+    let (env, repo) = Env::repo();
+    let before = read(&repo, "MEMORY.md");
+    let long = "word ".repeat(120_000 / 5);
+    env.cairn_in(&repo, &["memory", "add", "-s", "operations", &long])
+        .code(2)
+        .stderr_has("more than 500");
+    assert_eq!(read(&repo, "MEMORY.md"), before);
+    env.cairn_in(&repo, &["memory", "add", "--help"])
+        .code(0)
+        .stdout_has("at most 500 characters");
+}
+
+#[test]
+fn memory_add_commits_its_entry_but_not_the_persons_uncommitted_edit() {
+    // `memory add` used to commit a hand edit of MEMORY.md under its own message.
+    let (env, repo) = Env::repo();
+    env.cairn_in(&repo, &["memory", "add", "-s", "operations", "first fact"])
+        .code(0);
+    let committed = read(&repo, "MEMORY.md");
+    let hand = committed.replace(
+        "- (20",
+        "- (2026-01-01) a hand edit, not for committing yet\n- (20",
+    );
+    assert_ne!(hand, committed);
+    std::fs::write(repo.join("MEMORY.md"), &hand).unwrap();
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            "2026-11-30",
+            "memory",
+            "add",
+            "-s",
+            "preferences",
+            "tabs over spaces",
+        ],
+    )
+    .code(0);
+    let head = env.git(&repo, &["show", "HEAD:MEMORY.md"]);
+    assert_eq!(
+        head,
+        format!("{committed}\n## Preferences\n\n- (2026-11-30) tabs over spaces\n")
+    );
+    let now = read(&repo, "MEMORY.md");
+    assert!(now.contains("a hand edit, not for committing yet"), "{now}");
+    assert!(now.contains("tabs over spaces"), "{now}");
+    assert_eq!(git_status(&env, &repo), " M MEMORY.md\n");
+    // The index holds what was committed: nothing of the hand edit is staged.
+    assert_eq!(env.git(&repo, &["diff", "--cached", "--stat"]), "");
+}
+
+#[test]
+fn memory_lint_fails_over_the_token_budget() {
+    let (env, repo) = Env::repo();
+    for i in 0..30 {
+        let text = format!("fact number {i} about the deploy of the web servers and caddy");
+        env.cairn_in(&repo, &["memory", "add", "-s", "operations", &text])
+            .code(0);
+    }
+    env.cairn_in(&repo, &["memory", "lint"]).code(0);
+    let config = read(&repo, "cairn.toml").replace("budget_tokens = 3000", "budget_tokens = 300");
+    std::fs::write(repo.join("cairn.toml"), config).unwrap();
+    let out = env.cairn_in(&repo, &["--json", "memory", "lint"]).code(1);
+    let data = out.data();
+    assert_eq!(data["budget_tokens"], 300);
+    assert!(data["tokens"].as_u64().unwrap() > 300, "{data}");
+    let message = data["problems"][0]["message"].as_str().unwrap();
+    assert!(message.contains("over the budget of 300"), "{message}");
+}
+
+#[test]
+fn brief_prints_memory_within_its_budget_cutting_whole_entries_with_a_note() {
+    // A 120 KB entry used to be printed whole by brief.
+    let (env, repo) = Env::repo();
+    for i in 0..40 {
+        let text = format!("fact number {i} about the deploy of the web servers and caddy");
+        env.cairn_in(&repo, &["memory", "add", "-s", "operations", &text])
+            .code(0);
+    }
+    let config = read(&repo, "cairn.toml").replace("budget_tokens = 3000", "budget_tokens = 300");
+    std::fs::write(repo.join("cairn.toml"), config).unwrap();
+    let out = env.cairn_in(&repo, &["--json", "brief"]).code(0);
+    let data = out.data();
+    let memory = data["memory"].as_str().unwrap();
+    assert!(memory.chars().count() <= 300 * 4, "{memory}");
+    assert!(memory.contains("fact number 0 "), "{memory}");
+    assert!(!memory.contains("fact number 39 "), "{memory}");
+    // Whole entries: every entry line kept ends as it was written.
+    for line in memory.lines().filter(|l| l.starts_with("- (")) {
+        assert!(line.ends_with("and caddy"), "cut mid-entry: {line}");
+    }
+    let note = data["memory_cut"].as_str().unwrap();
+    assert!(note.contains("over its budget of 300"), "{note}");
+    assert!(note.contains("Operations ("), "{note}");
+    let markdown = data["markdown"].as_str().unwrap();
+    assert!(markdown.contains(note), "{markdown}");
+    assert!(out.stderr.contains("left out"), "{}", out.stderr);
+}
+
+#[test]
+fn remember_refuses_text_over_the_slog_cap() {
+    let (env, repo) = Env::repo();
+    let long = "the deploy uses caddy ".repeat(200);
+    env.cairn_in(&repo, &["remember", &long])
+        .code(2)
+        .stderr_has("more than 4000");
+    assert!(jsonl_files(&repo.join("vault/observations")).is_empty());
+    env.cairn_in(&repo, &["remember", "--help"])
+        .code(0)
+        .stdout_has("at most 4000 characters");
+}
+
+fn jsonl_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|r| {
+            r.map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[test]

@@ -276,33 +276,194 @@ fn slog_append_after_a_torn_line_does_not_glue_onto_it() {
     assert_eq!(recovered, 1);
 }
 
+/// Logs `details` on 2026-11-30, then puts a line that is no JSON object after the first.
+fn write_broken_middle_line(env: &Env, repo: &std::path::Path, details: &[&str]) {
+    for (i, d) in details.iter().enumerate() {
+        let now = format!("2026-11-30T1{i}:00:00Z");
+        env.cairn_in(repo, &["--now", &now, "slog", "deploy", "caddy", d])
+            .code(0);
+    }
+    let day = repo.join("slog/2026-11-30.jsonl");
+    let text = std::fs::read_to_string(&day).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    std::fs::write(&day, format!("{first}\n<<<<<<< HEAD\n{rest}")).unwrap();
+}
+
 #[test]
-fn slog_query_names_a_malformed_middle_line() {
+fn slog_query_skips_a_broken_middle_line_and_answers_for_the_rest_of_the_day() {
+    // It used to exit 2 for the whole day on one bad line.
     let (env, repo) = Env::repo();
+    write_broken_middle_line(&env, &repo, &["one", "two"]);
+    let out = env.cairn_in(&repo, &["--json", "slog", "query"]).code(0);
+    let data = out.data();
+    let details: Vec<&str> = data["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["detail"].as_str().unwrap())
+        .collect();
+    assert_eq!(details, ["two", "one"]);
+    assert!(
+        out.stderr
+            .contains("slog/2026-11-30.jsonl:2: not a JSON object"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        data["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("slog/2026-11-30.jsonl:2"),
+        "{data}"
+    );
+    assert_eq!(out.json()["next"][0]["command"], "cairn doctor");
+}
+
+#[test]
+fn slog_refuses_to_append_to_a_day_file_with_a_broken_line_and_points_to_doctor() {
+    // The next slog used to commit the broken line with its own entry.
+    let (env, repo) = Env::repo();
+    write_broken_middle_line(&env, &repo, &["one"]);
+    let day = repo.join("slog/2026-11-30.jsonl");
+    let before = std::fs::read(&day).unwrap();
+    let head = env.git(&repo, &["rev-parse", "HEAD"]);
     env.cairn_in(
         &repo,
         &[
             "--now",
-            "2026-11-30T10:00:00Z",
+            "2026-11-30T12:00:00Z",
             "slog",
             "deploy",
             "caddy",
-            "one",
+            "two",
+        ],
+    )
+    .code(2)
+    .stderr_has("2026-11-30.jsonl:2: not a JSON object")
+    .stderr_has("cairn doctor");
+    assert_eq!(std::fs::read(&day).unwrap(), before, "nothing appended");
+    assert_eq!(
+        env.git(&repo, &["rev-parse", "HEAD"]),
+        head,
+        "nothing committed"
+    );
+    // After doctor, the same command goes through.
+    env.cairn_in(&repo, &["doctor"]).code(0);
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            "2026-11-30T12:00:00Z",
+            "slog",
+            "deploy",
+            "caddy",
+            "two",
         ],
     )
     .code(0);
-    let day = repo.join("slog/2026-11-30.jsonl");
-    let text = std::fs::read_to_string(&day).unwrap();
-    std::fs::write(&day, format!("[\"not an object\"]\n{text}")).unwrap();
-    let err = env
-        .cairn_in(&repo, &["--json", "slog", "query"])
-        .code(2)
-        .json();
-    let message = err["data"]["message"].as_str().unwrap();
-    assert!(message.contains("slog/2026-11-30.jsonl:1"), "{message}");
-    env.cairn_in(&repo, &["doctor"])
+    let show = env.git(&repo, &["show", "HEAD:slog/2026-11-30.jsonl"]);
+    assert!(!show.contains("<<<<<<<"), "{show}");
+    assert_eq!(show.lines().count(), 2, "{show}");
+}
+
+#[test]
+fn doctor_moves_a_broken_middle_line_aside_and_keeps_its_bytes() {
+    // Doctor used to report such a line and leave it.
+    let (env, repo) = Env::repo();
+    write_broken_middle_line(&env, &repo, &["one", "two"]);
+    // The broken line is committed, as a hand edit committed by hand would be.
+    env.git(&repo, &["commit", "-qam", "hand edit"]);
+    let report = env
+        .cairn_in(&repo, &["--json", "doctor", "--dry-run"])
         .code(1)
-        .stdout_has("2026-11-30.jsonl:1");
+        .data();
+    assert_eq!(report["findings"][0]["line"], 2);
+    assert_eq!(report["findings"][0]["repaired"], false);
+
+    let out = env.cairn_in(&repo, &["--json", "doctor"]).code(0);
+    let finding = &out.data()["findings"][0];
+    assert_eq!(finding["repaired"], true, "{finding}");
+    let saved = finding["saved_to"].as_str().unwrap();
+    assert_eq!(std::fs::read_to_string(saved).unwrap(), "<<<<<<< HEAD\n");
+    let details: Vec<String> = jsonl_lines(&repo.join("slog"))
+        .iter()
+        .map(|l| l["detail"].as_str().unwrap().into())
+        .collect();
+    assert_eq!(details, ["one", "two"]);
+    // One commit, naming the line it moved; the tree is clean.
+    let message = env.git(&repo, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with("doctor: move 1 damaged line aside"),
+        "{message}"
+    );
+    assert!(
+        message.contains("Cairn-Repaired: slog/2026-11-30.jsonl:2 -> .cairn/recovered/"),
+        "{message}"
+    );
+    assert_eq!(git_status(&env, &repo), "");
+    env.cairn_in(&repo, &["doctor"])
+        .code(0)
+        .stdout_has("all well");
+}
+
+#[test]
+fn status_reports_damaged_lines_by_file_and_line() {
+    let (env, repo) = Env::repo();
+    write_broken_middle_line(&env, &repo, &["one", "two"]);
+    let out = env.cairn_in(&repo, &["--json", "status"]).code(0);
+    let damaged = &out.data()["damaged_lines"];
+    assert_eq!(damaged[0]["path"], "slog/2026-11-30.jsonl", "{damaged}");
+    assert_eq!(damaged[0]["line"], 2);
+    env.cairn_in(&repo, &["status"])
+        .code(0)
+        .stdout_has("damaged lines: 1")
+        .stdout_has("slog/2026-11-30.jsonl:2: not a JSON object");
+}
+
+#[test]
+fn recall_skips_a_broken_slog_line_with_its_file_and_line() {
+    let (env, repo) = Env::repo();
+    write_broken_middle_line(&env, &repo, &["reloaded caddy on web-1", "two"]);
+    let out = env.cairn_in(&repo, &["recall", "caddy", "web-1"]).code(0);
+    assert!(out.stdout.contains("web-1"), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("slog/2026-11-30.jsonl:2"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn slog_takes_its_detail_from_stdin_with_a_dash() {
+    let (env, repo) = Env::repo();
+    let mut child = env
+        .command(BIN, &repo)
+        .args(["--json", "slog", "deploy", "caddy", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        child.stdin.as_mut().unwrap(),
+        b"reloaded caddy from a pipe\n",
+    )
+    .unwrap();
+    let out = Run::from(child.wait_with_output().unwrap()).code(0);
+    assert_eq!(out.data()["entry"]["detail"], "reloaded caddy from a pipe");
+}
+
+#[test]
+fn slog_help_states_the_detail_cap() {
+    let (env, repo) = Env::repo();
+    env.cairn_in(&repo, &["slog", "--help"])
+        .code(0)
+        .stdout_has("at most 4000 characters")
+        .stdout_has("`-` reads it from stdin");
+    let long = "x".repeat(4001);
+    env.cairn_in(&repo, &["slog", "deploy", "caddy", &long])
+        .code(2)
+        .stderr_has("longer than 4000 characters");
 }
 
 #[test]
