@@ -214,7 +214,7 @@ fn commit_messages_never_carry_a_path_of_the_machine() {
     env.cairn_in(&repo, &["sessions", "ingest", sessions.to_str().unwrap()]);
     let log = env.git(&repo, &["log", "--format=%B"]);
     assert!(
-        log.contains("import: 1 observations from obs.jsonl"),
+        log.contains("import: 1 observation from obs.jsonl"),
         "{log}"
     );
     assert!(log.contains("from adr-tools"), "{log}");
