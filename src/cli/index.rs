@@ -68,7 +68,7 @@ pub fn index(ctx: &Ctx, args: IndexArgs) -> Result<Report> {
         repo.derived_dir()
             .join(format!("index-verify-{}", std::process::id()))
     };
-    let fresh = Index::open_at(&repo, &scratch, true);
+    let fresh = Index::build_scratch(&repo, &scratch);
     let result = fresh.and_then(|fresh| Ok((index.all_docs()?, fresh.all_docs()?)));
     let _ = std::fs::remove_dir_all(&scratch);
     let (have, want) = result?;

@@ -444,6 +444,12 @@ impl Index {
         Index::open_in(repo, dir, rebuild, true)
     }
 
+    /// Builds a throwaway index in `dir` from the files (for comparing), writing nothing else
+    /// of the repository.
+    pub fn build_scratch(repo: &Repo, dir: &Path) -> Result<Index> {
+        Index::open_in(repo, dir, true, false)
+    }
+
     /// The index of a repository this process cannot write: the one committed in `dir`, read
     /// as it is, with a warning saying whether the files moved on since; or, when there is
     /// none usable, one built in a temporary folder for this command.
