@@ -11,6 +11,7 @@
 
 pub mod counts;
 pub mod exact;
+pub mod project;
 pub mod turns;
 
 use std::collections::BTreeMap;
@@ -955,7 +956,7 @@ mod tests {
         assert!((out[1].raw_score - 1.0 / 61.0).abs() < 1e-12);
         assert_eq!(out[0].ranks["words"], 2);
         assert_eq!(out[0].ranks["vectors"], 1);
-        assert!(!out[0].fused, "explained as a product");
+        assert_eq!(out[0].basis, Basis::Rrf, "explained as a product");
         let config = crate::config::Recall {
             fusion: "rrf".into(),
             rrf_k: 10.0,
@@ -1095,5 +1096,68 @@ mod tests {
             2,
         );
         assert_eq!(out[0].id, "a");
+    }
+
+    fn recalled(basis: Basis) -> Recalled {
+        let h = raw("a", 2.0);
+        Recalled {
+            basis,
+            ..to_recalled(h, BTreeMap::new(), BTreeMap::new(), None)
+        }
+    }
+
+    #[test]
+    fn explain_names_each_factor() {
+        let mut r = recalled(Basis::Standard);
+        r.ranks = BTreeMap::from([("words", 1), ("vectors", 3)]);
+        r.scores = BTreeMap::from([("words", 6.21), ("vectors", 0.48)]);
+        r.points = BTreeMap::from([("words", 1.2), ("vectors", 0.3)]);
+        r.raw_score = 1.5;
+        r.shares_word = true;
+        r.rate = 0.01;
+        r.age_days = 40.2;
+        r.time_decay = 0.8;
+        r.stale_factor = 0.5;
+        r.decay = 0.4;
+        r.score = 1.5 + 0.4f64.ln();
+        r.status = "superseded".into();
+        let line = explain_line(&r);
+        for want in [
+            "words #1: bm25 6.2100 → +1.2000",
+            "vectors #3: cosine 0.4800 → +0.3000",
+            "fused 1.5000 = Σ weight × standard score;",
+            "age decay 0.8000 (observation, 40 days old, 0.01/day)",
+            "superseded ×0.5",
+            "score 0.5837 = fused 1.5000 + ln 0.4000",
+        ] {
+            assert!(line.contains(want), "{want:?} not in {line}");
+        }
+        assert!(!line.contains("held"), "{line}");
+        // Lists that do not vary are said not to, not shown as a bare zero.
+        r.points = BTreeMap::from([("words", 0.0), ("vectors", 0.0)]);
+        assert!(explain_line(&r).contains("do not vary"));
+        // One list multiplies; no query orders by decay alone.
+        let mut one = recalled(Basis::One);
+        one.ranks = BTreeMap::from([("words", 2)]);
+        one.scores = BTreeMap::from([("words", 3.0)]);
+        one.shares_word = true;
+        one.verdict = "hold".into();
+        one.kind = Kind::Memory;
+        let line = explain_line(&one);
+        assert!(line.contains("= bm25 2.0000 × 1.0000"), "{line}");
+        assert!(line.contains("(memory: does not decay)"), "{line}");
+        assert!(line.contains("held by the gate"), "{line}");
+        let line = explain_line(&recalled(Basis::NoQuery));
+        assert!(
+            line.starts_with("no query") && line.ends_with("= decay"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_query_without_a_letter_or_digit_asks_for_nothing() {
+        assert!(no_words("!!! ??? ***"));
+        assert!(!no_words(""), "no query recalls what matters now");
+        assert!(!no_words("zzzqqq"));
     }
 }
