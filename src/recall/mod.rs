@@ -807,7 +807,11 @@ pub fn explain_line(r: &Recalled) -> String {
     if r.basis == Basis::NoQuery {
         parts.push("no query: every record matches alike, ordered by decay".into());
     }
-    for (list, rank) in &r.ranks {
+    // The lists in the order recall reads them, then any other.
+    let order = |name: &str| ["words", "soft", "vectors"].iter().position(|n| *n == name);
+    let mut ranks: Vec<(&&'static str, &usize)> = r.ranks.iter().collect();
+    ranks.sort_by_key(|(name, _)| (order(name).unwrap_or(usize::MAX), **name));
+    for (list, rank) in ranks {
         if r.basis == Basis::NoQuery {
             break;
         }
@@ -824,8 +828,12 @@ pub fn explain_line(r: &Recalled) -> String {
             "vectors" => format!("vectors #{rank}: cosine {own:.4}"),
             other => format!("{other} #{rank}: {own:.4}"),
         };
-        if let Some(p) = r.points.get(list) {
-            part.push_str(&format!(" → {p:+.4}"));
+        match r.points.get(list) {
+            Some(p) if r.basis == Basis::Standard && p.abs() < 1e-12 => {
+                part.push_str(" → +0 (at its list's mean)");
+            }
+            Some(p) => part.push_str(&format!(" → {p:+.4}")),
+            None => {}
         }
         parts.push(part);
     }
