@@ -1188,21 +1188,39 @@ fn as_reader(env: &Env, cwd: &std::path::Path, args: &[&str]) -> Option<Run> {
         .arg("-u")
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let mut cmd = if root {
-        let mut cmd = env.command("setpriv", cwd);
-        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
-        cmd
-    } else {
-        env.command(BIN, cwd)
+    let command = |program: &str| {
+        if root {
+            let mut cmd = env.command("setpriv", cwd);
+            cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", program]);
+            cmd
+        } else {
+            env.command(program, cwd)
+        }
     };
-    cmd.args(args);
-    let out = cmd.output().ok()?;
-    let run = Run::from(out);
-    if run.stderr.contains("setpriv:") || run.code == 126 || run.code == 127 {
-        eprintln!("skipped: cannot run cairn as another user: {}", run.stderr);
+    // The other user must be able to run the binary and read the repository.
+    let probe = command(BIN)
+        .arg("--version")
+        .output()
+        .map_err(|e| e.to_string())
+        .and_then(|o| {
+            let readable = command("cat").arg(cwd.join("cairn.toml")).output();
+            match readable {
+                Ok(r) if o.status.success() && r.status.success() => Ok(()),
+                Ok(r) => Err(format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&o.stderr),
+                    String::from_utf8_lossy(&r.stderr)
+                )),
+                Err(e) => Err(e.to_string()),
+            }
+        });
+    if let Err(why) = probe {
+        eprintln!("skipped: cannot run cairn as a user who cannot write the repository: {why}");
         return None;
     }
-    Some(run)
+    let mut cmd = command(BIN);
+    cmd.args(args);
+    Some(Run::from(cmd.output().expect("run cairn")))
 }
 
 /// Makes `repo` readable but not writable by anyone but root (and its temp folder passable).
