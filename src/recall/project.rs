@@ -11,14 +11,13 @@ use crate::error::{Error, Result};
 pub struct Project {
     pub name: String,
     pub branch: Option<String>,
-    /// Its git work tree (none for the knowledge repository itself).
-    pub root: Option<PathBuf>,
+    /// Its git work tree (the folder itself when it is in none).
+    pub root: PathBuf,
     /// Paths changed by its last commits, newest first.
     pub paths: Vec<String>,
     /// Its README's first heading.
     pub title: Option<String>,
-    /// `knowledge` (the knowledge repository itself), `git` (the repository of the current
-    /// directory) or `explicit` (`--project DIR`).
+    /// `git` (the repository of the current directory) or `explicit` (`--project DIR`).
     pub from: &'static str,
 }
 
@@ -107,7 +106,7 @@ pub fn find(cwd: &Path, repo_root: &Path, asked: Option<&Path>) -> Result<Option
         branch: crate::git::current_branch(&root),
         paths: crate::git::recent_paths(&root, PROJECT_COMMITS, PROJECT_PATHS).unwrap_or_default(),
         title: readme_title(&root),
-        root: Some(root),
+        root,
         from,
     }))
 }
@@ -127,8 +126,17 @@ fn readme_title(root: &Path) -> Option<String> {
         .iter()
         .find_map(|n| std::fs::read_to_string(root.join(n)).ok())?;
     let lines: Vec<&str> = text.lines().collect();
+    let mut fenced = false;
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim();
+        // A `#` line in a code block is a comment, not a heading.
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
         if let Some(h) = t.strip_prefix('#') {
             let h = h.trim_start_matches('#').trim();
             if !h.is_empty() {
@@ -149,16 +157,15 @@ impl Project {
     /// The words of a project's query: its name, its branch (unless main or master), its README
     /// title, and the folder and file names of its recently changed paths that say something.
     pub fn words(&self) -> Vec<String> {
-        let p = self;
-        let mut words: Vec<String> = vec![p.name.clone()];
+        let mut words: Vec<String> = vec![self.name.clone()];
         words.extend(
-            p.branch
+            self.branch
                 .clone()
                 .filter(|b| !matches!(b.as_str(), "main" | "master")),
         );
-        words.extend(p.title.clone());
+        words.extend(self.title.clone());
         let mut names: Vec<String> = Vec::new();
-        for path in &p.paths {
+        for path in &self.paths {
             let parts: Vec<&str> = path.split('/').collect();
             for (i, part) in parts.iter().enumerate().rev() {
                 let stem = if i + 1 == parts.len() {
@@ -192,7 +199,7 @@ mod tests {
         Project {
             name: "payments-api".into(),
             branch: Some(branch.into()),
-            root: None,
+            root: PathBuf::new(),
             paths: paths.iter().map(|p| p.to_string()).collect(),
             title: title.map(str::to_string),
             from: "git",
@@ -237,6 +244,12 @@ mod tests {
         .unwrap();
         assert_eq!(readme_title(dir.path()).as_deref(), Some("Payments API"));
         std::fs::write(dir.path().join("README.md"), "Payments\n========\n\ntext\n").unwrap();
+        assert_eq!(readme_title(dir.path()).as_deref(), Some("Payments"));
+        std::fs::write(
+            dir.path().join("README.md"),
+            "```sh\n# install\nmake\n```\n# Payments\n",
+        )
+        .unwrap();
         assert_eq!(readme_title(dir.path()).as_deref(), Some("Payments"));
     }
 }
