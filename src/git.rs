@@ -35,6 +35,111 @@ pub fn current_branch(root: &Path) -> Option<String> {
     Some(name.shorten().to_string())
 }
 
+/// The paths (relative to the work tree, `/`-separated) changed by the last `commits` commits
+/// reachable from HEAD, newest first, each once, at most `max`; empty when there is no
+/// history. What a briefing asks about a project it is run in.
+pub fn recent_paths(root: &Path, commits: usize, max: usize) -> Result<Vec<String>> {
+    let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
+    let Ok(head) = repo.head_id() else {
+        return Ok(Vec::new());
+    };
+    let walk = repo
+        .rev_walk([head.detach()])
+        .all()
+        .map_err(|e| git_err("cannot walk history", e))?;
+    let mut out: Vec<String> = Vec::new();
+    for info in walk.take(commits) {
+        let info = info.map_err(|e| git_err("cannot walk history", e))?;
+        let commit = info
+            .object()
+            .map_err(|e| git_err("cannot read a commit", e))?;
+        let tree = commit
+            .tree_id()
+            .map_err(|e| git_err("cannot read a commit", e))?
+            .detach();
+        let parent = info
+            .parent_ids()
+            .next()
+            .and_then(|p| p.object().ok())
+            .and_then(|o| o.try_into_commit().ok())
+            .and_then(|c| c.tree_id().ok())
+            .map(gix::Id::detach);
+        let mut changed = Vec::new();
+        tree_changes(&repo, parent, Some(tree), "", &mut changed, max)?;
+        for path in changed {
+            if out.len() >= max {
+                return Ok(out);
+            }
+            if !out.contains(&path) {
+                out.push(path);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The entries of a tree: name → (is a tree, object id).
+fn tree_entries(
+    repo: &gix::Repository,
+    id: Option<gix::ObjectId>,
+) -> Result<BTreeMap<String, (bool, gix::ObjectId)>> {
+    let mut out = BTreeMap::new();
+    let Some(id) = id else { return Ok(out) };
+    let tree = repo
+        .find_object(id)
+        .map_err(|e| git_err("cannot read a tree", e))?
+        .try_into_tree()
+        .map_err(|e| git_err("cannot read a tree", e))?;
+    let decoded = tree
+        .decode()
+        .map_err(|e| git_err("cannot read a tree", e))?;
+    for e in &decoded.entries {
+        out.insert(e.filename.to_string(), (e.mode.is_tree(), e.oid.to_owned()));
+    }
+    Ok(out)
+}
+
+/// The paths that differ between two trees (either may be absent), at most `max`.
+fn tree_changes(
+    repo: &gix::Repository,
+    old: Option<gix::ObjectId>,
+    new: Option<gix::ObjectId>,
+    prefix: &str,
+    out: &mut Vec<String>,
+    max: usize,
+) -> Result<()> {
+    if old == new {
+        return Ok(());
+    }
+    let (a, b) = (tree_entries(repo, old)?, tree_entries(repo, new)?);
+    let names: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    for name in names {
+        if out.len() >= max {
+            break;
+        }
+        let (before, after) = (a.get(name), b.get(name));
+        if before.map(|e| e.1) == after.map(|e| e.1) {
+            continue;
+        }
+        let path = format!("{prefix}{name}");
+        let tree_of = |e: Option<&(bool, gix::ObjectId)>| e.filter(|e| e.0).map(|e| e.1);
+        if tree_of(before).is_some() || tree_of(after).is_some() {
+            tree_changes(
+                repo,
+                tree_of(before),
+                tree_of(after),
+                &format!("{path}/"),
+                out,
+                max,
+            )?;
+        }
+        if before.is_some_and(|e| !e.0) || after.is_some_and(|e| !e.0) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
 /// Makes a new git repository at `dir` (its first branch is `main`).
 pub fn init(dir: &Path) -> Result<()> {
     gix::init(dir).map_err(|e| {

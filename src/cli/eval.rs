@@ -37,6 +37,14 @@ pub struct CommonArgs {
     /// How hybrid fuses its lists: standard or rrf [default: from the built-in configuration]
     #[arg(long)]
     pub fusion: Option<String>,
+    /// Override `[recall] relevance_cosine`: the cosine a result sharing no word with the
+    /// question needs (0 keeps every one)
+    #[arg(long)]
+    pub relevance_cosine: Option<f64>,
+    /// Override `[recall] relevance_soft`: the share of the question's words a result sharing
+    /// no word with it must cover by meaning (0 keeps every one)
+    #[arg(long)]
+    pub relevance_soft: Option<f64>,
 }
 
 impl CommonArgs {
@@ -54,6 +62,8 @@ impl CommonArgs {
             mode,
             previous_turn: self.previous_turn,
             fusion: self.fusion.clone(),
+            relevance_cosine: self.relevance_cosine,
+            relevance_soft: self.relevance_soft,
         })
     }
 

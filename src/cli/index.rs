@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::Ctx;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::{Index, Kind};
 use crate::output::{Next, Report, Status};
 
@@ -21,12 +21,29 @@ pub fn index(ctx: &Ctx, args: IndexArgs) -> Result<Report> {
     let repo = ctx.repo()?;
     let started = std::time::Instant::now();
     let dir = repo.path(crate::index::DIR);
-    let index = Index::open_at(&repo, &dir, args.rebuild)?;
+    let index = if args.rebuild {
+        if !crate::index::writable(&dir) {
+            return Err(Error::bad_input(format!(
+                "cannot rebuild the index: {} cannot be written",
+                dir.display()
+            ))
+            .with_fix("run it as a user who can write the repository; reads work without it"));
+        }
+        Index::open_at(&repo, &dir, true)?
+    } else {
+        Index::open(&repo)?
+    };
     if !args.verify {
         let r = &index.refresh;
         let human = format!(
             "index {}: {} over {} ({} added; {} appended, {} reindexed, {} removed) in {} ms",
-            if r.rebuilt { "built" } else { "up to date" },
+            if r.read_only {
+                "read as it is (read-only)"
+            } else if r.rebuilt {
+                "built"
+            } else {
+                "up to date"
+            },
             crate::output::count(index.num_docs(), "document"),
             crate::output::count(index.files(), "file"),
             r.added,
@@ -38,10 +55,20 @@ pub fn index(ctx: &Ctx, args: IndexArgs) -> Result<Report> {
         let data = json!({ "documents": index.num_docs(), "files": index.files(), "refresh": r });
         return Ok(Report::new("index", data, human).warnings(r.warnings.clone()));
     }
-    let scratch = repo
-        .derived_dir()
-        .join(format!("index-verify-{}", std::process::id()));
-    let fresh = Index::open_at(&repo, &scratch, true);
+    // The index built from the files to compare with: beside the index, or in a temporary
+    // folder when the repository cannot be written.
+    let temporary;
+    let scratch = if index.read_only() {
+        temporary = tempfile::Builder::new()
+            .prefix("cairn-verify-")
+            .tempdir()
+            .map_err(|e| Error::io("a temporary folder", &e))?;
+        temporary.path().join("index")
+    } else {
+        repo.derived_dir()
+            .join(format!("index-verify-{}", std::process::id()))
+    };
+    let fresh = Index::build_scratch(&repo, &scratch);
     let result = fresh.and_then(|fresh| Ok((index.all_docs()?, fresh.all_docs()?)));
     let _ = std::fs::remove_dir_all(&scratch);
     let (have, want) = result?;
@@ -97,6 +124,7 @@ pub fn index(ctx: &Ctx, args: IndexArgs) -> Result<Report> {
         json!({ "documents": want.len(), "differences": differences }),
         human,
     )
+    .warnings(index.refresh.warnings.clone())
     .status(status);
     if status != Status::Ok {
         report = report.next(Next::new(
@@ -147,7 +175,11 @@ pub fn status(ctx: &Ctx) -> Result<Report> {
         "observations: {allowed} allowed, {held} held (recalled with --include-hold), {stale} stale, {superseded_obs} superseded, {deleted} deleted; {discarded} discarded by the gate\n"
     ));
     let r = &index.refresh;
-    let freshness = if r.stale {
+    let freshness = if r.read_only && r.stale {
+        "read-only and behind the files".to_string()
+    } else if r.read_only {
+        "read-only, as last built".to_string()
+    } else if r.stale {
         "another process is updating it".to_string()
     } else if r.rebuilt {
         "built just now".to_string()

@@ -48,6 +48,10 @@ pub struct Options {
     pub previous_turn: bool,
     /// How hybrid fuses its lists (default: cairn.toml's default, standard).
     pub fusion: Option<String>,
+    /// The relevance floors for results that share no word with the question (default:
+    /// cairn.toml's defaults).
+    pub relevance_cosine: Option<f64>,
+    pub relevance_soft: Option<f64>,
 }
 
 /// Makes a fresh repository holding `memories`, indexed.
@@ -67,6 +71,12 @@ pub fn fill(memories: &[Memory], now: DateTime<Utc>, options: &Options) -> Resul
     }
     if let Some(fusion) = &options.fusion {
         repo.config.recall.fusion = fusion.clone();
+    }
+    if let Some(floor) = options.relevance_cosine {
+        repo.config.recall.relevance_cosine = floor;
+    }
+    if let Some(floor) = options.relevance_soft {
+        repo.config.recall.relevance_soft = floor;
     }
     let mut lines = Vec::with_capacity(memories.len());
     for (i, m) in memories.iter().enumerate() {

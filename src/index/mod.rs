@@ -16,6 +16,11 @@
 //! documents deleted; a schema version mismatch rebuilds everything. Updates take tantivy's
 //! writer lock; a reader that finds it held searches the last committed state instead of
 //! waiting (ADR 9). Readers never see a half-committed index.
+//!
+//! A repository this process cannot write (another user's, a read-only mount) is searched
+//! read-only ([`Index::open`]): the committed index in `.cairn/index` as it is, through a
+//! directory that takes no lock files, with a warning when the files moved on since; with no
+//! usable index there, one is built in a temporary folder for the command and thrown away.
 
 pub mod sources;
 pub mod tokenizer;
@@ -29,6 +34,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tantivy::collector::{Count, TopDocs};
+use tantivy::directory::error::{DeleteError, LockError, OpenReadError, OpenWriteError};
 use tantivy::query::{AllQuery, BooleanQuery, Occur, Query, QueryParser, TermQuery};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing,
@@ -41,7 +47,7 @@ use crate::error::{Error, Kind as ErrorKind, Result};
 use crate::repo::Repo;
 
 /// Bumped whenever the schema or what goes into a document changes: a mismatch rebuilds.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Where the index lives, relative to the repository root.
 pub const DIR: &str = ".cairn/index";
@@ -196,14 +202,28 @@ impl Decay {
 
     /// The factor for a record of `class` at `time_ms`.
     pub fn factor(&self, class: Class, time_ms: i64, stale: bool) -> f64 {
-        let days = ((self.now.timestamp_millis() - time_ms) as f64 / 86_400_000.0).max(0.0);
-        let rate = self.rates[class as usize];
-        let f = if rate == 0.0 {
+        let f = self.time_factor(class, time_ms);
+        if stale { f * self.stale_factor } else { f }
+    }
+
+    /// The part of the factor that comes from age alone.
+    pub fn time_factor(&self, class: Class, time_ms: i64) -> f64 {
+        let rate = self.rate(class);
+        if rate == 0.0 {
             1.0
         } else {
-            self.floor + (1.0 - self.floor) * (-rate * days).exp()
-        };
-        if stale { f * self.stale_factor } else { f }
+            self.floor + (1.0 - self.floor) * (-rate * self.days(time_ms)).exp()
+        }
+    }
+
+    /// The decay rate per day of `class`.
+    pub fn rate(&self, class: Class) -> f64 {
+        self.rates[class as usize]
+    }
+
+    /// A record's age in days at `now` (never negative).
+    pub fn days(&self, time_ms: i64) -> f64 {
+        ((self.now.timestamp_millis() - time_ms) as f64 / 86_400_000.0).max(0.0)
     }
 }
 
@@ -310,6 +330,9 @@ pub struct Refresh {
     pub stale: bool,
     /// Texts embedded for the vector store.
     pub embedded: usize,
+    /// The repository could not be written: the index was read as it is (or built in a
+    /// temporary folder), and may be behind the files.
+    pub read_only: bool,
     pub warnings: Vec<String>,
 }
 
@@ -331,6 +354,71 @@ pub struct Index {
     payload: Payload,
     /// What reads after the refresh had to warn about (a vector list left out).
     notes: std::sync::Mutex<Vec<String>>,
+    /// The temporary folder of an index built for one read of a read-only repository; last,
+    /// so that it is removed after the index that reads it is closed.
+    _scratch: Option<tempfile::TempDir>,
+}
+
+/// A directory that is only read: its locks are no-ops, so that a reader needs no write
+/// access (tantivy's reader takes a lock file while it opens segments, which keeps a writer's
+/// garbage collection from deleting them; a read-only repository has no writer).
+#[derive(Clone, Debug)]
+struct ReadOnlyDir(tantivy::directory::MmapDirectory);
+
+impl tantivy::Directory for ReadOnlyDir {
+    fn get_file_handle(
+        &self,
+        path: &Path,
+    ) -> std::result::Result<Arc<dyn tantivy::directory::FileHandle>, OpenReadError> {
+        self.0.get_file_handle(path)
+    }
+
+    fn delete(&self, path: &Path) -> std::result::Result<(), DeleteError> {
+        self.0.delete(path)
+    }
+
+    fn exists(&self, path: &Path) -> std::result::Result<bool, OpenReadError> {
+        self.0.exists(path)
+    }
+
+    fn open_write(
+        &self,
+        path: &Path,
+    ) -> std::result::Result<tantivy::directory::WritePtr, OpenWriteError> {
+        self.0.open_write(path)
+    }
+
+    fn atomic_read(&self, path: &Path) -> std::result::Result<Vec<u8>, OpenReadError> {
+        self.0.atomic_read(path)
+    }
+
+    fn atomic_write(&self, path: &Path, data: &[u8]) -> std::io::Result<()> {
+        self.0.atomic_write(path, data)
+    }
+
+    fn sync_directory(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn acquire_lock(
+        &self,
+        _lock: &tantivy::directory::Lock,
+    ) -> std::result::Result<tantivy::directory::DirectoryLock, LockError> {
+        Ok(tantivy::directory::DirectoryLock::from(Box::new(())))
+    }
+
+    fn watch(
+        &self,
+        callback: tantivy::directory::WatchCallback,
+    ) -> tantivy::Result<tantivy::directory::WatchHandle> {
+        self.0.watch(callback)
+    }
+}
+
+/// Whether this process can write in `dir` (made when missing): probed with a temporary file
+/// that is gone when the probe ends.
+pub fn writable(dir: &Path) -> bool {
+    std::fs::create_dir_all(dir).is_ok() && tempfile::tempfile_in(dir).is_ok()
 }
 
 fn index_err(context: &str, err: impl std::fmt::Display) -> Error {
@@ -340,13 +428,119 @@ fn index_err(context: &str, err: impl std::fmt::Display) -> Error {
 }
 
 impl Index {
-    /// Opens the index of `repo`, bringing it up to date with the files first.
+    /// Opens the index of `repo`, bringing it up to date with the files first; in a
+    /// repository this process cannot write, opens it read-only ([`Index::open_read_only`]).
     pub fn open(repo: &Repo) -> Result<Index> {
-        Index::open_at(repo, &repo.path(DIR), false)
+        let dir = repo.path(DIR);
+        if writable(&dir) {
+            Index::open_at(repo, &dir, false)
+        } else {
+            Index::open_read_only(repo, &dir)
+        }
     }
 
     /// Opens (or builds) the index in `dir`; `rebuild` throws away what is there.
     pub fn open_at(repo: &Repo, dir: &Path, rebuild: bool) -> Result<Index> {
+        Index::open_in(repo, dir, rebuild, true)
+    }
+
+    /// Builds a throwaway index in `dir` from the files (for comparing), writing nothing else
+    /// of the repository.
+    pub fn build_scratch(repo: &Repo, dir: &Path) -> Result<Index> {
+        Index::open_in(repo, dir, true, false)
+    }
+
+    /// The index of a repository this process cannot write: the one committed in `dir`, read
+    /// as it is, with a warning saying whether the files moved on since; or, when there is
+    /// none usable, one built in a temporary folder for this command.
+    pub fn open_read_only(repo: &Repo, dir: &Path) -> Result<Index> {
+        let (schema, fields) = schema();
+        let committed = dir
+            .join("meta.json")
+            .is_file()
+            .then(|| tantivy::directory::MmapDirectory::open(dir).ok())
+            .flatten()
+            .and_then(|d| tantivy::Index::open(ReadOnlyDir(d)).ok())
+            .and_then(|i| {
+                let p = read_payload(&i).filter(|p| p.schema == SCHEMA_VERSION)?;
+                (i.schema() == schema).then_some((i, p))
+            });
+        let Some((index, payload)) = committed else {
+            let scratch = tempfile::Builder::new()
+                .prefix("cairn-index-")
+                .tempdir()
+                .map_err(|e| Error::io("a temporary folder", &e))?;
+            let mut me = Index::open_in(repo, &scratch.path().join("index"), true, false)?;
+            me._scratch = Some(scratch);
+            me.refresh.read_only = true;
+            me.refresh.warnings.insert(
+                0,
+                format!(
+                    "{} cannot be written and holds no usable index: built one in a temporary folder for this command (not kept); recall counts are not recorded",
+                    repo.derived_dir().display()
+                ),
+            );
+            return Ok(me);
+        };
+        index
+            .tokenizers()
+            .register(tokenizer::NAME, tokenizer::analyzer());
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| index_err("cannot open a reader", e))?;
+        let found = sources::list(repo)?;
+        let plan = sources::plan(repo, &payload.files, &found)?;
+        let model = vectors::model_id_for(&repo.config.embed);
+        let changed = plan.whole.len() + plan.tail.len() + plan.removed.len();
+        let warning = if changed > 0 {
+            format!(
+                "{} cannot be written: searched the index as last built there, which is behind the files ({changed} changed since); recall counts are not recorded",
+                dir.display()
+            )
+        } else if payload.vectors.as_deref() != Some(model.as_str()) {
+            format!(
+                "{} cannot be written: searched the index as last built there, whose vectors are not all of {model}; recall counts are not recorded",
+                dir.display()
+            )
+        } else {
+            format!(
+                "{} cannot be written: searched the index as last built there (it matches the files); recall counts are not recorded",
+                dir.display()
+            )
+        };
+        let refresh = Refresh {
+            read_only: true,
+            stale: changed > 0,
+            warnings: vec![warning],
+            ..Refresh::default()
+        };
+        Ok(Index {
+            index,
+            reader,
+            fields,
+            refresh,
+            files: found.len(),
+            vectorizer: std::sync::OnceLock::new(),
+            embed_config: repo.config.embed.clone(),
+            model,
+            vectors_dir: dir.parent().unwrap_or(dir).join("vectors"),
+            store: std::sync::OnceLock::new(),
+            payload,
+            notes: std::sync::Mutex::new(Vec::new()),
+            _scratch: None,
+        })
+    }
+
+    /// Whether this index was opened read-only (nothing of the repository may be written).
+    pub fn read_only(&self) -> bool {
+        self.refresh.read_only
+    }
+
+    /// Opens (or builds) the index in `dir`; `in_repo` when `dir` is the repository's own (its
+    /// `.cairn/` gets its `.gitignore`).
+    fn open_in(repo: &Repo, dir: &Path, rebuild: bool, in_repo: bool) -> Result<Index> {
         let (schema, fields) = schema();
         let mut refresh = Refresh::default();
         let mut index = None;
@@ -378,7 +572,9 @@ impl Index {
                     std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
                 }
                 std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
-                crate::repo::ignore_derived(repo)?;
+                if in_repo {
+                    crate::repo::ignore_derived(repo)?;
+                }
                 tantivy::Index::create_in_dir(dir, schema)
                     .map_err(|e| index_err("cannot create", e))?
             }
@@ -405,6 +601,7 @@ impl Index {
             store: std::sync::OnceLock::new(),
             notes: std::sync::Mutex::new(Vec::new()),
             payload,
+            _scratch: None,
         };
         me.update(repo)?;
         Ok(me)
@@ -846,6 +1043,11 @@ impl Index {
         limit: usize,
         decay: Option<&Decay>,
     ) -> Result<Vec<Hit>> {
+        if !words.trim().is_empty() && self.query_terms(words).is_empty() {
+            // Only stop words or punctuation: no term to match (the parser would make a query
+            // of nothing, which matched every record).
+            return Ok(Vec::new());
+        }
         let searcher = self.reader.searcher();
         let query = self.query(words, filter);
         let limit = limit.max(1);
@@ -963,6 +1165,29 @@ impl Index {
                 .unwrap_or(0) as f64;
             (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         }
+    }
+
+    /// The terms the index makes of a text (its tokenizer: code-aware, lowercased, stemmed,
+    /// stop words dropped): what a query and a record must share to match by words.
+    pub fn terms(&self) -> impl FnMut(&str) -> HashSet<String> + use<'_> {
+        let mut analyzer = self
+            .index
+            .tokenizers()
+            .get(tokenizer::NAME)
+            .unwrap_or_else(tokenizer::analyzer);
+        move |text| {
+            let mut out = HashSet::new();
+            let mut stream = analyzer.token_stream(text);
+            while let Some(token) = stream.next() {
+                out.insert(token.text.clone());
+            }
+            out
+        }
+    }
+
+    /// The terms of a query, read as [`Index::search`] reads it.
+    pub fn query_terms(&self, query: &str) -> HashSet<String> {
+        (self.terms())(&sanitize(query))
     }
 
     /// Notes a warning for the command's output (see [`Index::warnings`]).

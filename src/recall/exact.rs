@@ -2,7 +2,8 @@
 //!
 //! No index, no ranking: every record whose text holds the phrase, newest first, with the file
 //! and line it is on. Slog entries, observations (as folded: deleted ones are left out), ADRs
-//! (any line of the file) and MEMORY.md entries are scanned.
+//! (any line of the file), MEMORY.md entries, and turn cards and episodes
+//! (`vault/sessions/AGENT/SESSION.jsonl`, their text as the index holds it) are scanned.
 
 use std::path::Path;
 
@@ -120,6 +121,36 @@ pub fn scan(repo: &Repo, phrase: &str, kinds: &[Kind]) -> Result<Vec<Found>> {
                     time: format!("{date}T00:00:00.000Z"),
                     at: format!("{}:{}", memory::FILE, e.line),
                 });
+            }
+        }
+    }
+    if wants(Kind::Card) || wants(Kind::Episode) {
+        for f in sources::list(repo)?
+            .into_iter()
+            .filter(|f| f.kind == sources::SourceKind::Sessions)
+        {
+            // A session file that cannot be read, or a line that does not parse, is left to
+            // the index and `cairn doctor` to report: a search scans what it can.
+            let Ok(text) = std::fs::read_to_string(repo.path(&f.rel)) else {
+                continue;
+            };
+            for (i, line) in text.lines().enumerate() {
+                let Ok(record) = serde_json::from_str::<crate::cards::Record>(line) else {
+                    continue;
+                };
+                let doc = match &record {
+                    crate::cards::Record::Card(c) => sources::card_doc(c, &f.rel),
+                    crate::cards::Record::Episode(e) => sources::episode_doc(e, &f.rel),
+                };
+                if wants(doc.kind) && (hit(&doc.text) || hit(&doc.title)) {
+                    out.push(Found {
+                        kind: doc.kind,
+                        id: doc.id,
+                        text: doc.text,
+                        time: crate::time::format(doc.time),
+                        at: format!("{}:{}", f.rel, i + 1),
+                    });
+                }
             }
         }
     }

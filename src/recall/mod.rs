@@ -4,11 +4,14 @@
 //! [`rewrite`] is the hook, the identity until providers exist) → ranked lists (BM25 × decay
 //! from the index, vectors × decay, or, in hybrid, the default, BM25, soft word matches and
 //! vectors read undecayed and fused by standard score, then decayed: see [`hybrid`] and
-//! [`fuse`]) → the profile's cap. Recalled observations have their recall count raised ([`counts`]). The
-//! Markdown form quotes every recalled text as data from memory, never as instructions.
+//! [`fuse`]) → relevance: a result must share a word with the query or come close enough by
+//! meaning ([`Relevance`]), so nonsense finds nothing → the profile's cap. Recalled
+//! observations have their recall count raised ([`counts`]). The Markdown form quotes every
+//! recalled text as data from memory, never as instructions.
 
 pub mod counts;
 pub mod exact;
+pub mod project;
 pub mod turns;
 
 use std::collections::BTreeMap;
@@ -18,7 +21,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::index::{Decay, Filter, Hit, Index, Kind};
+use crate::index::{Class, Decay, Filter, Hit, Index, Kind};
 
 /// A result budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -112,10 +115,46 @@ pub struct Recalled {
     pub score: f64,
     /// The rank (1-based) in each ranked list it appeared in.
     pub ranks: BTreeMap<&'static str, usize>,
-    /// Whether the score came from fused lists (`raw_score + ln(decay)`) rather than one list
-    /// (`raw_score × decay`).
+    /// Its own score in each list it appeared in: BM25 (`words`), the soft match (`soft`: the
+    /// IDF-weighted sum of each query word's best cosine with a word of the record), the
+    /// cosine of whole texts (`vectors`).
+    pub scores: BTreeMap<&'static str, f64>,
+    /// Each list's part of a fused `raw_score` (weight × standard score, or weight / (k +
+    /// rank)); empty for one list.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub points: BTreeMap<&'static str, f64>,
+    /// The share of the query's IDF weight its soft match covers (0 to 1), where computed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub soft_share: Option<f64>,
+    /// Whether it shares a word with the query (after the tokenizer and stop words); a result
+    /// that does not was kept by its closeness in meaning ([`Relevance`]).
+    pub shares_word: bool,
+    /// Its age in days at `now`.
+    pub age_days: f64,
+    /// The part of `decay` that comes from age (1 for kinds that do not decay).
+    pub time_decay: f64,
+    /// The part of `decay` that comes from being superseded, deprecated or stale (1 when not).
+    pub stale_factor: f64,
+    /// How the score was made, for `--explain`.
     #[serde(skip)]
-    pub fused: bool,
+    pub basis: Basis,
+    /// The decay rate per day that applied.
+    #[serde(skip)]
+    pub rate: f64,
+}
+
+/// How a result's score was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Basis {
+    /// One ranked list: `raw × decay`.
+    #[default]
+    One,
+    /// Lists fused by standard score: `raw + ln(decay)`.
+    Standard,
+    /// Lists fused by reciprocal rank: `raw × decay`.
+    Rrf,
+    /// No query: every record matched alike, ordered by decay.
+    NoQuery,
 }
 
 /// Which ranked lists recall uses.
@@ -229,13 +268,17 @@ pub fn fuse(
     limit: usize,
 ) -> Vec<Recalled> {
     if lists.len() == 1 {
+        // The list was ranked with its decay already applied (`decay` only describes it).
         let list = lists.into_iter().next().expect("one list");
         return list
             .hits
             .into_iter()
             .take(limit)
             .enumerate()
-            .map(|(i, h)| to_recalled(h, BTreeMap::from([(list.name, i + 1)])))
+            .map(|(i, h)| {
+                let scores = BTreeMap::from([(list.name, h.raw)]);
+                to_recalled(h, BTreeMap::from([(list.name, i + 1)]), scores, decay)
+            })
             .collect();
     }
     let scored = lists.into_iter().zip(weights).map(|(list, weight)| {
@@ -254,19 +297,27 @@ fn combine(
     limit: usize,
     log: bool,
 ) -> Vec<Recalled> {
-    let mut by_id: BTreeMap<String, (Hit, BTreeMap<&'static str, usize>, f64)> = BTreeMap::new();
+    type Entry = (
+        Hit,
+        BTreeMap<&'static str, usize>,
+        BTreeMap<&'static str, f64>,
+        BTreeMap<&'static str, f64>,
+    );
+    let mut by_id: BTreeMap<String, Entry> = BTreeMap::new();
     for (list, points) in lists {
         for (i, (hit, p)) in list.hits.into_iter().zip(points).enumerate() {
+            let raw = hit.raw;
             let entry = by_id
                 .entry(hit.doc.id.clone())
-                .or_insert_with(|| (hit, BTreeMap::new(), 0.0));
+                .or_insert_with(|| (hit, BTreeMap::new(), BTreeMap::new(), BTreeMap::new()));
             entry.1.insert(list.name, i + 1);
-            entry.2 += p;
+            entry.2.insert(list.name, raw);
+            entry.3.insert(list.name, p);
         }
     }
     let mut fused: Vec<Recalled> = by_id
         .into_values()
-        .map(|(mut hit, ranks, raw)| {
+        .map(|(mut hit, ranks, scores, points)| {
             hit.decay = decay.map_or(1.0, |d| {
                 d.factor(
                     hit.doc.class(),
@@ -274,6 +325,7 @@ fn combine(
                     hit.doc.is_stale(),
                 )
             });
+            let raw: f64 = points.values().sum();
             hit.raw = raw;
             hit.score = if log {
                 raw + hit.decay.max(f64::MIN_POSITIVE).ln()
@@ -281,8 +333,9 @@ fn combine(
                 raw * hit.decay
             };
             Recalled {
-                fused: log,
-                ..to_recalled(hit, ranks)
+                basis: if log { Basis::Standard } else { Basis::Rrf },
+                points,
+                ..to_recalled(hit, ranks, scores, decay)
             }
         })
         .collect();
@@ -334,7 +387,23 @@ fn standard_scores(hits: &[Hit]) -> Vec<f64> {
         .collect()
 }
 
-fn to_recalled(h: Hit, ranks: BTreeMap<&'static str, usize>) -> Recalled {
+/// A hit as a result; `decay` (when the score was decayed) explains its factor.
+fn to_recalled(
+    h: Hit,
+    ranks: BTreeMap<&'static str, usize>,
+    scores: BTreeMap<&'static str, f64>,
+    decay: Option<&Decay>,
+) -> Recalled {
+    let class = h.doc.class();
+    let millis = h.doc.time.timestamp_millis();
+    let (age_days, time_decay, rate) = match decay {
+        Some(d) => (d.days(millis), d.time_factor(class, millis), d.rate(class)),
+        None => (0.0, 1.0, 0.0),
+    };
+    let stale_factor = match decay {
+        Some(d) if h.doc.is_stale() => d.stale_factor,
+        _ => 1.0,
+    };
     Recalled {
         id: h.doc.id,
         kind: h.doc.kind,
@@ -351,33 +420,113 @@ fn to_recalled(h: Hit, ranks: BTreeMap<&'static str, usize>) -> Recalled {
         decay: h.decay,
         score: h.score,
         ranks,
-        fused: false,
+        scores,
+        points: BTreeMap::new(),
+        soft_share: None,
+        shares_word: false,
+        age_days,
+        time_decay,
+        stale_factor,
+        basis: Basis::One,
+        rate: if class == Class::AdrCurrent {
+            0.0
+        } else {
+            rate
+        },
     }
+}
+
+/// What makes a result relevant to a query: a word in common with it (after the index's
+/// tokenizer and stop words), or, failing that, closeness in meaning above a floor
+/// (`[recall] relevance_cosine` for the whole-text cosine, `relevance_soft` for the share of
+/// the query's IDF weight its soft match covers). Without it every query, nonsense included,
+/// filled its budget with whatever ranked least badly.
+struct Relevance {
+    /// The query's terms, as the index makes them.
+    terms: std::collections::HashSet<String>,
+    /// The IDF weight of the query's words the soft list matched (0 when it did not run).
+    soft_total: f64,
+    min_cosine: f64,
+    min_soft: f64,
+}
+
+impl Relevance {
+    fn new(index: &Index, query: &str, soft_total: f64, config: &Config) -> Relevance {
+        Relevance {
+            terms: index.query_terms(query),
+            soft_total,
+            min_cosine: config.recall.relevance_cosine,
+            min_soft: config.recall.relevance_soft,
+        }
+    }
+
+    /// The relevant results, in their order, at most `limit`; each marked with whether it
+    /// shares a word and what share of the query its soft match covers.
+    fn keep(&self, index: &Index, results: Vec<Recalled>, limit: usize) -> Vec<Recalled> {
+        let mut terms = index.terms();
+        let mut out = Vec::with_capacity(limit.min(results.len()));
+        for mut r in results {
+            if out.len() >= limit {
+                break;
+            }
+            if self.soft_total > 0.0 {
+                r.soft_share = r.scores.get("soft").map(|s| (s / self.soft_total).min(1.0));
+            }
+            r.shares_word = r.ranks.contains_key("words")
+                || !self.terms.is_disjoint(&terms(&r.text))
+                || !self.terms.is_disjoint(&terms(&r.title));
+            let close = r
+                .scores
+                .get("vectors")
+                .is_some_and(|c| *c >= self.min_cosine)
+                || r.soft_share.is_some_and(|s| s >= self.min_soft);
+            if r.shares_word || close {
+                out.push(r);
+            }
+        }
+        out
+    }
+}
+
+/// A query with words in it but no letter or digit (`!!! ??? ***`) asks for nothing.
+fn no_words(query: &str) -> bool {
+    !query.trim().is_empty() && !query.chars().any(char::is_alphanumeric)
 }
 
 /// Recalls for `request` from an up-to-date index.
 pub fn recall(index: &Index, config: &Config, request: &Request) -> Result<Vec<Recalled>> {
     let decay = Decay::from_config(&config.recall, request.now);
     let (query, filter, limit) = (&request.query, &request.filter, request.limit);
+    if no_words(query) {
+        return Ok(Vec::new());
+    }
     // Without words there is nothing to compare by meaning: recall what matters most now.
-    let mode = if query.trim().is_empty() {
-        Mode::Words
-    } else {
-        request.mode
-    };
-    match mode {
+    if query.trim().is_empty() {
+        let words = index.search(query, filter, limit, Some(&decay))?;
+        let mut out = fuse(
+            vec![Ranked {
+                name: "words",
+                hits: words,
+            }],
+            &[1.0],
+            Some(&decay),
+            limit,
+        );
+        for r in &mut out {
+            r.basis = Basis::NoQuery;
+            r.scores.clear();
+        }
+        return Ok(out);
+    }
+    let (fused, soft_total) = match request.mode {
         Mode::Words => {
             // BM25 × decay over every match, inside the collector (ADR 12).
             let words = index.search(query, filter, limit, Some(&decay))?;
-            Ok(fuse(
-                vec![Ranked {
-                    name: "words",
-                    hits: words,
-                }],
-                &[1.0],
-                None,
-                limit,
-            ))
+            let one = vec![Ranked {
+                name: "words",
+                hits: words,
+            }];
+            (fuse(one, &[1.0], Some(&decay), limit), 0.0)
         }
         Mode::Vectors => {
             let mut hits = decayed(
@@ -385,25 +534,25 @@ pub fn recall(index: &Index, config: &Config, request: &Request) -> Result<Vec<R
                 &decay,
             );
             hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-            Ok(fuse(
-                vec![Ranked {
-                    name: "vectors",
-                    hits,
-                }],
-                &[1.0],
-                None,
-                limit,
-            ))
+            let one = vec![Ranked {
+                name: "vectors",
+                hits,
+            }];
+            (fuse(one, &[1.0], Some(&decay), usize::MAX), 0.0)
         }
         Mode::Hybrid => {
             // The lists read by relevance alone, fused by standard score, then decayed once.
             // Ranking each list with decay and fusing ranks (ADR 13) let decay reorder twice and
             // threw the scores away: on LoCoMo dev (categories 1-4, R@10) 0.581 against 0.641
             // for words and vectors (ADR 18); the soft list took it to 0.670 (ADR 20).
-            let lists = hybrid(index, query, filter, depth(limit), config)?;
-            fuse_hybrid(lists, config, Some(&decay), limit)
+            let (lists, soft_total) = hybrid(index, query, filter, depth(limit), config)?;
+            (
+                fuse_hybrid(lists, config, Some(&decay), usize::MAX)?,
+                soft_total,
+            )
         }
-    }
+    };
+    Ok(Relevance::new(index, query, soft_total, config).keep(index, fused, limit))
 }
 
 /// The weights of [`hybrid`]'s lists, in its order.
@@ -417,7 +566,8 @@ fn weights(config: &Config) -> Vec<f64> {
 
 /// Hybrid's ranked lists, undecayed: words (BM25), soft (the records of both lists ranked by
 /// how well their words cover the query's words by meaning) and vectors (cosine of whole
-/// texts).
+/// texts); and the IDF weight of the query's words the soft list matched (what a full soft
+/// match scores).
 ///
 /// Soft matching ([`crate::embed::soft`]) weighs each query word by its IDF in the index and
 /// compares it with each word of a record, so a question's one telling word finds its synonym
@@ -430,13 +580,15 @@ fn hybrid(
     filter: &Filter,
     depth: usize,
     config: &Config,
-) -> Result<Vec<Ranked>> {
+) -> Result<(Vec<Ranked>, f64)> {
     let model = crate::embed::Builtin::shared();
-    let (words, vectors, mut soft) = std::thread::scope(|s| {
+    let (words, vectors, mut soft, soft_total) = std::thread::scope(|s| {
         let vectors =
             s.spawn(|| index.search_vectors(query, filter, depth, config.recall.min_similarity));
         let words = index.search(query, filter, depth, None);
-        let soft_query = crate::embed::soft::SoftQuery::new(model, query, &mut index.idf());
+        let mut idf = index.idf();
+        let soft_query = crate::embed::soft::SoftQuery::new(model, query, &mut idf);
+        let soft_total: f64 = soft_query.words().iter().map(|w| idf(w)).sum();
         let mut scorer = soft_query.scorer(model);
         let mut soft: Vec<Hit> = Vec::new();
         let mut seen = std::collections::HashSet::new();
@@ -473,10 +625,10 @@ fn hybrid(
             }
         };
         add(&vectors, &mut soft);
-        Ok::<_, Error>((words, vectors, soft))
+        Ok::<_, Error>((words, vectors, soft, soft_total))
     })?;
     soft.sort_by(|a, b| b.raw.total_cmp(&a.raw).then(a.doc.id.cmp(&b.doc.id)));
-    Ok(vec![
+    let lists = vec![
         Ranked {
             name: "words",
             hits: words,
@@ -489,10 +641,11 @@ fn hybrid(
             name: "vectors",
             hits: vectors,
         },
-    ])
+    ];
+    Ok((lists, soft_total))
 }
 
-/// Plain ranked search: no decay, nothing counted.
+/// Plain ranked search: no decay, nothing counted; only relevant results, as [`recall`].
 pub fn search(
     index: &Index,
     config: &Config,
@@ -501,35 +654,33 @@ pub fn search(
     limit: usize,
     mode: Mode,
 ) -> Result<Vec<Recalled>> {
+    if no_words(query) {
+        return Ok(Vec::new());
+    }
     let words = || index.search(query, filter, depth(limit), None);
     let vectors =
         || index.search_vectors(query, filter, depth(limit), config.recall.min_similarity);
-    match mode {
-        Mode::Words => Ok(fuse(
-            vec![Ranked {
+    let (ranked, soft_total) = match mode {
+        Mode::Words => {
+            let one = vec![Ranked {
                 name: "words",
                 hits: words()?,
-            }],
-            &[1.0],
-            None,
-            limit,
-        )),
-        Mode::Vectors => Ok(fuse(
-            vec![Ranked {
+            }];
+            (fuse(one, &[1.0], None, usize::MAX), 0.0)
+        }
+        Mode::Vectors => {
+            let one = vec![Ranked {
                 name: "vectors",
                 hits: vectors()?,
-            }],
-            &[1.0],
-            None,
-            limit,
-        )),
-        Mode::Hybrid => fuse_hybrid(
-            hybrid(index, query, filter, depth(limit), config)?,
-            config,
-            None,
-            limit,
-        ),
-    }
+            }];
+            (fuse(one, &[1.0], None, usize::MAX), 0.0)
+        }
+        Mode::Hybrid => {
+            let (lists, soft_total) = hybrid(index, query, filter, depth(limit), config)?;
+            (fuse_hybrid(lists, config, None, usize::MAX)?, soft_total)
+        }
+    };
+    Ok(Relevance::new(index, query, soft_total, config).keep(index, ranked, limit))
 }
 
 /// The head line of a result: kind, time, id (and title or status where there is one).
@@ -647,17 +798,114 @@ pub fn to_text(results: &[Recalled], explain: bool, turns: &turns::Heads) -> Str
     out
 }
 
-fn explain_line(r: &Recalled) -> String {
-    let ranks: Vec<String> = r.ranks.iter().map(|(k, v)| format!("{k} #{v}")).collect();
-    // One list multiplies by decay; fused lists add its log (see `fuse`).
-    let how = if r.fused { "+ ln" } else { "×" };
-    format!(
-        "score {:.4} = raw {:.4} {how} decay {:.4}; {}",
-        r.score,
-        r.raw_score,
-        r.decay,
-        ranks.join(", ")
-    )
+/// Why a result ranks where it does: each factor by its name and value. Each list it is in
+/// with its rank, its own score (BM25, soft match, cosine) and, when lists were fused, its part
+/// of the fused score; then the decay from its age, the stale factor and the gate's hold; then
+/// the score they make.
+pub fn explain_line(r: &Recalled) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if r.basis == Basis::NoQuery {
+        parts.push("no query: every record matches alike, ordered by decay".into());
+    }
+    // The lists in the order recall reads them, then any other.
+    let order = |name: &str| ["words", "soft", "vectors"].iter().position(|n| *n == name);
+    let mut ranks: Vec<(&&'static str, &usize)> = r.ranks.iter().collect();
+    ranks.sort_by_key(|(name, _)| (order(name).unwrap_or(usize::MAX), **name));
+    for (list, rank) in ranks {
+        if r.basis == Basis::NoQuery {
+            break;
+        }
+        let own = r.scores.get(list).copied().unwrap_or(0.0);
+        let mut part = match *list {
+            "words" => format!("words #{rank}: bm25 {own:.4}"),
+            "soft" => match r.soft_share {
+                Some(share) => format!(
+                    "soft #{rank}: {own:.4} ({:.0}% of the query's words by meaning)",
+                    share * 100.0
+                ),
+                None => format!("soft #{rank}: {own:.4}"),
+            },
+            "vectors" => format!("vectors #{rank}: cosine {own:.4}"),
+            other => format!("{other} #{rank}: {own:.4}"),
+        };
+        match r.points.get(list) {
+            Some(p) if r.basis == Basis::Standard && p.abs() < 1e-12 => {
+                part.push_str(" → +0 (at its list's mean)");
+            }
+            Some(p) => part.push_str(&format!(" → {p:+.4}")),
+            None => {}
+        }
+        parts.push(part);
+    }
+    if !r.shares_word && r.basis != Basis::NoQuery {
+        parts.push("no word in common with the query: kept for its closeness in meaning".into());
+    }
+    match r.basis {
+        Basis::Standard => {
+            let note = if r.points.values().all(|p| p.abs() < 1e-12) {
+                " (its lists' scores do not vary: no list ranks it above another)"
+            } else {
+                ""
+            };
+            parts.push(format!(
+                "fused {:.4} = Σ weight × standard score{note}",
+                r.raw_score
+            ));
+        }
+        Basis::Rrf => parts.push(format!("fused {:.4} = Σ weight / (k + rank)", r.raw_score)),
+        Basis::One | Basis::NoQuery => {}
+    }
+    let kind = r.kind.as_str();
+    if r.rate == 0.0 {
+        parts.push(format!("age decay 1 ({kind}: does not decay)"));
+    } else {
+        parts.push(format!(
+            "age decay {:.4} ({kind}, {} old, {}/day)",
+            r.time_decay,
+            age(r.age_days),
+            r.rate
+        ));
+    }
+    if r.stale_factor != 1.0 {
+        parts.push(format!("{} ×{}", r.status, r.stale_factor));
+    }
+    if r.verdict == "hold" {
+        parts.push("held by the gate (shown with --include-hold)".into());
+    }
+    let total = match r.basis {
+        Basis::Standard => format!(
+            "score {:.4} = fused {:.4} + ln {:.4}",
+            r.score, r.raw_score, r.decay
+        ),
+        Basis::Rrf => format!(
+            "score {:.4} = fused {:.4} × {:.4}",
+            r.score, r.raw_score, r.decay
+        ),
+        Basis::NoQuery => format!("score {:.4} = decay", r.decay),
+        Basis::One => {
+            let name = match r.ranks.keys().next().copied() {
+                Some("vectors") => "cosine",
+                _ => "bm25",
+            };
+            format!(
+                "score {:.4} = {name} {:.4} × {:.4}",
+                r.score, r.raw_score, r.decay
+            )
+        }
+    };
+    parts.push(total);
+    parts.join("; ")
+}
+
+/// An age in days, as a person says it.
+fn age(days: f64) -> String {
+    if days < 1.0 {
+        "less than a day".into()
+    } else if days < 2.0 {
+        "1 day".into()
+    } else {
+        format!("{} days", days.floor())
+    }
 }
 
 #[cfg(test)]
@@ -716,7 +964,7 @@ mod tests {
         assert!((out[1].raw_score - 1.0 / 61.0).abs() < 1e-12);
         assert_eq!(out[0].ranks["words"], 2);
         assert_eq!(out[0].ranks["vectors"], 1);
-        assert!(!out[0].fused, "explained as a product");
+        assert_eq!(out[0].basis, Basis::Rrf, "explained as a product");
         let config = crate::config::Recall {
             fusion: "rrf".into(),
             rrf_k: 10.0,
@@ -856,5 +1104,68 @@ mod tests {
             2,
         );
         assert_eq!(out[0].id, "a");
+    }
+
+    fn recalled(basis: Basis) -> Recalled {
+        let h = raw("a", 2.0);
+        Recalled {
+            basis,
+            ..to_recalled(h, BTreeMap::new(), BTreeMap::new(), None)
+        }
+    }
+
+    #[test]
+    fn explain_names_each_factor() {
+        let mut r = recalled(Basis::Standard);
+        r.ranks = BTreeMap::from([("words", 1), ("vectors", 3)]);
+        r.scores = BTreeMap::from([("words", 6.21), ("vectors", 0.48)]);
+        r.points = BTreeMap::from([("words", 1.2), ("vectors", 0.3)]);
+        r.raw_score = 1.5;
+        r.shares_word = true;
+        r.rate = 0.01;
+        r.age_days = 40.2;
+        r.time_decay = 0.8;
+        r.stale_factor = 0.5;
+        r.decay = 0.4;
+        r.score = 1.5 + 0.4f64.ln();
+        r.status = "superseded".into();
+        let line = explain_line(&r);
+        for want in [
+            "words #1: bm25 6.2100 → +1.2000",
+            "vectors #3: cosine 0.4800 → +0.3000",
+            "fused 1.5000 = Σ weight × standard score;",
+            "age decay 0.8000 (observation, 40 days old, 0.01/day)",
+            "superseded ×0.5",
+            "score 0.5837 = fused 1.5000 + ln 0.4000",
+        ] {
+            assert!(line.contains(want), "{want:?} not in {line}");
+        }
+        assert!(!line.contains("held"), "{line}");
+        // Lists that do not vary are said not to, not shown as a bare zero.
+        r.points = BTreeMap::from([("words", 0.0), ("vectors", 0.0)]);
+        assert!(explain_line(&r).contains("do not vary"));
+        // One list multiplies; no query orders by decay alone.
+        let mut one = recalled(Basis::One);
+        one.ranks = BTreeMap::from([("words", 2)]);
+        one.scores = BTreeMap::from([("words", 3.0)]);
+        one.shares_word = true;
+        one.verdict = "hold".into();
+        one.kind = Kind::Memory;
+        let line = explain_line(&one);
+        assert!(line.contains("= bm25 2.0000 × 1.0000"), "{line}");
+        assert!(line.contains("(memory: does not decay)"), "{line}");
+        assert!(line.contains("held by the gate"), "{line}");
+        let line = explain_line(&recalled(Basis::NoQuery));
+        assert!(
+            line.starts_with("no query") && line.ends_with("= decay"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_query_without_a_letter_or_digit_asks_for_nothing() {
+        assert!(no_words("!!! ??? ***"));
+        assert!(!no_words(""), "no query recalls what matters now");
+        assert!(!no_words("zzzqqq"));
     }
 }

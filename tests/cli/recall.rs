@@ -704,7 +704,7 @@ fn filters_profiles_and_formats() {
         .code(0)
         .stdout;
     assert!(
-        text.contains("score ") && text.contains("× decay") && text.contains("words #1"),
+        text.contains("words #1: bm25 ") && text.contains("age decay ") && text.contains("= bm25 "),
         "{text}"
     );
     // Hybrid, the default, names its three lists and adds ln(decay) to the fused score.
@@ -725,7 +725,8 @@ fn filters_profiles_and_formats() {
         .code(0)
         .stdout;
     assert!(
-        text.contains("+ ln decay")
+        text.contains("= fused ")
+            && text.contains(" + ln ")
             && text.contains("words #")
             && text.contains("soft #")
             && text.contains("vectors #"),
@@ -1194,4 +1195,455 @@ fn import_merges_near_duplicates_by_meaning_unless_raw() {
         .code(0)
         .data();
     assert_eq!(raw["counts"]["stored"], 3);
+}
+
+/// Runs cairn as a user who cannot write `repo` (issue 10, point 3). As root, permissions do
+/// not bind, so the run drops to uid 65534 with `setpriv`; `None` (with the reason printed)
+/// where that cannot be done.
+fn as_reader(env: &Env, cwd: &std::path::Path, args: &[&str]) -> Option<Run> {
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let command = |program: &str| {
+        if root {
+            let mut cmd = env.command("setpriv", cwd);
+            cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", program]);
+            cmd
+        } else {
+            env.command(program, cwd)
+        }
+    };
+    // The other user must be able to run the binary and read the repository.
+    let probe = command(BIN)
+        .arg("--version")
+        .output()
+        .map_err(|e| e.to_string())
+        .and_then(|o| {
+            let readable = command("cat").arg(cwd.join("cairn.toml")).output();
+            match readable {
+                Ok(r) if o.status.success() && r.status.success() => Ok(()),
+                Ok(r) => Err(format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&o.stderr),
+                    String::from_utf8_lossy(&r.stderr)
+                )),
+                Err(e) => Err(e.to_string()),
+            }
+        });
+    if let Err(why) = probe {
+        eprintln!("skipped: cannot run cairn as a user who cannot write the repository: {why}");
+        return None;
+    }
+    let mut cmd = command(BIN);
+    cmd.args(args);
+    Some(Run::from(cmd.output().expect("run cairn")))
+}
+
+/// Makes `repo` readable but not writable by anyone but root (and its temp folder passable).
+fn make_read_only(env: &Env, repo: &std::path::Path) {
+    let chmod = |mode: &str, path: &std::path::Path| {
+        let ok = std::process::Command::new("chmod")
+            .args(["-R", mode])
+            .arg(path)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "chmod {mode} {}", path.display());
+    };
+    chmod("a+rX", env.path());
+    chmod("a-w", repo);
+}
+
+/// A repository the user can read but not write (another user's, a read-only mount): the
+/// readers answer from the index committed in `.cairn/`, with a warning, and write nothing.
+#[test]
+fn a_repository_the_user_cannot_write_is_recalled_read_only() {
+    let (env, repo) = Env::repo();
+    remember(&env, &repo, &["caddy reloads its config on SIGUSR1"]);
+    env.cairn_in(&repo, &["recall", "caddy"]).code(0);
+    // A record the index has not seen yet: the committed index is behind.
+    remember(&env, &repo, &["the backup disk is mounted at /srv/backup"]);
+    let before = support_listing(&repo);
+    make_read_only(&env, &repo);
+    let Some(run) = as_reader(&env, &repo, &["--json", "recall", "caddy"]) else {
+        return;
+    };
+    let run = run.code(0);
+    assert_eq!(
+        run.data()["results"][0]["text"],
+        "caddy reloads its config on SIGUSR1"
+    );
+    assert!(
+        run.stderr.contains("cannot be written") && run.stderr.contains("behind the files"),
+        "{}",
+        run.stderr
+    );
+    for args in [
+        &["search", "caddy"][..],
+        &["status"],
+        &["brief"],
+        &["index"],
+    ] {
+        let run = as_reader(&env, &repo, args).unwrap();
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("cannot be written"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    // The committed index is behind the files: verify says so (exit 1), it does not fail.
+    let verify = as_reader(&env, &repo, &["index", "--verify"]).unwrap();
+    assert_eq!(verify.code, 1, "{}", verify.stderr);
+    assert!(
+        verify.stdout.contains("missing from the index"),
+        "{}",
+        verify.stdout
+    );
+    assert_eq!(support_listing(&repo), before, "nothing was written");
+}
+
+/// With no index in `.cairn/` (a fresh clone on a read-only mount), a read builds one in a
+/// temporary folder and finds what the files hold; the repository stays untouched.
+#[test]
+fn a_read_only_repository_without_an_index_is_searched_from_a_temporary_one() {
+    let (env, repo) = Env::repo();
+    remember(&env, &repo, &["caddy reloads its config on SIGUSR1"]);
+    std::fs::remove_dir_all(repo.join(".cairn")).unwrap();
+    let before = support_listing(&repo);
+    make_read_only(&env, &repo);
+    let Some(run) = as_reader(&env, &repo, &["--json", "recall", "caddy"]) else {
+        return;
+    };
+    let run = run.code(0);
+    assert_eq!(
+        run.data()["results"][0]["text"],
+        "caddy reloads its config on SIGUSR1"
+    );
+    assert!(run.stderr.contains("temporary folder"), "{}", run.stderr);
+    let verify = as_reader(&env, &repo, &["index", "--verify"]).unwrap();
+    assert_eq!(verify.code, 0, "{}\n{}", verify.stdout, verify.stderr);
+    as_reader(&env, &repo, &["status"]).unwrap().code(0);
+    assert_eq!(support_listing(&repo), before, "nothing was written");
+    assert!(!repo.join(".cairn").exists());
+}
+
+/// Every path under `root` with its size, to show that nothing was written.
+fn support_listing(root: &std::path::Path) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let e = e.unwrap();
+            let meta = e.metadata().unwrap();
+            if meta.is_dir() {
+                stack.push(e.path());
+            }
+            out.push((e.path().display().to_string(), meta.len()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Nonsense finds nothing (issue 10, point 10): before, `recall zzzqqq` gave two unrelated
+/// records and `'!!! ??? ***'` an ADR, because every list was filled with whatever ranked
+/// least badly.
+#[test]
+fn nonsense_queries_find_nothing_and_say_so() {
+    let (env, repo) = Env::repo();
+    remember(&env, &repo, &["Never deploy on Fridays"]);
+    remember(&env, &repo, &["redis cache evictions spike at noon"]);
+    env.cairn_in(
+        &repo,
+        &[
+            "adr",
+            "new",
+            "Use caddy for TLS",
+            "--context",
+            "certificates expire",
+            "--decision",
+            "caddy renews them",
+        ],
+    )
+    .code(0);
+    for query in ["zzzqqq", "!!! ??? ***", "what is it"] {
+        let run = env.cairn_in(&repo, &["recall", query]).code(1);
+        assert_eq!(run.stdout, "", "{query}");
+        assert!(
+            run.stderr.contains("nothing relevant"),
+            "{query}: {}",
+            run.stderr
+        );
+        let run = env.cairn_in(&repo, &["search", query]).code(1);
+        assert!(
+            run.stderr.contains("nothing relevant"),
+            "{query}: {}",
+            run.stderr
+        );
+        let data = env
+            .cairn_in(&repo, &["--json", "recall", query])
+            .code(1)
+            .data();
+        assert_eq!(data["results"], serde_json::json!([]), "{query}");
+    }
+}
+
+/// `search "redis cache"` lists what is about redis or caches, not every record it holds.
+#[test]
+fn search_lists_only_results_that_share_a_word_or_come_close_in_meaning() {
+    let (env, repo) = Env::repo();
+    let redis = remember(&env, &repo, &["redis cache evictions spike at noon"])["id"].clone();
+    for text in [
+        "Never deploy on Fridays",
+        "my sister adopted a kitten last weekend",
+        "postgres backups run nightly from cron",
+        "the office plants need water on mondays",
+    ] {
+        remember(&env, &repo, &[text]);
+    }
+    let data = env
+        .cairn_in(&repo, &["--json", "search", "redis", "cache"])
+        .code(0)
+        .data();
+    let results = data["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{data}");
+    assert_eq!(results[0]["id"], redis);
+    assert_eq!(results[0]["shares_word"], true);
+}
+
+/// `brief` run inside another git repository recalls for that project (its name, branch,
+/// recently changed paths, README title), not for the knowledge repository's folder name
+/// and slog tools (issue 10, point 11); `--project DIR` names it; in the knowledge
+/// repository itself it stays as it was.
+#[test]
+fn brief_in_another_project_recalls_for_that_project() {
+    let (env, repo) = Env::repo();
+    let stripe = remember(
+        &env,
+        &repo,
+        &["stripe webhooks are retried for three days; handlers must be idempotent"],
+    )["id"]
+        .clone();
+    remember(&env, &repo, &["the office plants need water on mondays"]);
+    env.cairn_in(&repo, &["slog", "deploy", "nginx", "rolled out the vhost"])
+        .code(0);
+    let project = env.path().join("payments-api");
+    std::fs::create_dir_all(project.join("src/webhooks")).unwrap();
+    std::fs::write(project.join("README.md"), "# Payments API\n\nBilling.\n").unwrap();
+    std::fs::write(project.join("src/webhooks/stripe.rs"), "fn main() {}\n").unwrap();
+    env.git(&project, &["init", "-q", "-b", "feature/refunds"]);
+    env.git(&project, &["add", "."]);
+    env.git(&project, &["commit", "-q", "-m", "webhooks"]);
+    let repo_arg = repo.to_str().unwrap();
+    let data = env
+        .cairn_in(
+            &project.join("src"),
+            &["--json", "--repo", repo_arg, "brief"],
+        )
+        .code(0)
+        .data();
+    assert_eq!(data["project"]["name"], "payments-api", "{data}");
+    assert_eq!(data["project"]["from"], "git");
+    assert_eq!(data["project"]["branch"], "feature/refunds");
+    assert_eq!(data["project"]["title"], "Payments API");
+    assert!(
+        data["project"]["paths"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("src/webhooks/stripe.rs")),
+        "{data}"
+    );
+    let query = data["query"].as_str().unwrap();
+    assert!(
+        query.contains("stripe") && !query.contains("nginx"),
+        "{query}"
+    );
+    assert_eq!(data["results"][0]["id"], stripe, "{data}");
+    // Named explicitly, from anywhere.
+    let data = env
+        .cairn_in(
+            &repo,
+            &["--json", "brief", "--project", project.to_str().unwrap()],
+        )
+        .code(0)
+        .data();
+    assert_eq!(data["project"]["from"], "explicit");
+    assert_eq!(data["results"][0]["id"], stripe, "{data}");
+    // In the knowledge repository: its own name and tools, as before.
+    let data = env.cairn_in(&repo, &["--json", "brief"]).code(0).data();
+    assert_eq!(data["project"]["from"], "knowledge");
+    assert_eq!(data["project"]["tools"], serde_json::json!(["nginx"]));
+    env.cairn_in(&repo, &["brief", "--project", "/nonexistent/dir"])
+        .code(2);
+}
+
+/// `search --exact` scans turn cards and episodes too, as `--kind card` promises (issue 10,
+/// point 12).
+#[test]
+fn search_exact_finds_words_in_turn_cards() {
+    let (env, repo) = Env::repo();
+    let t = fixtures().join("sessions/claude-code/session-624a4a58.jsonl");
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0);
+    let mut cards = Vec::new();
+    for agent in std::fs::read_dir(repo.join("vault/sessions")).unwrap() {
+        let agent = agent.unwrap().path();
+        if agent.is_dir() {
+            cards.extend(jsonl_lines(&agent));
+        }
+    }
+    let card = cards
+        .iter()
+        .find(|c| c["type"] == "card" && c["prompt"].as_str().is_some_and(|p| p.len() > 20))
+        .expect("a card with a prompt");
+    let prompt = card["prompt"].as_str().unwrap();
+    let phrase: String = prompt
+        .split_whitespace()
+        .take(4)
+        .collect::<Vec<_>>()
+        .join(" ");
+    for args in [
+        vec!["--json", "search", "--exact", &phrase],
+        vec!["--json", "search", "--exact", "--kind", "card", &phrase],
+    ] {
+        let data = env.cairn_in(&repo, &args).code(0).data();
+        let results = data["results"].as_array().unwrap();
+        assert!(
+            results
+                .iter()
+                .any(|r| r["kind"] == "card" && r["id"] == card["id"]),
+            "{phrase}: {data}"
+        );
+        assert!(
+            results[0]["at"]
+                .as_str()
+                .unwrap()
+                .starts_with("vault/sessions/"),
+            "{data}"
+        );
+    }
+    env.cairn_in(&repo, &["search", "--exact", "--kind", "adr", &phrase])
+        .code(1);
+}
+
+/// `--category bogus` was "nothing recalled" (exit 1) while `--kind bogus` was an error: both
+/// are errors naming the valid values.
+#[test]
+fn unknown_categories_and_kinds_are_errors_naming_the_valid_values() {
+    let (env, repo) = Env::repo();
+    remember(&env, &repo, &["redis cache evictions spike at noon"]);
+    let err = env
+        .cairn_in(&repo, &["recall", "--category", "bogus", "redis"])
+        .code(2)
+        .stderr;
+    assert!(
+        err.contains("bogus") && err.contains("rules-conventions"),
+        "{err}"
+    );
+    for cmd in ["recall", "search"] {
+        let err = env
+            .cairn_in(&repo, &[cmd, "--kind", "bogus", "redis"])
+            .code(2)
+            .stderr;
+        assert!(
+            err.contains("bogus") && err.contains("observation"),
+            "{err}"
+        );
+    }
+    env.cairn_in(&repo, &["recall", "--category", "operations", "redis"])
+        .code(0);
+}
+
+/// `--explain` names each factor with its value (issue 10, point 13): before, it printed
+/// `score 0.0000 = raw 0.0000 + ln decay 1.0000` and called the superseded factor decay.
+#[test]
+fn explain_names_each_factor_with_its_value() {
+    let (env, repo) = Env::repo();
+    env.cairn_in(
+        &repo,
+        &[
+            "adr",
+            "new",
+            "Use caddy for TLS",
+            "--context",
+            "certificates expire",
+            "--decision",
+            "caddy renews the certificates",
+        ],
+    )
+    .code(0);
+    env.cairn_in(
+        &repo,
+        &[
+            "adr",
+            "new",
+            "Use traefik for TLS",
+            "--context",
+            "caddy lacked a plugin",
+            "--decision",
+            "traefik renews the certificates",
+        ],
+    )
+    .code(0);
+    env.cairn_in(&repo, &["adr", "supersede", "1", "2"]).code(0);
+    remember(
+        &env,
+        &repo,
+        &[
+            "--hold",
+            "maybe caddy certificates should be renewed by cron",
+        ],
+    );
+    let text = env
+        .cairn_in(
+            &repo,
+            &[
+                "recall",
+                "--format",
+                "text",
+                "--explain",
+                "--include-hold",
+                "--limit",
+                "5",
+                "caddy",
+                "certificates",
+            ],
+        )
+        .code(0)
+        .stdout;
+    let line = |needle: &str| {
+        text.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle:?} in\n{text}"))
+            .to_string()
+    };
+    let superseded = line("Use caddy for TLS");
+    assert!(superseded.contains("superseded ×0.5"), "{superseded}");
+    assert!(superseded.contains("(adr: does not decay)"), "{superseded}");
+    assert!(
+        superseded.contains("words #") && superseded.contains("bm25 "),
+        "{superseded}"
+    );
+    assert!(
+        superseded.contains("cosine ") && superseded.contains("soft #"),
+        "{superseded}"
+    );
+    assert!(superseded.contains("= fused "), "{superseded}");
+    let held = line("(20");
+    assert!(text.contains("held by the gate"), "{text}");
+    assert!(held.contains("age decay "), "{held}");
+    assert!(!text.contains("raw 0.0000"), "{text}");
+    // One record: no list varies, and the explanation says so rather than print zeros alone.
+    let (env, repo) = Env::repo();
+    remember(&env, &repo, &["redis cache evictions spike at noon"]);
+    let text = env
+        .cairn_in(&repo, &["recall", "--format", "text", "--explain", "redis"])
+        .code(0)
+        .stdout;
+    assert!(
+        text.contains("do not vary") && text.contains("bm25 "),
+        "{text}"
+    );
 }
