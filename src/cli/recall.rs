@@ -7,7 +7,7 @@ use serde_json::json;
 use super::Ctx;
 use crate::error::{Error, Result};
 use crate::index::{Filter, Index, Kind};
-use crate::output::{Next, Report, Status};
+use crate::output::{Next, Report};
 use crate::recall::{self, Profile, Request};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -109,9 +109,13 @@ fn category(name: Option<&str>) -> Result<Option<String>> {
     }
 }
 
-/// The line on stderr when nothing relevant was found.
-fn nothing_relevant(query: &str) {
-    crate::output::notice(&format!("nothing relevant to \"{query}\" was found"));
+/// The line on stderr when nothing relevant was found (see [`Report::empty_when`]).
+fn nothing_relevant(query: &str) -> String {
+    if query.trim().is_empty() {
+        "nothing recalled".to_string()
+    } else {
+        format!("nothing relevant to \"{query}\" was found")
+    }
 }
 
 fn kinds(names: &[String]) -> Result<Vec<Kind>> {
@@ -167,10 +171,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
         ));
     }
     let human = match args.format {
-        _ if results.is_empty() => {
-            nothing_relevant(&query);
-            String::new()
-        }
+        _ if results.is_empty() => String::new(),
         Format::Md => recall::to_markdown(
             &results,
             args.explain,
@@ -181,11 +182,6 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
             args.explain,
             &recall::turns::heads(&index, &results),
         ),
-    };
-    let status = if results.is_empty() {
-        Status::NothingOrFailed
-    } else {
-        Status::Ok
     };
     let data = json!({
         "query": query,
@@ -198,8 +194,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
     });
     Ok(Report::new("recall", data, human)
         .warnings(warnings)
-        .status(status)
-        .empty_when(results.is_empty(), "nothing recalled"))
+        .empty_when(results.is_empty(), nothing_relevant(&query)))
 }
 
 pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
@@ -221,16 +216,9 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
                 snippet(&f.text, &words)
             ));
         }
-        let status = if found.is_empty() {
-            crate::output::notice(&format!("no record holds \"{words}\""));
-            Status::NothingOrFailed
-        } else {
-            Status::Ok
-        };
         let data = json!({ "words": words, "exact": true, "matched": total, "results": found });
         return Ok(Report::new("search", data, human)
-            .status(status)
-            .empty_when(found.is_empty(), "nothing found"));
+            .empty_when(found.is_empty(), format!("no record holds \"{words}\"")));
     }
     let index = Index::open(&repo)?;
     let filter = Filter {
@@ -248,17 +236,10 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
         mode,
     )?);
     let human = recall::to_text(&results, false, &recall::turns::heads(&index, &results));
-    let status = if results.is_empty() {
-        nothing_relevant(&words);
-        Status::NothingOrFailed
-    } else {
-        Status::Ok
-    };
     let data = json!({ "words": words, "exact": false, "results": results });
     Ok(Report::new("search", data, human)
         .warnings(index.warnings())
-        .status(status)
-        .empty_when(results.is_empty(), "nothing found"))
+        .empty_when(results.is_empty(), nothing_relevant(&words)))
 }
 
 pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {

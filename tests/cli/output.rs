@@ -218,9 +218,16 @@ fn commands_that_find_nothing_say_so_on_stderr() {
         (&["slog", "query"], "no slog entries found"),
         (&["slog", "query", "caddy"], "no slog entries found"),
         (&["adr", "list"], "no ADRs found"),
-        (&["search", "caddy"], "nothing found"),
-        (&["search", "--exact", "caddy"], "nothing found"),
-        (&["recall", "caddy"], "nothing recalled"),
+        (
+            &["search", "caddy"],
+            "nothing relevant to \"caddy\" was found",
+        ),
+        (&["search", "--exact", "caddy"], "no record holds \"caddy\""),
+        (
+            &["recall", "caddy"],
+            "nothing relevant to \"caddy\" was found",
+        ),
+        (&["recall"], "nothing recalled"),
         (
             &["stats", "--telemetry", "--component", "none"],
             "no telemetry events",

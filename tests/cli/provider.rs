@@ -143,6 +143,7 @@ fn words_still_work_when_the_provider_is_down() {
 #[test]
 fn hybrid_recall_degrades_to_words_when_the_provider_stops_answering() {
     let (env, repo) = Env::repo();
+    let url;
     {
         let mut server = mockito::Server::new();
         let _mock = ollama(&mut server, Arc::new(AtomicUsize::new(0)));
@@ -162,8 +163,16 @@ fn hybrid_recall_degrades_to_words_when_the_provider_stops_answering() {
             .code(0)
             .data();
         assert_eq!(data["results"][0]["ranks"]["vectors"], 1, "{data}");
+        url = server.url();
     }
-    // The server is gone: the query cannot be embedded, but the vectors exist.
+    // The server is gone: the query cannot be embedded, but the vectors exist. mockito hands a
+    // dropped server to the next test that asks for one, so its address may answer again:
+    // point the configuration at a port nothing listens on (the same provider and model).
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let toml = read(&repo, "cairn.toml").replace(&url, &dead);
+    std::fs::write(repo.join("cairn.toml"), toml).unwrap();
     assert!(repo.join(".cairn/vectors/ollama_test-embed.bin").is_file());
     let out = env
         .cairn_in(&repo, &["--json", "recall", "nfs", "handles"])
