@@ -16,6 +16,7 @@
 //! - [`cards`]: turn cards and episodes made from transcripts, in `vault/sessions`.
 //! - [`store`]: observations and their update events, folded on read.
 //! - [`observe`]: the write gate and the keyword categories.
+//! - [`proposals`]: reflection proposals and their decisions, folded on read; applying one to MEMORY.md.
 //! - [`index`]: the only importer of tantivy; every record indexed, kept up to date by checkpoints.
 //! - [`sessions`]: reading Claude Code, Codex and pi transcripts into turns and episodes.
 //! - [`recall`]: decay-weighted recall, plain search, the session briefing.
@@ -47,6 +48,7 @@ pub mod jsonl;
 pub mod memory;
 pub mod observe;
 pub mod output;
+pub mod proposals;
 pub mod provider;
 pub mod recall;
 pub mod redact;
