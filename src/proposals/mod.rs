@@ -476,7 +476,7 @@ pub fn apply(
             let is_first = e.line == first.line;
             if n == e.line && is_first && p.op != Op::Remove {
                 let indent = &l[..l.len() - l.trim_start().len()];
-                let marker = l.trim_start().split_whitespace().next().unwrap_or("-");
+                let marker = l.split_whitespace().next().unwrap_or("-");
                 out.push_str(&format!(
                     "{indent}{marker} ({}) {new_text}\n",
                     date.format("%Y-%m-%d")
