@@ -878,3 +878,170 @@ pub fn restore_hooks_path(root: &Path) -> Result<Restored> {
         was_installed: true,
     })
 }
+
+/// The ref namespace of pending proposals (`refs/cairn/proposals/<id>`).
+pub const PROPOSAL_REFS: &str = "refs/cairn/proposals/";
+
+/// Makes (or moves) `refs/cairn/proposals/<id>` to a commit whose parent is HEAD and whose
+/// only change is `rel` (MEMORY.md) holding `bytes`, so any git tool shows what the proposal
+/// would change. HEAD, the branch, the index and the working tree are not touched. Returns the
+/// commit id.
+pub fn set_proposal_ref(
+    root: &Path,
+    id: &str,
+    rel: &str,
+    bytes: &[u8],
+    message: &str,
+    identity: &Identity<'_>,
+) -> Result<String> {
+    let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
+    let work_dir = repo
+        .workdir()
+        .ok_or_else(|| Error::new(Kind::Git, "the git repository has no work tree"))?
+        .to_path_buf();
+    let prefix = repo_prefix(&work_dir, root)?;
+    let head = repo.head_commit().ok();
+    let parent = head.as_ref().map(|c| c.id);
+    let base_tree = match &head {
+        Some(commit) => commit
+            .tree_id()
+            .map_err(|e| git_err("cannot read HEAD's tree", e))?
+            .detach(),
+        None => gix::ObjectId::empty_tree(repo.object_hash()),
+    };
+    let mut editor = repo
+        .edit_tree(base_tree)
+        .map_err(|e| git_err("cannot edit HEAD's tree", e))?;
+    let blob = repo
+        .write_blob(bytes)
+        .map_err(|e| git_err("cannot write a blob", e))?
+        .detach();
+    editor
+        .upsert(join_prefix(&prefix, rel).as_str(), EntryKind::Blob, blob)
+        .map_err(|e| git_err("cannot edit the tree", e))?;
+    let tree = editor
+        .write()
+        .map_err(|e| git_err("cannot write the tree", e))?
+        .detach();
+    let (name, email) = signature_of(&repo, identity);
+    let signature = gix::actor::Signature {
+        name: name.into(),
+        email: email.into(),
+        time: gix::date::Time::now_local_or_utc(),
+    };
+    let mut time_buf = gix::date::parse::TimeBuf::default();
+    let sig_ref = signature.to_ref(&mut time_buf);
+    let commit = gix::objs::Commit {
+        tree,
+        parents: parent.into_iter().collect(),
+        author: sig_ref.into(),
+        committer: sig_ref.into(),
+        encoding: None,
+        message: message.into(),
+        extra_headers: Vec::new(),
+    };
+    let commit_id = repo
+        .write_object(&commit)
+        .map_err(|e| git_err("cannot write the proposal's commit", e))?
+        .detach();
+    repo.reference(
+        format!("{PROPOSAL_REFS}{id}"),
+        commit_id,
+        gix::refs::transaction::PreviousValue::Any,
+        format!("cairn: proposal {id}"),
+    )
+    .map_err(|e| git_err("cannot set the proposal's ref", e))?;
+    Ok(commit_id.to_string())
+}
+
+/// Deletes `refs/cairn/proposals/<id>`; a ref that is not there is no error.
+pub fn delete_proposal_ref(root: &Path, id: &str) -> Result<()> {
+    let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
+    match repo.try_find_reference(format!("{PROPOSAL_REFS}{id}").as_str()) {
+        Ok(Some(r)) => r
+            .delete()
+            .map_err(|e| git_err("cannot delete the proposal's ref", e)),
+        Ok(None) => Ok(()),
+        Err(e) => Err(git_err("cannot read the proposal's ref", e)),
+    }
+}
+
+/// The ids that have a ref under `refs/cairn/proposals/`.
+pub fn proposal_refs(root: &Path) -> Result<Vec<String>> {
+    let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
+    let platform = repo
+        .references()
+        .map_err(|e| git_err("cannot list references", e))?;
+    let refs = platform
+        .prefixed(PROPOSAL_REFS)
+        .map_err(|e| git_err("cannot list references", e))?;
+    let mut out = Vec::new();
+    for r in refs {
+        let r = r.map_err(|e| git_err("cannot read a reference", e))?;
+        let name = r.name().as_bstr().to_str_lossy().into_owned();
+        if let Some(id) = name.strip_prefix(PROPOSAL_REFS) {
+            out.push(id.to_string());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .expect("run git");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    #[test]
+    fn a_proposal_ref_is_head_plus_memory_and_leaves_head_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        init(root).unwrap();
+        let who = Identity {
+            fallback_name: "t",
+            fallback_email: "t@localhost",
+        };
+        std::fs::write(root.join("MEMORY.md"), "# Memory\n").unwrap();
+        std::fs::write(root.join("other.md"), "x\n").unwrap();
+        let head = commit(
+            root,
+            &["MEMORY.md".into(), "other.md".into()],
+            "first",
+            &who,
+        )
+        .unwrap()
+        .unwrap()
+        .id;
+        let id =
+            set_proposal_ref(root, "pr-1", "MEMORY.md", b"# Memory\n- new\n", "add", &who).unwrap();
+        assert_eq!(git(root, &["rev-parse", "HEAD"]).trim(), head);
+        assert_eq!(git(root, &["rev-parse", &format!("{id}^")]).trim(), head);
+        assert_eq!(
+            git(root, &["show", "refs/cairn/proposals/pr-1:MEMORY.md"]),
+            "# Memory\n- new\n"
+        );
+        let changed = git(
+            root,
+            &["diff", "--name-only", &head, "refs/cairn/proposals/pr-1"],
+        );
+        assert_eq!(changed, "MEMORY.md\n");
+        assert_eq!(
+            std::fs::read_to_string(root.join("MEMORY.md")).unwrap(),
+            "# Memory\n"
+        );
+        assert_eq!(proposal_refs(root).unwrap(), vec!["pr-1".to_string()]);
+        delete_proposal_ref(root, "pr-1").unwrap();
+        delete_proposal_ref(root, "pr-1").unwrap();
+        assert!(proposal_refs(root).unwrap().is_empty());
+    }
+}
