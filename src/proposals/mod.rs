@@ -489,6 +489,88 @@ pub fn apply(
     Ok(out)
 }
 
+/// Appends proposal and event lines to today's proposals file and returns the change to
+/// commit (HEAD's file plus exactly these lines). Run under the repository lock.
+pub fn append(repo: &Repo, lines: &[String], now: DateTime<Utc>) -> Result<crate::git::Change> {
+    let rel = day_file(now);
+    let path = repo.path(&rel);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent.display(), &e))?;
+    }
+    let bytes: String = lines.concat();
+    crate::files::append_lines(&path, bytes.as_bytes(), &repo.recovered_dir())?;
+    Ok(crate::git::Change::Appended {
+        path: rel,
+        bytes: bytes.into_bytes(),
+    })
+}
+
+/// What deciding a proposal wrote: the changes to commit, and whether MEMORY.md changed.
+#[derive(Debug)]
+pub struct Decided {
+    pub changes: Vec<crate::git::Change>,
+    pub memory_changed: bool,
+}
+
+/// Records `decision` about `p` (the event appended to today's proposals file) and, for
+/// `promote`, splices the change into the working MEMORY.md (kept as the person left it
+/// otherwise) and into HEAD's MEMORY.md for the commit (ADR 26: a commit holds only what the
+/// command wrote). A `replace`/`remove`/`merge` whose entry is gone writes nothing and is
+/// [`ApplyError::Gone`]: the proposal stays pending. Run under the repository lock; the caller
+/// commits `changes` (one commit) and deletes the proposal's ref.
+#[allow(clippy::too_many_arguments)]
+pub fn decide(
+    repo: &Repo,
+    p: &Proposal,
+    decision: Decision,
+    tier: Tier,
+    reason: &str,
+    text: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<std::result::Result<Decided, ApplyError>> {
+    let mut changes = Vec::new();
+    let mut memory_changed = false;
+    if decision == Decision::Promote {
+        let path = repo.path(memory::FILE);
+        let working = crate::files::read_optional(&path)?.unwrap_or_default();
+        let new = match apply(&working, p, text, now.date_naive()) {
+            Ok(new) => new,
+            Err(e) => return Ok(Err(e)),
+        };
+        // HEAD's MEMORY.md with the same change; when it cannot take it (the entry exists only
+        // in the person's uncommitted edit), the working file's result is committed.
+        let committed = match crate::git::head_content(repo.root(), memory::FILE) {
+            Ok(Some(head)) => apply(&String::from_utf8_lossy(&head), p, text, now.date_naive())
+                .unwrap_or_else(|_| new.clone()),
+            _ => new.clone(),
+        };
+        if new != working {
+            crate::files::write_atomic(&path, new.as_bytes())?;
+            memory_changed = true;
+        }
+        changes.push(crate::git::Change::Content {
+            path: memory::FILE.to_string(),
+            bytes: committed.into_bytes(),
+        });
+    }
+    let event = Event::Decision {
+        id: p.id.clone(),
+        decision,
+        tier,
+        reason: reason.to_string(),
+        text: text
+            .filter(|t| t.trim() != p.text.trim())
+            .map(|t| t.trim().to_string()),
+        commit: None,
+        ts: crate::time::format(now),
+    };
+    changes.push(append(repo, &[line(&event)], now)?);
+    Ok(Ok(Decided {
+        changes,
+        memory_changed,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
