@@ -245,11 +245,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             let commit =
                 ctx.commit_changes(&repo, &[change], &super::message(&subject, &trailers))?;
             commits.extend(commit);
-            for r in &others {
-                if r.decision != Decision::NeedsReview {
-                    crate::git::delete_proposal_ref(repo.root(), &r.id)?;
-                }
-            }
+            let decided: Vec<&str> = others
+                .iter()
+                .filter(|r| r.decision != Decision::NeedsReview)
+                .map(|r| r.id.as_str())
+                .collect();
+            crate::git::delete_proposal_refs(repo.root(), &decided)?;
             done.extend(others);
         }
     } else {
