@@ -171,11 +171,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
                         },
                         p.section
                     );
-                    let trailers = [
-                        ("Cairn-Proposal", p.id.clone()),
-                        ("Cairn-Observations", p.observations.join(", ")),
-                        ("Cairn-Tier", r.tier.as_str().to_string()),
-                    ];
+                    let mut trailers = vec![("Cairn-Proposal", p.id.clone())];
+                    if !p.observations.is_empty() {
+                        trailers.push(("Cairn-Observations", p.observations.join(", ")));
+                    }
+                    trailers.push(("Cairn-Tier", r.tier.as_str().to_string()));
                     let commit = ctx.commit_changes(
                         &repo,
                         &d.changes,
