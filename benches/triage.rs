@@ -17,7 +17,8 @@
 //! 4. times a real `cairn triage` (median of `--runs`), resetting the branch, the working
 //!    tree and the proposal refs between runs;
 //! 5. beside them, `git status` of the same repository and `rg` (or grep) counting the
-//!    proposal lines: the floor of starting a process that reads the same files.
+//!    proposal lines (the floor of starting a process that reads the same files), and
+//!    `git update-ref --stdin` deleting the refs a real run deletes, in one transaction.
 //!
 //! Target (issue 11): triage of 1,000 proposals under 1 s.
 
@@ -153,6 +154,42 @@ fn main() {
     }
     let status = median(&mut status);
     let grep = median(&mut grep);
+    // git deleting the refs a real run deletes (the decided proposals'), in one transaction.
+    let decided: Vec<String> = {
+        let (_, out) = timed(cairn(&repo, &["--json", "triage", "--dry-run"]));
+        let data = data_of(&out, "triage --dry-run");
+        data["auto"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|r| r["id"].as_str())
+                    .map(|id| format!("delete refs/cairn/proposals/{id}\n"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut deletes = Vec::new();
+    for _ in 0..runs {
+        reset(&repo, &head, &refs);
+        let start = Instant::now();
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(["update-ref", "--stdin"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("git update-ref");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(decided.concat().as_bytes())
+            .expect("write");
+        assert!(child.wait().expect("update-ref").success());
+        deletes.push(start.elapsed());
+    }
+    let deletes = median(&mut deletes);
+    reset(&repo, &head, &refs);
 
     println!();
     println!("measure (median of {runs}, whole process)          figure      target");
@@ -173,6 +210,11 @@ fn main() {
     println!(
         "  reference: {grep_name} over the proposals          {:>8.1} ms",
         ms(grep)
+    );
+    println!(
+        "  reference: git update-ref --stdin deleting the {} decided refs {:>8.1} ms",
+        decided.len(),
+        ms(deletes)
     );
     println!("  decisions (dry run): {counts}");
     println!("  decisions (real run): {real_counts}");
