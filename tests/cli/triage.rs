@@ -601,3 +601,89 @@ fn a_malformed_llm_reply_writes_nothing() {
         assert!(error.contains(want), "{error}");
     }
 }
+
+#[test]
+fn auto_promote_off_leaves_the_llms_promotion_for_a_person() {
+    let mut server = mockito::Server::new();
+    let [a, b, c, _] = undecided();
+    let _mock = chat_mock(
+        &mut server,
+        "openai",
+        llm_reply([a.id.clone(), b.id.clone(), c.id.clone()]),
+        Arc::new(Mutex::new(Vec::new())),
+    );
+    let (env, repo) = repo_with_memory();
+    let toml = read(&repo, "cairn.toml").replace("auto_promote = true", "auto_promote = false");
+    std::fs::write(repo.join("cairn.toml"), toml).unwrap();
+    configure_llm(&env, &repo, "openai", &server.url());
+    propose(&env, &repo, &[a.clone(), b.clone(), c.clone()]);
+    let data = triage(&env, &repo, &[]).code(0).data();
+    let r = ruling(&data, "llm", &a.id);
+    assert_eq!(r["decision"], "needs-review", "{data}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .contains("auto_promote is off"),
+        "{r}"
+    );
+    assert_eq!(read(&repo, "MEMORY.md"), MEMORY);
+    assert!(refs(&env, &repo).contains(&a.id));
+}
+
+/// The `--json` data of `cairn triage`, pinned: a change of the wire format is a test change.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct TriageData {
+    dry_run: bool,
+    counts: Value,
+    auto: Vec<RulingData>,
+    llm: Vec<RulingData>,
+    human: Vec<LeftData>,
+    promoted: Vec<Value>,
+    commits: Vec<Value>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct RulingData {
+    id: String,
+    decision: String,
+    tier: String,
+    reason: String,
+    text: Option<String>,
+    into: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct LeftData {
+    id: String,
+    reason: String,
+}
+
+#[test]
+fn the_json_output_lists_decisions_per_tier_with_ids_and_reasons() {
+    let (env, repo) = repo_with_memory();
+    let promote = add("Release notes live in docs/CHANGES.md", 0.9);
+    let merge = add("Never deploy on a Friday", 0.9);
+    let wait = add("The team prefers small pull requests", 0.6);
+    propose(&env, &repo, &[promote.clone(), merge.clone(), wait.clone()]);
+    let data: TriageData = serde_json::from_value(triage(&env, &repo, &[]).code(0).data()).unwrap();
+    assert!(!data.dry_run);
+    let ids: Vec<&str> = data.auto.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, [promote.id.as_str(), merge.id.as_str()]);
+    assert!(
+        data.auto
+            .iter()
+            .all(|r| r.tier == "auto" && !r.reason.is_empty())
+    );
+    assert_eq!(data.human.len(), 1);
+    assert_eq!(data.human[0].id, wait.id);
+    assert_eq!(data.promoted.len(), 1);
+    assert_eq!(data.commits.len(), 2, "the promotion, then the merge");
+    assert_eq!(data.counts["auto"]["merge"], 1);
+}
