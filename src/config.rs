@@ -104,6 +104,19 @@ patterns = []
 # MEMORY.md is injected into every session: its size in tokens (about 4 characters each).
 # `cairn memory lint` fails above it; `cairn brief` prints whole entries up to it.
 budget_tokens = 3000
+
+[triage]
+# Tier 1 promotes a proposal that cites an ADR, a path or a command, with a confidence above
+# promote_confidence and nothing like it in MEMORY.md; false leaves every promotion (the
+# rules' and the LLM's) to a person in `cairn review`.
+auto_promote = true
+promote_confidence = 0.8
+# Proposals below this confidence are rejected.
+reject_confidence = 0.3
+# A proposal this close (cosine, built-in embedding) to an entry merges into it.
+similar_cosine = 0.85
+# Proposals per LLM call in tier 2.
+batch_size = 20
 "#;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -117,6 +130,7 @@ pub struct Config {
     pub git: Git,
     pub redact: Redact,
     pub memory: Memory,
+    pub triage: Triage,
 }
 
 impl Default for Config {
@@ -135,6 +149,7 @@ impl Default for Config {
             git: Git::default(),
             redact: Redact::default(),
             memory: Memory::default(),
+            triage: Triage::default(),
         }
     }
 }
@@ -291,6 +306,29 @@ impl Default for Memory {
     fn default() -> Self {
         Memory {
             budget_tokens: 3000,
+        }
+    }
+}
+
+/// `[triage]`: the thresholds of `cairn triage`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Triage {
+    pub auto_promote: bool,
+    pub promote_confidence: f64,
+    pub reject_confidence: f64,
+    pub similar_cosine: f64,
+    pub batch_size: usize,
+}
+
+impl Default for Triage {
+    fn default() -> Self {
+        Triage {
+            auto_promote: true,
+            promote_confidence: 0.8,
+            reject_confidence: 0.3,
+            similar_cosine: 0.85,
+            batch_size: 20,
         }
     }
 }

@@ -966,6 +966,43 @@ pub fn delete_proposal_ref(root: &Path, id: &str) -> Result<()> {
     }
 }
 
+/// Deletes `refs/cairn/proposals/<id>` for each of `ids` in one transaction, opening the
+/// repository once (a triage run decides hundreds: one [`delete_proposal_ref`] each took
+/// 0.5 ms of the repository's opening per ref); ids without a ref are skipped.
+pub fn delete_proposal_refs(root: &Path, ids: &[&str]) -> Result<()> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
+    let wanted: std::collections::HashSet<&str> = ids.iter().copied().collect();
+    let platform = repo
+        .references()
+        .map_err(|e| git_err("cannot list references", e))?;
+    let refs = platform
+        .prefixed(PROPOSAL_REFS)
+        .map_err(|e| git_err("cannot list references", e))?;
+    let mut edits = Vec::new();
+    for r in refs {
+        let r = r.map_err(|e| git_err("cannot read a reference", e))?;
+        let name = r.name().as_bstr().to_str_lossy().into_owned();
+        if name
+            .strip_prefix(PROPOSAL_REFS)
+            .is_some_and(|id| wanted.contains(id))
+        {
+            edits.push(gix::refs::transaction::RefEdit::delete(
+                r.name().to_owned(),
+                gix::refs::transaction::PreviousValue::Any,
+            ));
+        }
+    }
+    if edits.is_empty() {
+        return Ok(());
+    }
+    repo.edit_references(edits)
+        .map_err(|e| git_err("cannot delete the proposals' refs", e))?;
+    Ok(())
+}
+
 /// The ids that have a ref under `refs/cairn/proposals/`.
 pub fn proposal_refs(root: &Path) -> Result<Vec<String>> {
     let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
@@ -1043,5 +1080,24 @@ mod tests {
         delete_proposal_ref(root, "pr-1").unwrap();
         delete_proposal_ref(root, "pr-1").unwrap();
         assert!(proposal_refs(root).unwrap().is_empty());
+    }
+
+    #[test]
+    fn many_proposal_refs_go_in_one_call_and_missing_ones_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        init(root).unwrap();
+        let who = Identity {
+            fallback_name: "t",
+            fallback_email: "t@localhost",
+        };
+        std::fs::write(root.join("MEMORY.md"), "# Memory\n").unwrap();
+        commit(root, &["MEMORY.md".into()], "first", &who).unwrap();
+        for id in ["pr-1", "pr-2", "pr-3"] {
+            set_proposal_ref(root, id, "MEMORY.md", b"# Memory\n- x\n", "add", &who).unwrap();
+        }
+        delete_proposal_refs(root, &["pr-1", "pr-3", "pr-9"]).unwrap();
+        assert_eq!(proposal_refs(root).unwrap(), vec!["pr-2".to_string()]);
+        delete_proposal_refs(root, &[]).unwrap();
     }
 }

@@ -17,6 +17,7 @@
 //! - [`store`]: observations and their update events, folded on read.
 //! - [`observe`]: the write gate and the keyword categories.
 //! - [`proposals`]: reflection proposals and their decisions, folded on read; applying one to MEMORY.md.
+//! - [`triage`]: tier 1 rules and the tier 2 LLM prompt and parser of `cairn triage`.
 //! - [`index`]: the only importer of tantivy; every record indexed, kept up to date by checkpoints.
 //! - [`sessions`]: reading Claude Code, Codex and pi transcripts into turns and episodes.
 //! - [`recall`]: decay-weighted recall, plain search, the session briefing.
@@ -58,5 +59,6 @@ pub mod slog;
 pub mod store;
 pub mod telemetry;
 pub mod time;
+pub mod triage;
 
 pub use cli::run;

@@ -17,6 +17,7 @@ mod remember;
 mod sessions;
 mod slog;
 mod stats;
+mod triage;
 
 use std::cell::Cell;
 use std::ffi::OsString;
@@ -94,6 +95,9 @@ pub enum Command {
     /// Git hooks: install them (chaining the hooks they replace), uninstall them, or run one
     #[command(subcommand)]
     Hooks(hooks::Command),
+    /// Decide pending memory proposals by rules (and the LLM when configured); the rest wait
+    /// for `cairn review`
+    Triage(triage::Args),
 }
 
 /// `--no-commit`, flattened into the arguments of every command that commits (a read-only
@@ -128,6 +132,7 @@ impl Command {
             Command::Observe(a) => a.commit,
             Command::Doctor(a) => a.commit,
             Command::Hooks(hooks::Command::Install(a)) => *a,
+            Command::Triage(a) => a.commit,
             _ => CommitArgs::default(),
         }
     }
@@ -426,5 +431,6 @@ fn dispatch(cli: Cli) -> Result<Report> {
         Command::Status => index::status(&ctx),
         Command::Doctor(args) => doctor::run(&ctx, args),
         Command::Eval(cmd) => eval::run(&ctx, cmd),
+        Command::Triage(args) => triage::run(&ctx, args),
     }
 }

@@ -14,3 +14,4 @@ mod provider;
 mod recall;
 mod sessions;
 mod slog;
+mod triage;
