@@ -14,6 +14,7 @@ mod memory;
 mod observe;
 mod recall;
 mod remember;
+mod review;
 mod sessions;
 mod slog;
 mod stats;
@@ -94,6 +95,8 @@ pub enum Command {
     /// Git hooks: install them (chaining the hooks they replace), uninstall them, or run one
     #[command(subcommand)]
     Hooks(hooks::Command),
+    /// Decide the proposed MEMORY.md changes that wait for a person (prompts on a terminal)
+    Review(review::Args),
 }
 
 /// `--no-commit`, flattened into the arguments of every command that commits (a read-only
@@ -128,6 +131,7 @@ impl Command {
             Command::Observe(a) => a.commit,
             Command::Doctor(a) => a.commit,
             Command::Hooks(hooks::Command::Install(a)) => *a,
+            Command::Review(a) => a.commit,
             _ => CommitArgs::default(),
         }
     }
@@ -426,5 +430,6 @@ fn dispatch(cli: Cli) -> Result<Report> {
         Command::Status => index::status(&ctx),
         Command::Doctor(args) => doctor::run(&ctx, args),
         Command::Eval(cmd) => eval::run(&ctx, cmd),
+        Command::Review(args) => review::run(&ctx, args),
     }
 }
