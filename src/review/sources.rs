@@ -31,11 +31,13 @@ pub struct Source {
 }
 
 impl Source {
-    /// One line for people: `ob-… (session S, turn 5): text`.
+    /// One line for people: `ob-… (codex session S, turn 5): text`.
     pub fn line(&self) -> String {
         let mut at = Vec::new();
-        if let Some(s) = &self.session {
-            at.push(format!("session {s}"));
+        match (&self.agent, &self.session) {
+            (Some(a), Some(s)) => at.push(format!("{a} session {s}")),
+            (None, Some(s)) => at.push(format!("session {s}")),
+            _ => {}
         }
         match (self.turn, &self.card) {
             (Some(t), _) => at.push(format!("turn {t}")),
@@ -90,19 +92,36 @@ pub fn lookup(repo: &Repo, ids: &[String]) -> Result<Vec<Source>> {
         }
     }
     for s in &mut out {
-        if let (Some(session), Some(card)) = (&s.session, &s.card)
-            && let Some((agent, turn)) = card_turn(repo, session, card)?
+        // Observers store the session as `agent/session`.
+        if let Some((agent, session)) = s.session.as_deref().and_then(|v| v.split_once('/'))
+            && let Ok(agent) = agent.parse::<Agent>()
         {
             s.agent = Some(agent.as_str().to_string());
-            s.turn = Some(turn);
+            s.session = Some(session.to_string());
+        }
+        if let (Some(session), Some(card)) = (&s.session, &s.card) {
+            let agents: Vec<Agent> = match s.agent.as_deref().map(str::parse::<Agent>) {
+                Some(Ok(a)) => vec![a],
+                _ => Agent::ALL.to_vec(),
+            };
+            if let Some((agent, turn)) = card_turn(repo, &agents, session, card)? {
+                s.agent = Some(agent.as_str().to_string());
+                s.turn = Some(turn);
+            }
         }
     }
     Ok(out)
 }
 
-/// The agent and turn number of card `card` in session `session`, if its file holds it.
-fn card_turn(repo: &Repo, session: &str, card: &str) -> Result<Option<(Agent, usize)>> {
-    for agent in Agent::ALL {
+/// The agent and turn number of card `card` in session `session` of one of `agents`, if its
+/// file holds it.
+fn card_turn(
+    repo: &Repo,
+    agents: &[Agent],
+    session: &str,
+    card: &str,
+) -> Result<Option<(Agent, usize)>> {
+    for &agent in agents {
         let rel = cards::file_of(agent, session);
         let Some(text) = crate::files::read_optional(&repo.path(&rel))? else {
             continue;

@@ -12,5 +12,6 @@ mod observe;
 mod output;
 mod provider;
 mod recall;
+mod review;
 mod sessions;
 mod slog;
