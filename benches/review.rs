@@ -218,7 +218,7 @@ fn main() {
     });
     let prompt = median(runs, || first_prompt(&repo));
     println!();
-    println!("{:<52} {:>9}   {:<10} {}", "step", "median", "target", "");
+    println!("{:<52} {:>9}   target", "step", "median");
     for (name, t, target) in [
         (
             "cairn review --show FIRST (whole process)",
