@@ -379,10 +379,10 @@ fn interactive(ctx: &Ctx, repo: &Repo) -> Result<Report> {
                 prompt::Choice::Edit => {
                     let current = edited.as_deref().unwrap_or(&f.proposal.text);
                     match prompt::edit(current, &f.proposal.section) {
-                        Ok(Some(t)) => {
-                            let t = person_text(repo, &t)?;
-                            edited = (t != f.proposal.text).then_some(t);
-                        }
+                        Ok(Some(t)) => match person_text(repo, &t) {
+                            Ok(t) => edited = (t != f.proposal.text).then_some(t),
+                            Err(e) => output::notice(&format!("error: {}", e.message)),
+                        },
                         Ok(None) => {
                             output::notice("nothing but comments left: the text is unchanged")
                         }
