@@ -14,6 +14,7 @@ mod memory;
 mod observe;
 mod recall;
 mod remember;
+mod review;
 mod sessions;
 mod slog;
 mod stats;
@@ -98,6 +99,8 @@ pub enum Command {
     /// Decide pending memory proposals by rules (and the LLM when configured); the rest wait
     /// for `cairn review`
     Triage(triage::Args),
+    /// Decide the proposed MEMORY.md changes that wait for a person (prompts on a terminal)
+    Review(review::Args),
 }
 
 /// `--no-commit`, flattened into the arguments of every command that commits (a read-only
@@ -133,6 +136,7 @@ impl Command {
             Command::Doctor(a) => a.commit,
             Command::Hooks(hooks::Command::Install(a)) => *a,
             Command::Triage(a) => a.commit,
+            Command::Review(a) => a.commit,
             _ => CommitArgs::default(),
         }
     }
@@ -432,5 +436,6 @@ fn dispatch(cli: Cli) -> Result<Report> {
         Command::Doctor(args) => doctor::run(&ctx, args),
         Command::Eval(cmd) => eval::run(&ctx, cmd),
         Command::Triage(args) => triage::run(&ctx, args),
+        Command::Review(args) => review::run(&ctx, args),
     }
 }

@@ -339,6 +339,29 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
     if let Some(note) = &memory_cut {
         human.push_str(&format!("\n\n<!-- {note} -->"));
     }
+    // Proposals waiting for a person: said, so that the agent can tell its user.
+    let waiting = match crate::proposals::load(&repo) {
+        Ok(loaded) => {
+            warnings.extend(loaded.warnings.iter().cloned());
+            loaded.pending().count()
+        }
+        Err(e) => {
+            warnings.push(format!("proposals not read: {}", e.message));
+            0
+        }
+    };
+    let waiting_note = (waiting > 0).then(|| {
+        format!(
+            "{} for review: `cairn review`",
+            match waiting {
+                1 => "1 memory proposal waits".to_string(),
+                n => format!("{n} memory proposals wait"),
+            }
+        )
+    });
+    if let Some(note) = &waiting_note {
+        human.push_str(&format!("\n\n{note}"));
+    }
     human.push_str("\n\n## Recalled for this project\n\n");
     human.push_str(&recall::to_markdown(
         &results,
@@ -368,6 +391,8 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
         "query": query,
         "memory": memory_text,
         "memory_cut": memory_cut,
+        "proposals_waiting": waiting,
+        "proposals_note": waiting_note,
         "results": results,
         "markdown": human,
     });
