@@ -104,6 +104,15 @@ patterns = []
 # MEMORY.md is injected into every session: its size in tokens (about 4 characters each).
 # `cairn memory lint` fails above it; `cairn brief` prints whole entries up to it.
 budget_tokens = 3000
+
+[reflect]
+# `cairn reflect`'s built-in reflector. An observation whose vector is at least this close
+# (cosine, built-in model) to an entry of MEMORY.md is already said there: nothing is proposed.
+said_cosine = 0.85
+# Observations of one category at least this close are one proposal citing them all.
+join_cosine = 0.8
+# Allowed observations below this write confidence are not proposed.
+min_confidence = 0.5
 "#;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -117,6 +126,7 @@ pub struct Config {
     pub git: Git,
     pub redact: Redact,
     pub memory: Memory,
+    pub reflect: Reflect,
 }
 
 impl Default for Config {
@@ -135,6 +145,7 @@ impl Default for Config {
             git: Git::default(),
             redact: Redact::default(),
             memory: Memory::default(),
+            reflect: Reflect::default(),
         }
     }
 }
@@ -291,6 +302,27 @@ impl Default for Memory {
     fn default() -> Self {
         Memory {
             budget_tokens: 3000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Reflect {
+    /// An observation this close (cosine) to a MEMORY.md entry is already said there.
+    pub said_cosine: f64,
+    /// Observations of one category this close are joined into one proposal.
+    pub join_cosine: f64,
+    /// Allowed observations below this write confidence are not proposed.
+    pub min_confidence: f64,
+}
+
+impl Default for Reflect {
+    fn default() -> Self {
+        Reflect {
+            said_cosine: 0.85,
+            join_cosine: 0.8,
+            min_confidence: 0.5,
         }
     }
 }

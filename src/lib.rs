@@ -17,6 +17,7 @@
 //! - [`store`]: observations and their update events, folded on read.
 //! - [`observe`]: the write gate and the keyword categories.
 //! - [`proposals`]: reflection proposals and their decisions, folded on read; applying one to MEMORY.md.
+//! - [`reflect`]: observations become proposals (built-in by vector, or one LLM call); proposal refs.
 //! - [`index`]: the only importer of tantivy; every record indexed, kept up to date by checkpoints.
 //! - [`sessions`]: reading Claude Code, Codex and pi transcripts into turns and episodes.
 //! - [`recall`]: decay-weighted recall, plain search, the session briefing.
@@ -52,6 +53,7 @@ pub mod proposals;
 pub mod provider;
 pub mod recall;
 pub mod redact;
+pub mod reflect;
 pub mod repo;
 pub mod sessions;
 pub mod slog;
