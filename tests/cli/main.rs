@@ -12,5 +12,6 @@ mod observe;
 mod output;
 mod provider;
 mod recall;
+mod reflect;
 mod sessions;
 mod slog;
