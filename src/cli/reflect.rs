@@ -114,6 +114,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         "already_cited": input.cited,
         "said": reflection.said,
         "joined": reflection.joined,
+        "one_off": reflection.one_off,
         "proposed": fresh.len(),
         "by_op": by_op,
         "tokens_in": reflection.tokens.0,

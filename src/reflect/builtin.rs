@@ -9,7 +9,8 @@
 //! 3. A group whose observations MEMORY.md already says (an entry at `[reflect] said_cosine`,
 //!    or the same words) is dropped; every other group is one `add` proposal citing all its
 //!    observations, its text that of the most confident one (then the most observed, then the
-//!    shortest), ranked by the group's summed score.
+//!    shortest), ranked by the group's summed score. An error fix seen once (one observation,
+//!    never merged) is a session's detail and is not proposed; one that recurs is.
 //! 4. When MEMORY.md is over `[memory] budget_tokens`: `merge` of near-duplicate entries of a
 //!    section, then `remove` of the least recalled and oldest entries, until it would fit.
 //!
@@ -148,6 +149,16 @@ pub fn reflect(input: &Input, settings: &Settings) -> Reflection {
             out.said += g.members.len();
             continue;
         }
+        // A failure seen once is a session's detail; one that recurs is worth remembering.
+        let seen: u32 = g.members.iter().map(|&i| obs[i].merged_count).sum();
+        if seen < 2
+            && g.members
+                .iter()
+                .all(|&i| obs[i].observation_type == "error-fix")
+        {
+            out.one_off += g.members.len();
+            continue;
+        }
         out.joined += g.members.len() - 1;
         let Some(section) = section_of(&g.category) else {
             continue;
@@ -163,7 +174,6 @@ pub fn reflect(input: &Input, settings: &Settings) -> Reflection {
                     .then(obs[b].observation.len().cmp(&obs[a].observation.len()))
             })
             .expect("a group has a member");
-        let seen: u32 = g.members.iter().map(|&i| obs[i].merged_count).sum();
         let recalls: u64 = g.members.iter().map(|&i| recalled(&obs[i])).sum();
         let confidence = g
             .members
@@ -365,6 +375,34 @@ mod tests {
         cited.sort();
         assert_eq!(cited, vec!["ob-a", "ob-b"]);
         assert_eq!(r.joined, 1);
+    }
+
+    #[test]
+    fn an_error_fix_seen_once_is_not_proposed_but_a_recurring_one_is() {
+        let fix = |id: &str, merged: u32| {
+            let mut o = ob(
+                id,
+                "`npm publish` failed (exit 1: npm ERR! code E403); `npm login` then succeeded",
+                "operations",
+                merged,
+                0.7,
+            );
+            o.observation_type = "error-fix".into();
+            o
+        };
+        let once = Input {
+            observations: vec![fix("ob-a", 1)],
+            memory: memory::TEMPLATE.to_string(),
+            ..Input::default()
+        };
+        let r = reflect(&once, &settings(3000));
+        assert!(r.proposals.is_empty());
+        assert_eq!(r.one_off, 1);
+        let again = Input {
+            observations: vec![fix("ob-a", 2)],
+            ..once
+        };
+        assert_eq!(reflect(&again, &settings(3000)).proposals.len(), 1);
     }
 
     #[test]

@@ -218,6 +218,8 @@ pub struct Reflection {
     pub said: usize,
     /// Observations joined into another's proposal (cited by it, not proposed alone).
     pub joined: usize,
+    /// Error fixes seen once: a session's detail, not proposed.
+    pub one_off: usize,
     /// (tokens in, tokens out) of the LLM, when one was asked.
     pub tokens: (u64, u64),
 }
