@@ -117,6 +117,14 @@ reject_confidence = 0.3
 similar_cosine = 0.85
 # Proposals per LLM call in tier 2.
 batch_size = 20
+[reflect]
+# `cairn reflect`'s built-in reflector. An observation whose vector is at least this close
+# (cosine, built-in model) to an entry of MEMORY.md is already said there: nothing is proposed.
+said_cosine = 0.85
+# Observations of one category at least this close are one proposal citing them all.
+join_cosine = 0.8
+# Allowed observations below this write confidence are not proposed.
+min_confidence = 0.5
 "#;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -131,6 +139,7 @@ pub struct Config {
     pub redact: Redact,
     pub memory: Memory,
     pub triage: Triage,
+    pub reflect: Reflect,
 }
 
 impl Default for Config {
@@ -150,6 +159,7 @@ impl Default for Config {
             redact: Redact::default(),
             memory: Memory::default(),
             triage: Triage::default(),
+            reflect: Reflect::default(),
         }
     }
 }
@@ -329,6 +339,27 @@ impl Default for Triage {
             reject_confidence: 0.3,
             similar_cosine: 0.85,
             batch_size: 20,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Reflect {
+    /// An observation this close (cosine) to a MEMORY.md entry is already said there.
+    pub said_cosine: f64,
+    /// Observations of one category this close are joined into one proposal.
+    pub join_cosine: f64,
+    /// Allowed observations below this write confidence are not proposed.
+    pub min_confidence: f64,
+}
+
+impl Default for Reflect {
+    fn default() -> Self {
+        Reflect {
+            said_cosine: 0.85,
+            join_cosine: 0.8,
+            min_confidence: 0.5,
         }
     }
 }

@@ -894,6 +894,31 @@ pub fn set_proposal_ref(
     message: &str,
     identity: &Identity<'_>,
 ) -> Result<String> {
+    let batch = [(id.to_string(), bytes.to_vec(), message.to_string())];
+    let mut ids = proposal_commits(root, rel, &batch, identity)?;
+    Ok(ids.pop().unwrap_or_default())
+}
+
+/// [`set_proposal_ref`] for many proposals, `(id, bytes of rel, message)` each, with the
+/// repository opened once; returns how many refs were set.
+pub fn set_proposal_refs(
+    root: &Path,
+    rel: &str,
+    batch: &[(String, Vec<u8>, String)],
+    identity: &Identity<'_>,
+) -> Result<usize> {
+    Ok(proposal_commits(root, rel, batch, identity)?.len())
+}
+
+fn proposal_commits(
+    root: &Path,
+    rel: &str,
+    batch: &[(String, Vec<u8>, String)],
+    identity: &Identity<'_>,
+) -> Result<Vec<String>> {
+    if batch.is_empty() {
+        return Ok(Vec::new());
+    }
     let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
     let work_dir = repo
         .workdir()
@@ -909,20 +934,6 @@ pub fn set_proposal_ref(
             .detach(),
         None => gix::ObjectId::empty_tree(repo.object_hash()),
     };
-    let mut editor = repo
-        .edit_tree(base_tree)
-        .map_err(|e| git_err("cannot edit HEAD's tree", e))?;
-    let blob = repo
-        .write_blob(bytes)
-        .map_err(|e| git_err("cannot write a blob", e))?
-        .detach();
-    editor
-        .upsert(join_prefix(&prefix, rel).as_str(), EntryKind::Blob, blob)
-        .map_err(|e| git_err("cannot edit the tree", e))?;
-    let tree = editor
-        .write()
-        .map_err(|e| git_err("cannot write the tree", e))?
-        .detach();
     let (name, email) = signature_of(&repo, identity);
     let signature = gix::actor::Signature {
         name: name.into(),
@@ -931,27 +942,46 @@ pub fn set_proposal_ref(
     };
     let mut time_buf = gix::date::parse::TimeBuf::default();
     let sig_ref = signature.to_ref(&mut time_buf);
-    let commit = gix::objs::Commit {
-        tree,
-        parents: parent.into_iter().collect(),
-        author: sig_ref.into(),
-        committer: sig_ref.into(),
-        encoding: None,
-        message: message.into(),
-        extra_headers: Vec::new(),
-    };
-    let commit_id = repo
-        .write_object(&commit)
-        .map_err(|e| git_err("cannot write the proposal's commit", e))?
-        .detach();
-    repo.reference(
-        format!("{PROPOSAL_REFS}{id}"),
-        commit_id,
-        gix::refs::transaction::PreviousValue::Any,
-        format!("cairn: proposal {id}"),
-    )
-    .map_err(|e| git_err("cannot set the proposal's ref", e))?;
-    Ok(commit_id.to_string())
+    let path = join_prefix(&prefix, rel);
+    let mut out = Vec::with_capacity(batch.len());
+    for (id, bytes, message) in batch {
+        let mut editor = repo
+            .edit_tree(base_tree)
+            .map_err(|e| git_err("cannot edit HEAD's tree", e))?;
+        let blob = repo
+            .write_blob(bytes)
+            .map_err(|e| git_err("cannot write a blob", e))?
+            .detach();
+        editor
+            .upsert(path.as_str(), EntryKind::Blob, blob)
+            .map_err(|e| git_err("cannot edit the tree", e))?;
+        let tree = editor
+            .write()
+            .map_err(|e| git_err("cannot write the tree", e))?
+            .detach();
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            author: sig_ref.into(),
+            committer: sig_ref.into(),
+            encoding: None,
+            message: message.as_str().into(),
+            extra_headers: Vec::new(),
+        };
+        let commit_id = repo
+            .write_object(&commit)
+            .map_err(|e| git_err("cannot write the proposal's commit", e))?
+            .detach();
+        repo.reference(
+            format!("{PROPOSAL_REFS}{id}"),
+            commit_id,
+            gix::refs::transaction::PreviousValue::Any,
+            format!("cairn: proposal {id}"),
+        )
+        .map_err(|e| git_err("cannot set the proposal's ref", e))?;
+        out.push(commit_id.to_string());
+    }
+    Ok(out)
 }
 
 /// Deletes `refs/cairn/proposals/<id>`; a ref that is not there is no error.

@@ -19,6 +19,7 @@
 //! - [`proposals`]: reflection proposals and their decisions, folded on read; applying one to MEMORY.md.
 //! - [`triage`]: tier 1 rules and the tier 2 LLM prompt and parser of `cairn triage`.
 //! - [`review`]: what `cairn review` shows (the diff, with similar) and its prompts (the only importer of dialoguer).
+//! - [`reflect`]: observations become proposals (built-in by vector, or one LLM call); proposal refs.
 //! - [`index`]: the only importer of tantivy; every record indexed, kept up to date by checkpoints.
 //! - [`sessions`]: reading Claude Code, Codex and pi transcripts into turns and episodes.
 //! - [`recall`]: decay-weighted recall, plain search, the session briefing.
@@ -54,6 +55,7 @@ pub mod proposals;
 pub mod provider;
 pub mod recall;
 pub mod redact;
+pub mod reflect;
 pub mod repo;
 pub mod review;
 pub mod sessions;

@@ -13,6 +13,7 @@ mod init;
 mod memory;
 mod observe;
 mod recall;
+mod reflect;
 mod remember;
 mod review;
 mod sessions;
@@ -91,6 +92,8 @@ pub enum Command {
     Sessions(sessions::Command),
     /// Distill the turns not yet observed into observations
     Observe(observe::Args),
+    /// Propose changes to MEMORY.md from the observations not yet reflected on
+    Reflect(reflect::Args),
     /// Counts, categories and pipeline figures; --telemetry lists the events
     Stats(stats::Args),
     /// Git hooks: install them (chaining the hooks they replace), uninstall them, or run one
@@ -133,6 +136,7 @@ impl Command {
             Command::Import(remember::ImportCommand::Observations { commit, .. }) => *commit,
             Command::Sessions(sessions::Command::Ingest(a)) => a.commit,
             Command::Observe(a) => a.commit,
+            Command::Reflect(a) => a.commit,
             Command::Doctor(a) => a.commit,
             Command::Hooks(hooks::Command::Install(a)) => *a,
             Command::Triage(a) => a.commit,
@@ -429,6 +433,7 @@ fn dispatch(cli: Cli) -> Result<Report> {
         Command::Brief(args) => recall::brief(&ctx, args),
         Command::Sessions(cmd) => sessions::run(&ctx, cmd),
         Command::Observe(args) => observe::run(&ctx, args),
+        Command::Reflect(args) => reflect::run(&ctx, args),
         Command::Stats(args) => stats::run(&ctx, args),
         Command::Hooks(cmd) => hooks::run(&ctx, cmd),
         Command::Index(args) => index::index(&ctx, args),

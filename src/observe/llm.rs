@@ -660,7 +660,7 @@ fn cut_off(name: &str) -> String {
 
 /// The reply without whitespace around it and without one code fence (```` ``` ```` or
 /// ```` ```xml ````) around the whole, and where that body starts in the reply.
-fn unfence(reply: &str) -> Result<(&str, usize), ParseError> {
+pub(crate) fn unfence(reply: &str) -> Result<(&str, usize), ParseError> {
     let start = reply.len() - reply.trim_start().len();
     let trimmed = reply.trim();
     let Some(rest) = trimmed.strip_prefix("```") else {
@@ -691,7 +691,7 @@ fn unfence(reply: &str) -> Result<(&str, usize), ParseError> {
 }
 
 /// The 1-based line of byte `pos` in `text`.
-fn line_at(text: &str, pos: usize) -> usize {
+pub(crate) fn line_at(text: &str, pos: usize) -> usize {
     let pos = pos.min(text.len());
     text.as_bytes()[..pos]
         .iter()
@@ -700,12 +700,12 @@ fn line_at(text: &str, pos: usize) -> usize {
         + 1
 }
 
-fn to_usize(pos: u64) -> usize {
+pub(crate) fn to_usize(pos: u64) -> usize {
     usize::try_from(pos).unwrap_or(usize::MAX)
 }
 
 /// A value quoted in a message: one line, at most 60 characters.
-fn excerpt(text: &str) -> String {
+pub(crate) fn excerpt(text: &str) -> String {
     let line = text.lines().next().unwrap_or_default();
     match line.char_indices().nth(60) {
         Some((cut, _)) => format!("{}…", &line[..cut]),

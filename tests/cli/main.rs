@@ -12,6 +12,7 @@ mod observe;
 mod output;
 mod provider;
 mod recall;
+mod reflect;
 mod review;
 mod sessions;
 mod slog;
