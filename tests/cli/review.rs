@@ -818,3 +818,158 @@ fn quit_at_a_terminal_leaves_the_rest_pending() {
     assert_eq!(commit_count(&env, &repo), before);
     assert_eq!(refs(&env, &repo).len(), 2);
 }
+
+// Issue 11, done means: the shared fixture transcripts → ingest → observe → reflect → triage →
+// review at a real terminal (approve, edit, reject, skip), offline; then the rejected one is
+// not proposed again and the skipped one is still a ref that git shows.
+#[test]
+fn the_fixture_transcripts_become_memory_through_reflect_triage_and_review() {
+    use expectrl::{Eof, Expect, Session};
+
+    let (env, repo) = Env::repo();
+    let sessions = fixtures().join("sessions");
+    for agent in ["claude-code", "codex", "pi"] {
+        let dir = sessions.join(agent);
+        env.cairn_in(
+            &repo,
+            &["--now", NOW, "sessions", "ingest", dir.to_str().unwrap()],
+        )
+        .code(0);
+    }
+    env.cairn_in(&repo, &["--now", NOW, "observe", "--all"])
+        .code(0);
+    let reflected = env
+        .cairn_in(&repo, &["--json", "--now", NOW, "reflect"])
+        .code(0)
+        .data();
+    let proposed = reflected["counts"]["proposed"].as_u64().unwrap();
+    env.cairn_in(&repo, &["--now", NOW, "triage"]).code(0);
+    let listed = env
+        .cairn_in(&repo, &["--json", "review", "--list"])
+        .code(0)
+        .data();
+    let pending: Vec<(String, String)> = listed["proposals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["id"].as_str().unwrap().to_string(),
+                p["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        pending.len() >= 4 && pending.len() as u64 <= proposed,
+        "{proposed} proposed, {} pending",
+        pending.len()
+    );
+    let n = pending.len();
+    let editor = fake_editor(&env, "Keep changes simple: no separate documents");
+    let before = commit_count(&env, &repo);
+
+    let mut cmd = env.command(BIN, &repo);
+    cmd.args(["--now", NOW, "review"])
+        .env("EDITOR", &editor)
+        .env("VISUAL", &editor)
+        .env("TERM", "xterm-256color");
+    inherit_pty(&mut cmd);
+    let mut p = Session::spawn(cmd).expect("spawn cairn review in a pty");
+    p.set_expect_timeout(Some(Duration::from_secs(60)));
+    let down = "\x1b[B";
+    p.expect(format!("proposal 1 of {n}").as_str()).unwrap();
+    p.expect("what now").unwrap();
+    p.send("\r").unwrap(); // approve
+    p.expect(format!("approved {}", pending[0].0).as_str())
+        .unwrap();
+    p.expect(format!("proposal 2 of {n}").as_str()).unwrap();
+    p.expect("what now").unwrap();
+    p.send(down).unwrap();
+    p.send("\r").unwrap(); // edit
+    p.expect("what now").unwrap();
+    p.send("\r").unwrap(); // approve the edited text
+    p.expect(format!("approved {}", pending[1].0).as_str())
+        .unwrap();
+    p.expect(format!("proposal 3 of {n}").as_str()).unwrap();
+    p.expect("what now").unwrap();
+    p.send(format!("{down}{down}\r")).unwrap(); // reject
+    p.expect("why reject it").unwrap();
+    p.send("not a standing rule\r").unwrap();
+    p.expect(format!("rejected {}", pending[2].0).as_str())
+        .unwrap();
+    p.expect(format!("proposal 4 of {n}").as_str()).unwrap();
+    p.expect("what now").unwrap();
+    p.send(format!("{down}{down}{down}\r")).unwrap(); // skip
+    if n > 4 {
+        p.expect(format!("proposal 5 of {n}").as_str()).unwrap();
+        p.expect("what now").unwrap();
+        p.send("q").unwrap();
+    }
+    p.expect("1 approved, 1 edited, 1 rejected, 1 skipped")
+        .unwrap();
+    p.expect(Eof).unwrap();
+
+    // MEMORY.md holds exactly the approved and the edited texts; one commit each, trailers.
+    let memory = read(&repo, "MEMORY.md");
+    let entry = |t: &str| format!("- (2026-12-01) {}", t.trim());
+    assert!(memory.contains(&entry(&pending[0].1)), "{memory}");
+    assert!(
+        memory.contains(&entry("Keep changes simple: no separate documents")),
+        "{memory}"
+    );
+    for (_, text) in &pending[1..] {
+        assert!(!memory.contains(&entry(text)), "{text}: {memory}");
+    }
+    assert_eq!(commit_count(&env, &repo), before + 3);
+    let log = env.git(
+        &repo,
+        &["log", "-3", "--format=%(trailers:key=Cairn-Tier,valueonly)"],
+    );
+    assert_eq!(log.matches("human").count(), 3, "{log}");
+    let proposals_of = env.git(
+        &repo,
+        &[
+            "log",
+            "-3",
+            "--format=%(trailers:key=Cairn-Proposal,valueonly)",
+        ],
+    );
+    for (id, _) in &pending[..3] {
+        assert!(proposals_of.contains(id.as_str()), "{id}: {proposals_of}");
+    }
+
+    // Reflecting again proposes nothing: the rejected one is not proposed again.
+    let again = env
+        .cairn_in(&repo, &["--json", "--now", NOW, "reflect"])
+        .code(0)
+        .data();
+    assert_eq!(again["counts"]["proposed"], 0, "{again}");
+    let state = env.cairn_in(&repo, &["--json", "review", "--show", &pending[2].0]);
+    assert!(state.stdout.contains("rejected"), "{}", state.stdout);
+    // The skipped one is still a commit on its ref that any git tool shows.
+    let on_refs = env.git(
+        &repo,
+        &[
+            "log",
+            "--no-walk",
+            "--format=%B",
+            "--glob=refs/cairn/proposals/*",
+        ],
+    );
+    assert!(on_refs.contains(pending[3].0.as_str()), "{on_refs}");
+    let names = env.git(
+        &repo,
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/cairn/proposals/",
+        ],
+    );
+    assert!(names.contains(pending[3].0.as_str()), "{names}");
+    for (id, _) in &pending[..3] {
+        assert!(
+            !names.contains(id.as_str()),
+            "{id} decided but still a ref: {names}"
+        );
+    }
+}
