@@ -255,28 +255,42 @@ pub fn commit(
 /// Commits `changes` on top of HEAD, with `message`: each path holds HEAD's content with the
 /// command's change ([`Change`]), and its index entry is set to the committed blob. Returns
 /// `None` when the tree did not change.
-pub fn commit_changes(
-    root: &Path,
-    changes: &[Change],
-    message: &str,
-    identity: &Identity<'_>,
-) -> Result<Option<Committed>> {
+/// The repository holding `root`, its work tree, and `root`'s prefix inside it.
+fn open_work_tree(root: &Path) -> Result<(gix::Repository, PathBuf, String)> {
     let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
     let work_dir = repo
         .workdir()
         .ok_or_else(|| Error::new(Kind::Git, "the git repository has no work tree"))?
         .to_path_buf();
     let prefix = repo_prefix(&work_dir, root)?;
+    Ok((repo, work_dir, prefix))
+}
 
-    let head = repo.head_commit().ok();
-    let parent = head.as_ref().map(|c| c.id);
-    let base_tree = match &head {
+/// HEAD as a parent (none in a repository without commits) and the tree to edit from.
+fn head_base(
+    repo: &gix::Repository,
+    head: Option<&gix::Commit<'_>>,
+) -> Result<(Option<gix::ObjectId>, gix::ObjectId)> {
+    let parent = head.map(|c| c.id);
+    let base_tree = match head {
         Some(commit) => commit
             .tree_id()
             .map_err(|e| git_err("cannot read HEAD's tree", e))?
             .detach(),
         None => gix::ObjectId::empty_tree(repo.object_hash()),
     };
+    Ok((parent, base_tree))
+}
+
+pub fn commit_changes(
+    root: &Path,
+    changes: &[Change],
+    message: &str,
+    identity: &Identity<'_>,
+) -> Result<Option<Committed>> {
+    let (repo, work_dir, prefix) = open_work_tree(root)?;
+    let head = repo.head_commit().ok();
+    let (parent, base_tree) = head_base(&repo, head.as_ref())?;
     let head_tree = match &head {
         Some(commit) => Some(
             commit
@@ -919,21 +933,9 @@ fn proposal_commits(
     if batch.is_empty() {
         return Ok(Vec::new());
     }
-    let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
-    let work_dir = repo
-        .workdir()
-        .ok_or_else(|| Error::new(Kind::Git, "the git repository has no work tree"))?
-        .to_path_buf();
-    let prefix = repo_prefix(&work_dir, root)?;
+    let (repo, _, prefix) = open_work_tree(root)?;
     let head = repo.head_commit().ok();
-    let parent = head.as_ref().map(|c| c.id);
-    let base_tree = match &head {
-        Some(commit) => commit
-            .tree_id()
-            .map_err(|e| git_err("cannot read HEAD's tree", e))?
-            .detach(),
-        None => gix::ObjectId::empty_tree(repo.object_hash()),
-    };
+    let (parent, base_tree) = head_base(&repo, head.as_ref())?;
     let (name, email) = signature_of(&repo, identity);
     let signature = gix::actor::Signature {
         name: name.into(),
