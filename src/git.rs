@@ -1007,26 +1007,16 @@ pub fn delete_proposal_refs(root: &Path, ids: &[&str]) -> Result<()> {
     }
     let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
     let wanted: std::collections::HashSet<&str> = ids.iter().copied().collect();
-    let platform = repo
-        .references()
-        .map_err(|e| git_err("cannot list references", e))?;
-    let refs = platform
-        .prefixed(PROPOSAL_REFS)
-        .map_err(|e| git_err("cannot list references", e))?;
-    let mut edits = Vec::new();
-    for r in refs {
-        let r = r.map_err(|e| git_err("cannot read a reference", e))?;
-        let name = r.name().as_bstr().to_str_lossy().into_owned();
-        if name
-            .strip_prefix(PROPOSAL_REFS)
-            .is_some_and(|id| wanted.contains(id))
-        {
-            edits.push(gix::refs::transaction::RefEdit::delete(
-                r.name().to_owned(),
+    let edits: Vec<_> = proposal_ref_names(&repo)?
+        .into_iter()
+        .filter(|(_, id)| wanted.contains(id.as_str()))
+        .map(|(name, _)| {
+            gix::refs::transaction::RefEdit::delete(
+                name,
                 gix::refs::transaction::PreviousValue::Any,
-            ));
-        }
-    }
+            )
+        })
+        .collect();
     if edits.is_empty() {
         return Ok(());
     }
@@ -1038,6 +1028,16 @@ pub fn delete_proposal_refs(root: &Path, ids: &[&str]) -> Result<()> {
 /// The ids that have a ref under `refs/cairn/proposals/`.
 pub fn proposal_refs(root: &Path) -> Result<Vec<String>> {
     let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
+    let mut out: Vec<String> = proposal_ref_names(&repo)?
+        .into_iter()
+        .map(|(_, id)| id)
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Every ref under `refs/cairn/proposals/`, with the proposal id it names.
+fn proposal_ref_names(repo: &gix::Repository) -> Result<Vec<(gix::refs::FullName, String)>> {
     let platform = repo
         .references()
         .map_err(|e| git_err("cannot list references", e))?;
@@ -1049,10 +1049,9 @@ pub fn proposal_refs(root: &Path) -> Result<Vec<String>> {
         let r = r.map_err(|e| git_err("cannot read a reference", e))?;
         let name = r.name().as_bstr().to_str_lossy().into_owned();
         if let Some(id) = name.strip_prefix(PROPOSAL_REFS) {
-            out.push(id.to_string());
+            out.push((r.name().to_owned(), id.to_string()));
         }
     }
-    out.sort();
     Ok(out)
 }
 

@@ -320,21 +320,12 @@ pub fn file_name(path: &std::path::Path) -> String {
         .unwrap_or_default()
 }
 
-/// Short commit id for people. Prefer [`Ctx::short`], which tells a no-op ("nothing changed")
-/// from a change left uncommitted.
-pub fn short(commit: &Option<git::Committed>) -> String {
-    match commit {
-        Some(c) => format!("commit {}", &c.id[..c.id.len().min(8)]),
-        None => "not committed".to_string(),
-    }
-}
-
 impl Ctx {
     /// What came of this command's [`Ctx::commit`], for people: the short commit id, "not
     /// committed" when committing is off and something was written, else "nothing changed".
     pub fn short(&self, commit: &Option<git::Committed>) -> String {
         match (commit, self.uncommitted.get()) {
-            (Some(_), _) => short(commit),
+            (Some(c), _) => format!("commit {}", &c.id[..c.id.len().min(8)]),
             (None, Uncommitted::Off) => "not committed".to_string(),
             (None, Uncommitted::NothingChanged) => "nothing changed".to_string(),
         }

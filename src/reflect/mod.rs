@@ -327,12 +327,13 @@ pub fn sync_loaded(
         .map(|p| p.proposal.id.as_str())
         .collect();
     let mut out = Synced::default();
-    for id in &existing {
-        if !pending.contains(id.as_str()) {
-            crate::git::delete_proposal_ref(root, id)?;
-            out.deleted += 1;
-        }
-    }
+    let decided: Vec<&str> = existing
+        .iter()
+        .map(String::as_str)
+        .filter(|id| !pending.contains(id))
+        .collect();
+    crate::git::delete_proposal_refs(root, &decided)?;
+    out.deleted += decided.len();
     let missing: Vec<&Proposal> = loaded
         .proposals
         .iter()
