@@ -160,6 +160,38 @@ pub fn parse_line<T: DeserializeOwned>(
     serde_json::from_str(line).map_err(|e| malformed(format!("not a valid record: {e}")))
 }
 
+/// A line of a file that holds records and events about them, told apart by a key.
+pub enum Tagged<E, R> {
+    Event(E),
+    Record(R),
+}
+
+/// Parses one line as an event when it has the key `tag`, else as a record; `what` names the
+/// pair in the error ("observation or event").
+pub fn parse_tagged<E: DeserializeOwned, R: DeserializeOwned>(
+    path: &Path,
+    line_no: usize,
+    line: &str,
+    tag: &str,
+    what: &str,
+) -> Result<Tagged<E, R>, Malformed> {
+    let value: serde_json::Value = parse_line(path, line_no, line)?;
+    let malformed = |e: serde_json::Error| Malformed {
+        path: path.to_path_buf(),
+        line: line_no,
+        message: format!("not a valid {what}: {e}"),
+    };
+    if value.get(tag).is_some() {
+        serde_json::from_value(value)
+            .map(Tagged::Event)
+            .map_err(malformed)
+    } else {
+        serde_json::from_value(value)
+            .map(Tagged::Record)
+            .map_err(malformed)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

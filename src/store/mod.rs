@@ -143,21 +143,12 @@ pub fn parse_line(
     line_no: usize,
     line: &str,
 ) -> std::result::Result<Line, jsonl::Malformed> {
-    let value: serde_json::Value = jsonl::parse_line(path, line_no, line)?;
-    let malformed = |e: serde_json::Error| jsonl::Malformed {
-        path: path.to_path_buf(),
-        line: line_no,
-        message: format!("not a valid observation or event: {e}"),
-    };
-    if value.get("op").is_some() {
-        serde_json::from_value(value)
-            .map(Line::Event)
-            .map_err(malformed)
-    } else {
-        serde_json::from_value(value)
-            .map(Line::Observation)
-            .map_err(malformed)
-    }
+    Ok(
+        match jsonl::parse_tagged(path, line_no, line, "op", "observation or event")? {
+            jsonl::Tagged::Event(e) => Line::Event(e),
+            jsonl::Tagged::Record(r) => Line::Observation(r),
+        },
+    )
 }
 
 /// The normalized form hashed into an id: lower case, single spaces, no trailing punctuation.
