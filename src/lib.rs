@@ -10,6 +10,7 @@
 //! - [`git`]: the only importer of gix; commits of exactly the paths a command wrote.
 //! - [`hooks`]: the git hook scripts and what `cairn hooks run` does (the pre-commit secret scan).
 //! - [`files`]: atomic whole-file writes and locked one-line appends.
+//! - [`journal`]: the write-ahead record that lets a killed decision be finished by the next run.
 //! - [`slog`]: the append-only operational log.
 //! - [`adr`]: numbered decision records, their frontmatter, lint and import.
 //! - [`memory`]: MEMORY.md, parsed with comrak and edited in place.
@@ -47,6 +48,7 @@ pub mod git;
 pub mod hooks;
 pub mod index;
 pub mod init;
+pub mod journal;
 pub mod jsonl;
 pub mod memory;
 pub mod observe;

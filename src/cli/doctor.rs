@@ -19,6 +19,18 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     let repo = ctx.repo()?;
     let repair = !args.dry_run;
     let _lock = if repair { Some(repo.lock()?) } else { None };
+    // A decision a killed triage or review left half done (ADR 31).
+    let interrupted = repo.path(crate::journal::FILE).exists();
+    let finished = if repair {
+        ctx.finish_interrupted(&repo)?.1
+    } else if interrupted {
+        vec![format!(
+            "a decision was interrupted before its commit ({}): `cairn doctor` finishes it",
+            crate::journal::FILE
+        )]
+    } else {
+        Vec::new()
+    };
     let (findings, changed) = crate::doctor::check(&repo, repair)?;
     let commit = if changed.is_empty() {
         None
@@ -62,10 +74,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         human.push_str(&format!("{}: all well\n", repo.root().display()));
     }
     let data = json!({ "root": repo.root(), "findings": findings, "unresolved": unresolved, "commit": commit });
-    let status = if unresolved > 0 {
+    let status = if unresolved > 0 || (interrupted && !repair) {
         Status::NothingOrFailed
     } else {
         Status::Ok
     };
-    Ok(Report::new("doctor", data, human).status(status))
+    Ok(Report::new("doctor", data, human)
+        .status(status)
+        .warnings(finished))
 }

@@ -284,6 +284,41 @@ impl Ctx {
     }
 }
 
+impl Ctx {
+    /// Does `journal`'s writes, commits them and deletes the proposal refs it names (see
+    /// [`crate::journal`]). Run under the repository lock.
+    pub fn commit_journaled(
+        &self,
+        repo: &Repo,
+        journal: &crate::journal::Journal,
+    ) -> Result<Option<git::Committed>> {
+        crate::journal::run(repo, journal, |changes, message| {
+            self.commit_changes(repo, changes, message)
+        })
+    }
+
+    /// Finishes what an interrupted decision left in `.cairn/journal.json`: the proposals it
+    /// decided, and warnings for people (what was finished, and anything it could not do).
+    /// Run under the repository lock.
+    pub fn finish_interrupted(&self, repo: &Repo) -> Result<(Vec<String>, Vec<String>)> {
+        let done = crate::journal::finish(repo, |changes, message| {
+            self.commit_changes(repo, changes, message)
+        })?;
+        let mut warnings = Vec::new();
+        if let Some(subject) = &done.subject {
+            let commit = match self.short(&done.commit).as_str() {
+                "nothing changed" => "its commit was made before it stopped".to_string(),
+                short => short.to_string(),
+            };
+            warnings.push(format!(
+                "finished an interrupted command's \"{subject}\" ({commit})"
+            ));
+        }
+        warnings.extend(done.warnings);
+        Ok((done.refs, warnings))
+    }
+}
+
 fn pending(repo: &Repo) -> Vec<String> {
     crate::files::read_optional(&repo.path(PENDING))
         .ok()

@@ -68,6 +68,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     } else {
         Some(repo.lock()?)
     };
+    if !args.dry_run {
+        // A decision a killed triage or review left half done is finished first: reflecting
+        // must see it decided and committed.
+        warnings.extend(ctx.finish_interrupted(&repo)?.1);
+    }
     let loaded = proposals::load(&repo)?;
     warnings.extend(loaded.warnings.iter().cloned());
     let since = since.map_or(Since::Mark, Since::Time);

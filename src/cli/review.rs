@@ -54,11 +54,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     if let Some(id) = &args.show {
         return show(ctx, &repo, id);
     }
+    let writes = args.approve.is_some() || args.reject.is_some() || ctx.interactive;
+    // What an interrupted decision left is finished before anything else is decided.
+    let (done, finished) = if writes {
+        let _lock = repo.lock()?;
+        ctx.finish_interrupted(&repo)?
+    } else {
+        Default::default()
+    };
     if let Some(id) = &args.approve {
-        return approve(ctx, &repo, id, args.text.as_deref());
+        return Ok(approve(ctx, &repo, id, args.text.as_deref(), &done)?.warnings(finished));
     }
     if let (Some(id), Some(why)) = (&args.reject, &args.why) {
-        return reject(ctx, &repo, id, why);
+        return Ok(reject(ctx, &repo, id, why, &done)?.warnings(finished));
     }
     if !ctx.interactive {
         return Err(Error::bad_input(
@@ -69,7 +77,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
              `--reject ID --why TEXT` (add --json for one JSON object)",
         ));
     }
-    interactive(ctx, &repo)
+    Ok(interactive(ctx, &repo)?.warnings(finished))
 }
 
 fn list(repo: &Repo) -> Result<Report> {
@@ -128,13 +136,35 @@ fn show(ctx: &Ctx, repo: &Repo, query: &str) -> Result<Report> {
     Ok(report)
 }
 
-fn approve(ctx: &Ctx, repo: &Repo, query: &str, text: Option<&str>) -> Result<Report> {
+/// `approve` or `reject` run again after it was killed: the interrupted run's journal was
+/// finished just now, so the proposal is decided as asked and the rerun says so.
+fn finished_now(done: &[String], id: &str, kind: &'static str, verb: &str) -> Option<Report> {
+    done.iter().any(|d| d == id).then(|| {
+        let data = json!({ "id": id, verb: true, "finished_interrupted": true });
+        Report::new(
+            kind,
+            data,
+            format!("{verb} {id} (the interrupted run's decision, finished now)"),
+        )
+    })
+}
+
+fn approve(
+    ctx: &Ctx,
+    repo: &Repo,
+    query: &str,
+    text: Option<&str>,
+    done: &[String],
+) -> Result<Report> {
     let started = Instant::now();
     let text = text.map(|t| person_text(repo, t)).transpose()?;
     let id = {
         let loaded = proposals::load(repo)?;
         review::find(&loaded.proposals, query)?.proposal.id.clone()
     };
+    if let Some(report) = finished_now(done, &id, "review_approve", "approved") {
+        return Ok(report);
+    }
     let outcome = approve_one(ctx, repo, &id, text.as_deref())?;
     let warnings: Vec<String> = telemetry(ctx, repo, "approve", started, &outcome)
         .into_iter()
@@ -168,7 +198,7 @@ fn approve(ctx: &Ctx, repo: &Repo, query: &str, text: Option<&str>) -> Result<Re
     })
 }
 
-fn reject(ctx: &Ctx, repo: &Repo, query: &str, why: &str) -> Result<Report> {
+fn reject(ctx: &Ctx, repo: &Repo, query: &str, why: &str, done: &[String]) -> Result<Report> {
     let started = Instant::now();
     let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
     if why.is_empty() {
@@ -178,6 +208,9 @@ fn reject(ctx: &Ctx, repo: &Repo, query: &str, why: &str) -> Result<Report> {
         let loaded = proposals::load(repo)?;
         review::find(&loaded.proposals, query)?.proposal.id.clone()
     };
+    if let Some(report) = finished_now(done, &id, "review_reject", "rejected") {
+        return Ok(report);
+    }
     let commit = reject_one(ctx, repo, &id, &why)?;
     let warnings: Vec<String> = crate::telemetry::emit(
         repo,
@@ -227,9 +260,14 @@ fn approve_one(ctx: &Ctx, repo: &Repo, id: &str, text: Option<&str>) -> Result<A
         trailers.push(("Cairn-Observations", p.observations.join(", ")));
     }
     trailers.push(("Cairn-Tier", Tier::Human.as_str().to_string()));
-    let commit =
-        ctx.commit_changes(repo, &decided.changes, &super::message(&subject, &trailers))?;
-    git::delete_proposal_ref(repo.root(), id)?;
+    let commit = ctx.commit_journaled(
+        repo,
+        &crate::journal::Journal {
+            message: super::message(&subject, &trailers),
+            steps: decided.steps,
+            refs: vec![id.to_string()],
+        },
+    )?;
     Ok(Approval::Done {
         commit,
         memory_changed: decided.memory_changed,
@@ -252,10 +290,14 @@ fn reject_one(ctx: &Ctx, repo: &Repo, id: &str, why: &str) -> Result<Option<git:
         ("Cairn-Tier", Tier::Human.as_str().to_string()),
         ("Cairn-Reason", why.to_string()),
     ];
-    let commit =
-        ctx.commit_changes(repo, &decided.changes, &super::message(&subject, &trailers))?;
-    git::delete_proposal_ref(repo.root(), id)?;
-    Ok(commit)
+    ctx.commit_journaled(
+        repo,
+        &crate::journal::Journal {
+            message: super::message(&subject, &trailers),
+            steps: decided.steps,
+            refs: vec![id.to_string()],
+        },
+    )
 }
 
 fn pending_by_id<'a>(loaded: &'a proposals::Loaded, id: &str) -> Result<&'a Folded> {

@@ -57,6 +57,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     } else {
         Some(repo.lock()?)
     };
+    if !args.dry_run {
+        warnings.extend(ctx.finish_interrupted(&repo)?.1);
+    }
     let loaded = proposals::load(&repo)?;
     warnings.extend(loaded.warnings.iter().cloned());
     let pending: Vec<&proposals::Folded> = loaded.pending().collect();
@@ -176,12 +179,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
                         trailers.push(("Cairn-Observations", p.observations.join(", ")));
                     }
                     trailers.push(("Cairn-Tier", r.tier.as_str().to_string()));
-                    let commit = ctx.commit_changes(
+                    let commit = ctx.commit_journaled(
                         &repo,
-                        &d.changes,
-                        &super::message(&subject, &trailers),
+                        &crate::journal::Journal {
+                            message: super::message(&subject, &trailers),
+                            steps: d.steps,
+                            refs: vec![p.id.clone()],
+                        },
                     )?;
-                    crate::git::delete_proposal_ref(repo.root(), &p.id)?;
                     promoted.push(json!({ "id": p.id, "commit": commit }));
                     commits.extend(commit);
                     done.push(r);
@@ -221,7 +226,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
                     })
                 })
                 .collect();
-            let change = proposals::append(&repo, &lines, ctx.now)?;
             let count = |d: Decision| others.iter().filter(|r| r.decision == d).count();
             let mut parts = Vec::new();
             for (d, word) in [
@@ -242,15 +246,20 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
                 }
             }
             trailers.extend(others.iter().map(|r| ("Cairn-Proposal", r.id.clone())));
-            let commit =
-                ctx.commit_changes(&repo, &[change], &super::message(&subject, &trailers))?;
-            commits.extend(commit);
-            let decided: Vec<&str> = others
+            let decided: Vec<String> = others
                 .iter()
                 .filter(|r| r.decision != Decision::NeedsReview)
-                .map(|r| r.id.as_str())
+                .map(|r| r.id.clone())
                 .collect();
-            crate::git::delete_proposal_refs(repo.root(), &decided)?;
+            let commit = ctx.commit_journaled(
+                &repo,
+                &crate::journal::Journal {
+                    message: super::message(&subject, &trailers),
+                    steps: vec![proposals::append_step(&lines, ctx.now)],
+                    refs: decided,
+                },
+            )?;
+            commits.extend(commit);
             done.extend(others);
         }
     } else {

@@ -496,19 +496,21 @@ pub fn append(repo: &Repo, lines: &[String], now: DateTime<Utc>) -> Result<crate
     })
 }
 
-/// What deciding a proposal wrote: the changes to commit, and whether MEMORY.md changed.
+/// What deciding a proposal will write: the journal's steps (the working MEMORY.md's rewrite
+/// and its commit content, and the decision's event line), and whether MEMORY.md changes.
 #[derive(Debug)]
 pub struct Decided {
-    pub changes: Vec<crate::git::Change>,
+    pub steps: Vec<crate::journal::Step>,
     pub memory_changed: bool,
 }
 
-/// Records `decision` about `p` (the event appended to today's proposals file) and, for
-/// `promote`, splices the change into the working MEMORY.md (kept as the person left it
-/// otherwise) and into HEAD's MEMORY.md for the commit (ADR 26: a commit holds only what the
-/// command wrote). A `replace`/`remove`/`merge` whose entry is gone writes nothing and is
-/// [`ApplyError::Gone`]: the proposal stays pending. Run under the repository lock; the caller
-/// commits `changes` (one commit) and deletes the proposal's ref.
+/// Plans `decision` about `p`: the event for today's proposals file and, for `promote`, the
+/// change spliced into the working MEMORY.md (kept as the person left it otherwise) and into
+/// HEAD's MEMORY.md for the commit (ADR 26: a commit holds only what the command wrote).
+/// Writes nothing: the caller hands the steps to [`crate::journal::run`] with the commit
+/// message, so a kill between the writes and the commit is finished by the next run (ADR 31).
+/// A `replace`/`remove`/`merge` whose entry is gone is [`ApplyError::Gone`]: the proposal
+/// stays pending. Run under the repository lock.
 #[allow(clippy::too_many_arguments)]
 pub fn decide(
     repo: &Repo,
@@ -519,7 +521,7 @@ pub fn decide(
     text: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<std::result::Result<Decided, ApplyError>> {
-    let mut changes = Vec::new();
+    let mut steps = Vec::new();
     let mut memory_changed = false;
     if decision == Decision::Promote {
         let path = repo.path(memory::FILE);
@@ -530,18 +532,21 @@ pub fn decide(
         };
         // HEAD's MEMORY.md with the same change; when it cannot take it (the entry exists only
         // in the person's uncommitted edit), the working file's result is committed.
-        let committed = match crate::git::head_content(repo.root(), memory::FILE) {
-            Ok(Some(head)) => apply(&String::from_utf8_lossy(&head), p, text, now.date_naive())
-                .unwrap_or_else(|_| new.clone()),
-            _ => new.clone(),
+        let head = crate::git::head_content(repo.root(), memory::FILE)
+            .ok()
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        let committed = match &head {
+            Some(head) => apply(head, p, text, now.date_naive()).unwrap_or_else(|_| new.clone()),
+            None => new.clone(),
         };
-        if new != working {
-            crate::files::write_atomic(&path, new.as_bytes())?;
-            memory_changed = true;
-        }
-        changes.push(crate::git::Change::Content {
+        memory_changed = new != working;
+        steps.push(crate::journal::Step::Write {
             path: memory::FILE.to_string(),
-            bytes: committed.into_bytes(),
+            before: working,
+            after: new,
+            commit: committed,
+            head,
         });
     }
     let event = Event::Decision {
@@ -555,11 +560,19 @@ pub fn decide(
         commit: None,
         ts: crate::time::format(now),
     };
-    changes.push(append(repo, &[line(&event)], now)?);
+    steps.push(append_step(&[line(&event)], now));
     Ok(Ok(Decided {
-        changes,
+        steps,
         memory_changed,
     }))
+}
+
+/// The journal step that appends `lines` (each ending in a newline) to today's proposals file.
+pub fn append_step(lines: &[String], now: DateTime<Utc>) -> crate::journal::Step {
+    crate::journal::Step::Append {
+        path: day_file(now),
+        bytes: lines.concat(),
+    }
 }
 
 #[cfg(test)]

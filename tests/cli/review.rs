@@ -973,3 +973,107 @@ fn the_fixture_transcripts_become_memory_through_reflect_triage_and_review() {
         );
     }
 }
+
+/// The journal's steps, in order: a kill at each one must end, after the command is run
+/// again, as one uninterrupted run (ADR 31).
+const JOURNAL_POINTS: [&str; 4] = [
+    "journal-written",
+    "journal-first-step",
+    "journal-before-commit",
+    "journal-before-refs",
+];
+
+/// What a repository's decisions left: MEMORY.md in the tree and in HEAD, every commit
+/// message, the proposals file, the refs and `git status`.
+fn outcome(env: &Env, repo: &Path) -> Vec<String> {
+    vec![
+        read(repo, "MEMORY.md"),
+        env.git(repo, &["show", "HEAD:MEMORY.md"]),
+        env.git(repo, &["log", "--format=%B"]),
+        read(repo, DAY_FILE),
+        refs(env, repo).join(" "),
+        git_status(env, repo),
+    ]
+}
+
+#[test]
+fn an_approval_killed_at_any_step_is_finished_by_running_it_again() {
+    let run = |failpoint: Option<&str>| {
+        let (env, repo) = with_memory();
+        three(&env, &repo);
+        // The person's own uncommitted line stays theirs, whatever happens.
+        let mut memory = read(&repo, "MEMORY.md");
+        memory.push_str("\nA note of my own\n");
+        std::fs::write(repo.join("MEMORY.md"), &memory).unwrap();
+        if let Some(point) = failpoint {
+            let mut cmd = env.command(env!("CARGO_BIN_EXE_cairn"), &repo);
+            cmd.args(["--now", NOW, "review", "--approve", REPLACE])
+                .env("CAIRN_FAILPOINT", point);
+            assert!(!cmd.output().unwrap().status.success(), "{point} stops it");
+            assert!(repo.join(".cairn/journal.json").exists(), "{point}");
+        }
+        let data = review(&env, &repo, &["--approve", REPLACE, "--json"])
+            .code(0)
+            .data();
+        assert_eq!(data["approved"], true, "{failpoint:?}");
+        assert_eq!(
+            data["finished_interrupted"] == true,
+            failpoint.is_some(),
+            "{failpoint:?}"
+        );
+        assert!(!repo.join(".cairn/journal.json").exists());
+        review(&env, &repo, &["--reject", ADD, "--why", "said elsewhere"]).code(0);
+        outcome(&env, &repo)
+    };
+    let clean = run(None);
+    assert!(clean[0].contains("A note of my own"));
+    assert!(!clean[1].contains("A note of my own"), "{}", clean[1]);
+    assert_eq!(clean[2].matches("Cairn-Tier: human").count(), 2);
+    for point in JOURNAL_POINTS {
+        assert_eq!(run(Some(point)), clean, "killed at {point}");
+    }
+}
+
+#[test]
+fn a_rejection_killed_before_its_commit_is_finished_by_the_next_decision() {
+    let (env, repo) = with_memory();
+    three(&env, &repo);
+    let mut cmd = env.command(env!("CARGO_BIN_EXE_cairn"), &repo);
+    cmd.args(["--now", NOW, "review", "--reject", ADD, "--why", "no"])
+        .env("CAIRN_FAILPOINT", "journal-before-commit");
+    assert!(!cmd.output().unwrap().status.success());
+    // The event is written but not committed: the next decision commits it first, on its own.
+    assert!(git_status(&env, &repo).contains(DAY_FILE));
+    review(&env, &repo, &["--approve", REPLACE])
+        .code(0)
+        .stderr_has("finished an interrupted command's \"review: reject");
+    let log = env.git(&repo, &["log", "-2", "--format=%s"]);
+    assert!(log.starts_with("review: replace"), "{log}");
+    assert!(
+        log.lines().nth(1).unwrap().starts_with("review: reject"),
+        "{log}"
+    );
+    assert_eq!(git_status(&env, &repo), "");
+    assert!(refs(&env, &repo).is_empty());
+    assert_eq!(decisions(&repo).len(), 3, "one event each, none twice");
+}
+
+#[test]
+fn doctor_names_an_interrupted_approval_and_finishes_it() {
+    let (env, repo) = with_memory();
+    three(&env, &repo);
+    let mut cmd = env.command(env!("CARGO_BIN_EXE_cairn"), &repo);
+    cmd.args(["--now", NOW, "review", "--approve", ADD])
+        .env("CAIRN_FAILPOINT", "journal-first-step");
+    assert!(!cmd.output().unwrap().status.success());
+    env.cairn_in(&repo, &["doctor", "--dry-run"])
+        .code(1)
+        .stderr_has("a decision was interrupted before its commit");
+    env.cairn_in(&repo, &["doctor"])
+        .code(0)
+        .stderr_has("finished an interrupted command's \"review: add");
+    assert_eq!(git_status(&env, &repo), "");
+    assert!(read(&repo, "MEMORY.md").contains("Run cargo fmt before each commit"));
+    assert_eq!(refs(&env, &repo), [REPLACE]);
+    assert!(last_message(&env, &repo).contains(&format!("Cairn-Proposal: {ADD}")));
+}

@@ -687,3 +687,55 @@ fn the_json_output_lists_decisions_per_tier_with_ids_and_reasons() {
     assert_eq!(data.commits.len(), 2, "the promotion, then the merge");
     assert_eq!(data.counts["auto"]["merge"], 1);
 }
+
+/// A triage killed at any step between planning a decision and committing it ends, after the
+/// next run, as one uninterrupted run: each decision committed once, with its trailers, and
+/// the person's own uncommitted MEMORY.md line in no commit (the journal, ADR 31).
+#[test]
+fn a_triage_killed_at_any_step_ends_as_an_uninterrupted_one() {
+    let promote = add("Release notes live in docs/CHANGES.md", 0.9);
+    let reject = add("Prefer small commits when the change allows", 0.1);
+    for (case, proposals) in [
+        ("a promotion first", vec![promote.clone(), reject.clone()]),
+        ("only rejections", vec![reject.clone()]),
+    ] {
+        let run = |failpoint: Option<&str>| {
+            let (env, repo) = repo_with_memory();
+            propose(&env, &repo, &proposals);
+            let edited = format!("{MEMORY}- (2026-11-04) A note of my own\n");
+            std::fs::write(repo.join("MEMORY.md"), &edited).unwrap();
+            if let Some(point) = failpoint {
+                let mut cmd = env.command(env!("CARGO_BIN_EXE_cairn"), &repo);
+                cmd.args(["--now", NOW, "triage"])
+                    .env("CAIRN_FAILPOINT", point);
+                assert!(!cmd.output().unwrap().status.success(), "{point} stops it");
+                assert!(repo.join(".cairn/journal.json").exists(), "{point}");
+            }
+            triage(&env, &repo, &[]).code(0);
+            assert!(!repo.join(".cairn/journal.json").exists());
+            vec![
+                read(&repo, "MEMORY.md"),
+                env.git(&repo, &["show", "HEAD:MEMORY.md"]),
+                env.git(&repo, &["log", "--format=%B"]),
+                read(&repo, "vault/proposals/2026-12-01.jsonl"),
+                refs(&env, &repo),
+                git_status(&env, &repo),
+            ]
+        };
+        let clean = run(None);
+        assert!(
+            !clean[1].contains("A note of my own"),
+            "{case}: {}",
+            clean[1]
+        );
+        assert!(clean[4].is_empty(), "{case}: every proposal decided");
+        for point in [
+            "journal-written",
+            "journal-first-step",
+            "journal-before-commit",
+            "journal-before-refs",
+        ] {
+            assert_eq!(run(Some(point)), clean, "{case}: killed at {point}");
+        }
+    }
+}
