@@ -125,6 +125,9 @@ said_cosine = 0.85
 join_cosine = 0.8
 # Allowed observations below this write confidence are not proposed.
 min_confidence = 0.5
+# The LLM reflector's observations per call, in estimated tokens (4 characters each): a larger
+# backlog is reflected in several calls, each with MEMORY.md; any bad reply writes nothing.
+llm_input_tokens = 12000
 "#;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -352,6 +355,8 @@ pub struct Reflect {
     pub join_cosine: f64,
     /// Allowed observations below this write confidence are not proposed.
     pub min_confidence: f64,
+    /// The LLM reflector's observations per call, in estimated tokens.
+    pub llm_input_tokens: usize,
 }
 
 impl Default for Reflect {
@@ -360,6 +365,7 @@ impl Default for Reflect {
             said_cosine: 0.85,
             join_cosine: 0.8,
             min_confidence: 0.5,
+            llm_input_tokens: 12_000,
         }
     }
 }

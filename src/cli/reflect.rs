@@ -87,7 +87,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
                 now: ctx.now,
             },
         ),
-        Some(client) => match reflect_llm(client, &input, ctx, &repo.config.redact.patterns) {
+        Some(client) => match reflect_llm(client, &input, ctx, &repo.config) {
             Ok(r) => r,
             Err((message, tokens)) => {
                 let meta = json!({
@@ -124,6 +124,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         "by_op": by_op,
         "tokens_in": reflection.tokens.0,
         "tokens_out": reflection.tokens.1,
+        "llm_calls": reflection.calls,
     });
 
     if args.dry_run {
@@ -236,35 +237,21 @@ fn listing(verb: &str, fresh: &[Proposal], input: &Input, r: &Reflection) -> Str
 
 type Failed = (String, (u64, u64));
 
-/// One call to the model; a reply that does not parse whole is an error and nothing is kept.
+/// The model reads the observations in batches of `[reflect] llm_input_tokens` (one call each,
+/// with MEMORY.md); a reply that does not parse whole, in any batch, is an error and nothing is
+/// kept.
 fn reflect_llm(
     client: &ChatClient,
     input: &Input,
     ctx: &Ctx,
-    patterns: &[String],
+    config: &crate::config::Config,
 ) -> std::result::Result<Reflection, Failed> {
     let mut out = Reflection::default();
     if input.observations.is_empty() {
         return Ok(out);
     }
-    let with_counts: Vec<_> = input
-        .observations
-        .iter()
-        .map(|o| (o, input.recalls.get(&o.id).map_or(0, |c| c.count)))
-        .collect();
-    let (system, user) = reflect::llm::prompt(&with_counts, &input.memory);
-    let reply = client
-        .complete(&system, &user, MAX_TOKENS)
-        .map_err(|e| (e.to_string(), (0, 0)))?;
-    let tokens = (reply.usage.input_tokens, reply.usage.output_tokens);
-    out.tokens = tokens;
-    if reply.truncated {
-        return Err((
-            "the LLM's reply was cut off at its token limit (a partial reply)".into(),
-            tokens,
-        ));
-    }
-    let ids: Vec<&str> = input.observations.iter().map(|o| o.id.as_str()).collect();
+    let redactor =
+        Redactor::configured(&config.redact.patterns).map_err(|e| (e.to_string(), (0, 0)))?;
     let parsed_memory = crate::memory::parse(&input.memory);
     let entries: Vec<String> = parsed_memory
         .loose
@@ -272,33 +259,63 @@ fn reflect_llm(
         .chain(parsed_memory.sections.iter().flat_map(|s| s.entries.iter()))
         .map(|e| e.text.clone())
         .collect();
-    let parsed = reflect::llm::parse(&reply.text, &ids, &entries).map_err(|e| {
-        (
-            format!("malformed LLM reply, line {}: {}", e.line, e.message),
-            tokens,
-        )
-    })?;
-    let redactor = Redactor::configured(patterns).map_err(|e| (e.to_string(), tokens))?;
-    let cited: std::collections::HashSet<&str> = parsed
-        .iter()
-        .flat_map(|p| p.sources.iter().map(String::as_str))
-        .collect();
-    for p in &parsed {
-        out.proposals.push(Proposal::new(
-            p.op,
-            &p.section,
-            &redactor.redact(&p.text),
-            p.targets.clone(),
-            &redactor.redact(&p.rationale),
-            p.sources.clone(),
-            p.confidence,
-            client.model(),
-            ctx.now,
-        ));
+    let batches = reflect::batches(
+        &input.observations,
+        |o| o.observation.as_str(),
+        config.reflect.llm_input_tokens.max(1),
+    );
+    let count = batches.len();
+    for (n, batch) in batches.into_iter().enumerate() {
+        let with_counts: Vec<_> = batch
+            .iter()
+            .map(|o| (o, input.recalls.get(&o.id).map_or(0, |c| c.count)))
+            .collect();
+        let (system, user) = reflect::llm::prompt(&with_counts, &input.memory);
+        let reply = client
+            .complete(&system, &user, MAX_TOKENS)
+            .map_err(|e| (e.to_string(), out.tokens))?;
+        out.calls += 1;
+        out.tokens.0 += reply.usage.input_tokens;
+        out.tokens.1 += reply.usage.output_tokens;
+        let call = if count > 1 {
+            format!(" (call {} of {count})", n + 1)
+        } else {
+            String::new()
+        };
+        if reply.truncated {
+            return Err((
+                format!("the LLM's reply was cut off at its token limit (a partial reply){call}"),
+                out.tokens,
+            ));
+        }
+        let ids: Vec<&str> = batch.iter().map(|o| o.id.as_str()).collect();
+        let parsed = reflect::llm::parse(&reply.text, &ids, &entries).map_err(|e| {
+            (
+                format!("malformed LLM reply{call}, line {}: {}", e.line, e.message),
+                out.tokens,
+            )
+        })?;
+        let cited: std::collections::HashSet<&str> = parsed
+            .iter()
+            .flat_map(|p| p.sources.iter().map(String::as_str))
+            .collect();
+        for p in &parsed {
+            out.proposals.push(Proposal::new(
+                p.op,
+                &p.section,
+                &redactor.redact(&p.text),
+                p.targets.clone(),
+                &redactor.redact(&p.rationale),
+                p.sources.clone(),
+                p.confidence,
+                client.model(),
+                ctx.now,
+            ));
+        }
+        out.joined += cited
+            .len()
+            .saturating_sub(parsed.iter().filter(|p| !p.sources.is_empty()).count());
     }
-    out.joined = cited
-        .len()
-        .saturating_sub(parsed.iter().filter(|p| !p.sources.is_empty()).count());
     Ok(out)
 }
 

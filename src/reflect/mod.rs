@@ -222,6 +222,31 @@ pub struct Reflection {
     pub one_off: usize,
     /// (tokens in, tokens out) of the LLM, when one was asked.
     pub tokens: (u64, u64),
+    /// Calls made to the LLM (one per batch of observations).
+    pub calls: usize,
+}
+
+/// Splits `observations` (in order) into batches of at most `budget` estimated tokens (four
+/// characters each, plus the per-observation markup); an observation larger than the budget is
+/// a batch of its own. So a large backlog goes to the LLM in several calls of bounded size.
+pub fn batches<T>(observations: &[T], text: impl Fn(&T) -> &str, budget: usize) -> Vec<&[T]> {
+    const MARKUP: usize = 40;
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut used = 0;
+    for (i, o) in observations.iter().enumerate() {
+        let cost = text(o).len() / 4 + MARKUP;
+        if i > start && used + cost > budget {
+            out.push(&observations[start..i]);
+            start = i;
+            used = 0;
+        }
+        used += cost;
+    }
+    if start < observations.len() {
+        out.push(&observations[start..]);
+    }
+    out
 }
 
 /// The lines to append in one write: the proposals not stored yet, then the mark. Returns the
@@ -360,6 +385,23 @@ pub fn sync_loaded(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn batches_keep_order_and_stay_within_the_budget() {
+        let texts: Vec<String> = [40, 40, 40, 400, 8]
+            .iter()
+            .map(|n| "x".repeat(*n))
+            .collect();
+        let cut = batches(&texts, |t| t.as_str(), 100);
+        let sizes: Vec<Vec<usize>> = cut
+            .iter()
+            .map(|b| b.iter().map(String::len).collect())
+            .collect();
+        // 50 tokens each for the first three (10 + 40 of markup): two fit in 100.
+        assert_eq!(sizes, vec![vec![40, 40], vec![40], vec![400], vec![8]]);
+        assert_eq!(batches(&texts, |t| t.as_str(), 100_000).len(), 1);
+        assert!(batches(&Vec::<String>::new(), |t| t.as_str(), 100).is_empty());
+    }
 
     #[test]
     fn marks_compare_in_file_then_line_order() {

@@ -657,3 +657,73 @@ fn a_malformed_llm_reply_writes_nothing() {
         assert_eq!(data["counts"]["observations"], 3);
     }
 }
+
+/// `[reflect] llm_input_tokens` (12,000 by default) to `budget`, committed.
+fn llm_budget(env: &Env, repo: &Path, budget: usize) {
+    let toml = read(repo, "cairn.toml").replacen(
+        "llm_input_tokens = 12000",
+        &format!("llm_input_tokens = {budget}"),
+        1,
+    );
+    assert!(toml.contains(&format!("llm_input_tokens = {budget}")));
+    std::fs::write(repo.join("cairn.toml"), toml).unwrap();
+    env.git(repo, &["commit", "-qam", "llm budget"]);
+}
+
+#[test]
+fn a_backlog_larger_than_one_call_goes_to_the_llm_in_batches() {
+    let mut server = mockito::Server::new();
+    let mock = chat_mock(&mut server, "anthropic", reflector_xml);
+    let (env, repo) = Env::repo();
+    configure_llm(&repo, "anthropic", &server.url());
+    env.git(&repo, &["commit", "-qam", "llm"]);
+    // Each observation costs about 50 estimated tokens: one per call.
+    llm_budget(&env, &repo, 60);
+    three(&env, &repo);
+    let obs = stored(&repo);
+    let data = reflect(&env, &repo, &[]);
+    mock.expect(3).assert();
+    assert_eq!(data["counts"]["llm_calls"], 3, "{data}");
+    assert_eq!(data["counts"]["tokens_in"], 3 * 1234);
+    // Every observation was read by one call and is cited by its proposal.
+    let mut cited: Vec<String> = data["proposals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["observations"].as_array().unwrap().clone())
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    cited.sort();
+    let mut want = ids_of(&obs);
+    want.sort();
+    assert_eq!(cited, want);
+    assert_eq!(git_status(&env, &repo), "");
+}
+
+#[test]
+fn a_bad_reply_to_any_batch_writes_nothing() {
+    // The call that reads the staging observation gets a cut reply; the others are good.
+    fn cut_for_staging(prompt: &str) -> String {
+        let xml = reflector_xml(prompt);
+        if prompt.contains("db2.internal behind") {
+            xml[..xml.len() / 2].to_string()
+        } else {
+            xml
+        }
+    }
+    let mut server = mockito::Server::new();
+    let mock = chat_mock(&mut server, "openai", cut_for_staging);
+    let (env, repo) = Env::repo();
+    configure_llm(&repo, "openai", &server.url());
+    env.git(&repo, &["commit", "-qam", "llm"]);
+    llm_budget(&env, &repo, 60);
+    three(&env, &repo);
+    let before = commits(&env, &repo);
+    env.cairn_in(&repo, &["--now", NOW, "reflect"])
+        .code(2)
+        .stderr_has("malformed LLM reply (call 3 of 3)");
+    mock.expect(3).assert();
+    assert_eq!(commits(&env, &repo), before);
+    assert_eq!(git_status(&env, &repo), "");
+    assert!(proposal_lines(&repo).is_empty());
+}
