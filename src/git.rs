@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use gix::bstr::{BStr, ByteSlice};
 use gix::objs::tree::EntryKind;
+use gix::refs::transaction::RefEdit;
 
 use crate::error::{Error, Kind, Result};
 
@@ -945,12 +946,16 @@ fn proposal_commits(
     let mut time_buf = gix::date::parse::TimeBuf::default();
     let sig_ref = signature.to_ref(&mut time_buf);
     let path = join_prefix(&prefix, rel);
-    let mut out = Vec::with_capacity(batch.len());
+    // Each proposal is a blob, a tree and a commit: written to memory first, then stored as
+    // one pack, and the refs written into packed-refs in one transaction. Hundreds of loose
+    // objects and ref files took 2.5 s of file creation at 931 proposals; this is two files.
+    let mut memory = repo.clone().with_object_memory();
+    let mut commits = Vec::with_capacity(batch.len());
     for (id, bytes, message) in batch {
-        let mut editor = repo
+        let mut editor = memory
             .edit_tree(base_tree)
             .map_err(|e| git_err("cannot edit HEAD's tree", e))?;
-        let blob = repo
+        let blob = memory
             .write_blob(bytes)
             .map_err(|e| git_err("cannot write a blob", e))?
             .detach();
@@ -970,20 +975,109 @@ fn proposal_commits(
             message: message.as_str().into(),
             extra_headers: Vec::new(),
         };
-        let commit_id = repo
+        let commit_id = memory
             .write_object(&commit)
             .map_err(|e| git_err("cannot write the proposal's commit", e))?
             .detach();
-        repo.reference(
-            format!("{PROPOSAL_REFS}{id}"),
-            commit_id,
-            gix::refs::transaction::PreviousValue::Any,
-            format!("cairn: proposal {id}"),
-        )
-        .map_err(|e| git_err("cannot set the proposal's ref", e))?;
-        out.push(commit_id.to_string());
+        commits.push((id, commit_id));
     }
-    Ok(out)
+    let objects = memory.objects.take_object_memory().unwrap_or_default();
+    let keep = write_pack(&repo, &objects)?;
+    // The pack is new to the repository's object store: open it again to find the commits.
+    let repo =
+        gix::open(repo.git_dir()).map_err(|e| git_err("cannot open the git repository", e))?;
+    let edits = commits
+        .iter()
+        .map(|(id, commit_id)| -> Result<RefEdit> {
+            Ok(RefEdit {
+                change: gix::refs::transaction::Change::Update {
+                    log: gix::refs::transaction::LogChange {
+                        mode: gix::refs::transaction::RefLog::AndReference,
+                        force_create_reflog: false,
+                        message: format!("cairn: proposal {id}").into(),
+                    },
+                    expected: gix::refs::transaction::PreviousValue::Any,
+                    new: gix::refs::Target::Object(*commit_id),
+                },
+                name: format!("{PROPOSAL_REFS}{id}")
+                    .try_into()
+                    .map_err(|e| git_err("a proposal id is no ref name", e))?,
+                deref: false,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let objects = repo.objects.clone();
+    repo.refs
+        .transaction()
+        .packed_refs(
+            gix::refs::file::transaction::PackedRefs::DeletionsAndNonSymbolicUpdatesRemoveLooseSourceReference(
+                Box::new(objects),
+            ),
+        )
+        .prepare(
+            edits,
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(2)),
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(2)),
+        )
+        .map_err(|e| git_err("cannot set the proposals' refs", e))?
+        .commit(Some(sig_ref))
+        .map_err(|e| git_err("cannot set the proposals' refs", e))?;
+    // The refs hold the pack's objects now: git may collect it like any other.
+    if let Some(keep) = keep {
+        let _ = std::fs::remove_file(keep);
+    }
+    Ok(commits.iter().map(|(_, c)| c.to_string()).collect())
+}
+
+/// Stores `objects` in the repository as one pack and its index; returns the pack's `.keep`
+/// file, which protects it from `git gc` until refs point into it.
+fn write_pack(
+    repo: &gix::Repository,
+    objects: &gix::odb::memory::Storage,
+) -> Result<Option<PathBuf>> {
+    use gix_pack::data::output;
+    if objects.is_empty() {
+        return Ok(None);
+    }
+    let hash = repo.object_hash();
+    let mut entries = Vec::with_capacity(objects.len());
+    for (id, (kind, data)) in objects.iter() {
+        let count = output::Count::from_data(*id, None);
+        let entry = output::Entry::from_data(
+            &count,
+            &gix::objs::Data::new(data, *kind, hash),
+            gix::zlib::Compression::BEST_SPEED,
+        )
+        .map_err(|e| git_err("cannot pack an object", e))?;
+        entries.push(entry);
+    }
+    let count = u32::try_from(entries.len()).map_err(|e| git_err("too many objects", e))?;
+    let mut bytes = Vec::new();
+    for written in output::bytes::FromEntriesIter::new(
+        std::iter::once(Ok(entries)),
+        &mut bytes,
+        count,
+        gix_pack::data::Version::V2,
+        hash,
+    ) {
+        written.map_err(|e| git_err("cannot write the pack", e))?;
+    }
+    let dir = repo.objects.store_ref().path().join("pack");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), &e))?;
+    let outcome = gix_pack::Bundle::write_to_directory(
+        &mut bytes.as_slice(),
+        Some(&dir),
+        &mut gix::progress::Discard,
+        &std::sync::atomic::AtomicBool::new(false),
+        None::<gix::objs::find::Never>,
+        hash,
+        gix_pack::bundle::write::Options {
+            thread_limit: Some(1),
+            ..Default::default()
+        },
+    )
+    .map_err(|e| git_err("cannot write the pack", e))?;
+    Ok(outcome.keep_path)
 }
 
 /// Deletes `refs/cairn/proposals/<id>`; a ref that is not there is no error.
