@@ -1016,7 +1016,9 @@ fn edit_proposal_refs(
     )
     .map_err(|e| git_err("cannot lock packed-refs", e))?;
     let mut header = b"# pack-refs with: peeled fully-peeled sorted \n".to_vec();
-    let mut refs: BTreeMap<Vec<u8>, (Vec<u8>, Option<Vec<u8>>)> = BTreeMap::new();
+    // Name → (target, peeled target), in git's byte order.
+    type Packed = BTreeMap<Vec<u8>, (Vec<u8>, Option<Vec<u8>>)>;
+    let mut refs = Packed::new();
     if let Some(buffer) = repo
         .refs
         .open_packed_buffer()
