@@ -13,9 +13,11 @@
 //! 2. builds the index (`cairn index`, timed once), and makes a project beside it (a git
 //!    repository with a README and a few commits) in which the hook runs, as an agent runs it;
 //! 3. times the hook (median and 90th percentile of `--runs`, after one warm-up run), checking
-//!    each output is Claude Code's SessionStart JSON with the briefing in it; beside `git
-//!    status` in the knowledge repository and `rg -c` (or `grep -rc`) for the project's name
-//!    over the same files, the same number of times.
+//!    each output is Claude Code's SessionStart JSON with the briefing in it; beside `cairn
+//!    brief` run in the project (the same briefing, without the hook's stdin and JSON), `cairn
+//!    --version` (the cost of starting the binary at all), `git status` in the knowledge
+//!    repository and `rg -c` (or `grep -rc`) for the project's name over the same files, each
+//!    the same number of times.
 //!
 //! Target (issue 12): the session-start hook prints within 50 ms at 10,000 records.
 
@@ -207,7 +209,15 @@ fn main() {
         }
         let mut git = Vec::new();
         let mut scan = Vec::new();
+        let mut start = Vec::new();
+        let mut brief = Vec::new();
         for _ in 0..runs {
+            let mut v = Command::new(CAIRN);
+            v.arg("--version");
+            start.push(timed(v, "cairn --version").0);
+            let mut b = cairn(&repo, &["brief"]);
+            b.current_dir(&project);
+            brief.push(timed(b, "cairn brief").0);
             let mut g = Command::new("git");
             g.current_dir(&repo).args(["status", "--porcelain"]);
             git.push(timed(g, "git status").0);
@@ -220,12 +230,14 @@ fn main() {
             index_time,
             hook: percentiles(&mut times),
             git: percentiles(&mut git).0,
+            start: percentiles(&mut start).0,
+            brief: percentiles(&mut brief).0,
             scan: percentiles(&mut scan).0,
         });
     }
     println!();
     println!(
-        "records   records made (obs/slog/adr/memory)   index build   session-start hook median / p90   target      git status   {} scan",
+        "records   records made (obs/slog/adr/memory)   index build   session-start hook median / p90   target      cairn brief   cairn --version   git status   {} scan",
         reference_name()
     );
     for r in &rows {
@@ -235,7 +247,7 @@ fn main() {
             "(reported)".to_string()
         };
         println!(
-            "{:>7}   {:>8} / {:>6} / {:>3} / {:>2}           {:>8.0} ms   {:>8.1} ms / {:>6.1} ms          {:<10}  {:>7.1} ms   {:>7.1} ms",
+            "{:>7}   {:>8} / {:>6} / {:>3} / {:>2}           {:>8.0} ms   {:>8.1} ms / {:>6.1} ms          {:<10}  {:>8.1} ms   {:>12.1} ms   {:>7.1} ms   {:>7.1} ms",
             r.size,
             r.made.0,
             r.made.1,
@@ -245,6 +257,8 @@ fn main() {
             ms(r.hook.0),
             ms(r.hook.1),
             target,
+            ms(r.brief),
+            ms(r.start),
             ms(r.git),
             ms(r.scan)
         );
@@ -270,6 +284,8 @@ struct Row {
     hook: (Duration, Duration),
     git: Duration,
     scan: Duration,
+    start: Duration,
+    brief: Duration,
 }
 
 fn setting(name: &str, default: &str) -> String {
