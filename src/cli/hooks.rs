@@ -1,4 +1,7 @@
-//! `cairn hooks install`, `cairn hooks uninstall` and `cairn hooks run EVENT`.
+//! `cairn hooks install`, `cairn hooks uninstall` and `cairn hooks run EVENT`; with `--agent`,
+//! the agent session hooks of [`agent`].
+
+mod agent;
 
 use std::path::Path;
 
@@ -14,19 +17,31 @@ use crate::repo::Repo;
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Write the git hook scripts into hooks/ and point git's core.hooksPath there; the hooks
-    /// that ran before (the previous core.hooksPath, or .git/hooks) still run, first
-    Install(CommitArgs),
-    /// Point core.hooksPath back where it was before `cairn hooks install`
-    Uninstall,
+    /// that ran before (the previous core.hooksPath, or .git/hooks) still run, first. With
+    /// --agent: add cairn's session hooks to that agent's configuration
+    Install(InstallArgs),
+    /// Point core.hooksPath back where it was before `cairn hooks install`; with --agent:
+    /// remove exactly what `cairn hooks install --agent` added
+    Uninstall(agent::Target),
     /// Run the hook for EVENT: the previous hook of that name, then cairn's check (pre-commit:
     /// refuse a commit that stages a secret)
     Run(RunArgs),
 }
 
 #[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    #[command(flatten)]
+    pub commit: CommitArgs,
+    #[command(flatten)]
+    pub agent: agent::Target,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct RunArgs {
     /// The hook event (a git hook name: pre-commit, commit-msg, pre-push, …)
     pub event: String,
+    #[command(flatten)]
+    pub agent: agent::RunTarget,
     /// What git passes to the hook (handed to the chained hook)
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
     pub rest: Vec<String>,
@@ -34,8 +49,13 @@ pub struct RunArgs {
 
 pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
     match cmd {
+        Command::Install(a) if a.agent.agent.is_some() => agent::install(ctx, &a.agent, a.commit),
         Command::Install(_) => install(ctx),
-        Command::Uninstall => uninstall(ctx),
+        Command::Uninstall(t) if t.agent.is_some() => agent::uninstall(ctx, &t),
+        Command::Uninstall(_) => uninstall(ctx),
+        Command::Run(args) if args.agent.agent.is_some() => {
+            agent::run(ctx, &args.event, &args.agent)
+        }
         Command::Run(args) => {
             if !hooks::GIT_HOOKS.contains(&args.event.as_str()) {
                 return Err(

@@ -138,7 +138,7 @@ impl Command {
             Command::Observe(a) => a.commit,
             Command::Reflect(a) => a.commit,
             Command::Doctor(a) => a.commit,
-            Command::Hooks(hooks::Command::Install(a)) => *a,
+            Command::Hooks(hooks::Command::Install(a)) => a.commit,
             Command::Triage(a) => a.commit,
             Command::Review(a) => a.commit,
             _ => CommitArgs::default(),

@@ -4,7 +4,8 @@
 //! two-line POSIX script that hands over to `cairn hooks run pre-commit`. That run scans what
 //! is staged (the index blobs that differ from HEAD, read through [`crate::git`]) with the
 //! built-in secret rules and the `[redact]` patterns of `cairn.toml`, and the commit is refused
-//! when anything is found. Agent session hooks (session-start, pre-compact) are not here yet.
+//! when anything is found. Agent session hooks (session-start, pre-compact, session-end for
+//! Claude Code, Codex and pi) are in [`agents`].
 //!
 //! # Chaining
 //!
@@ -20,6 +21,8 @@
 //! `cairn hooks run` cannot loop.
 //!
 //! This module decides and never prints; `cli/hooks.rs` reports.
+
+pub mod agents;
 
 use std::path::{Path, PathBuf};
 

@@ -4,6 +4,7 @@
 mod support;
 
 mod adr;
+mod agent_hooks;
 mod git;
 mod hooks;
 mod init;
