@@ -7,6 +7,7 @@ mod adr;
 mod git;
 mod hooks;
 mod init;
+mod mcp;
 mod memory;
 mod observe;
 mod output;
