@@ -72,7 +72,10 @@ fn main() {
         "import",
     );
     for w in &WORDS[..4] {
-        run(&mut cairn(&repo, &["slog", "deploy", w, "rolled out"]), "slog");
+        run(
+            &mut cairn(&repo, &["slog", "deploy", w, "rolled out"]),
+            "slog",
+        );
     }
     // The index is built once before anything is timed.
     run(&mut cairn(&repo, &["recall", "warm", "--json"]), "recall");
@@ -82,7 +85,9 @@ fn main() {
         Session::start(&repo).close();
         start.elapsed()
     });
-    let status = median(runs, || timed(git_command(&repo, &["status"]), "git status"));
+    let status = median(runs, || {
+        timed(git_command(&repo, &["status"]), "git status")
+    });
     println!(
         "  cairn mcp start, initialize, close   {:>8.1} ms   git status {:>6.1} ms",
         ms(idle),
@@ -246,7 +251,12 @@ fn cairn(repo: &Path, args: &[&str]) -> Command {
 fn git_command(repo: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new("git");
     cmd.current_dir(repo)
-        .args(["-c", "user.name=Bench", "-c", "user.email=bench@example.com"])
+        .args([
+            "-c",
+            "user.name=Bench",
+            "-c",
+            "user.email=bench@example.com",
+        ])
         .args(args);
     cmd
 }
