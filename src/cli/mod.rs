@@ -356,10 +356,9 @@ where
     let json = cli.json;
     if let Command::Mcp(_) = cli.command {
         // stdout is the protocol: nothing else may be written there, not even an error.
-        return match context(&cli).and_then(|ctx| {
-            let pinned = pinned_now(cli.now.as_deref())?;
-            mcp::run(&ctx, pinned)
-        }) {
+        // The time is pinned for the whole session when it is pinned at all.
+        let pinned = cli.now.is_some() || env_setting("CAIRN_NOW").is_some();
+        return match context(&cli).and_then(|ctx| mcp::run(&ctx, pinned.then_some(ctx.now))) {
             Ok(()) => 0,
             Err(err) => output::emit_error(&err, false),
         };
