@@ -2,7 +2,7 @@
 //!
 //! Run with `scripts/bench-mcp` (or `cargo bench --bench mcp -- [--calls N] [--obs N]
 //! [--runs N]`; `CAIRN_BENCH_CALLS`, `CAIRN_BENCH_OBS` and `CAIRN_BENCH_RUNS` set the
-//! defaults). The bench
+//! defaults; `cargo test --bench mcp -- --runs 3` runs it on the debug build). The bench
 //!
 //! 1. makes a repository with `--obs` observations imported (2,000 by default) and a few slog
 //!    entries;

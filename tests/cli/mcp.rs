@@ -15,10 +15,11 @@ use crate::support::*;
 
 type Client = RunningService<RoleClient, ()>;
 
-/// `cairn mcp` started in `cwd` with the scrubbed environment, connected and initialized.
-async fn connect(env: &Env, cwd: &Path, extra: &[&str]) -> Client {
+/// `cairn ARGS` (`mcp` among them) started in `cwd` with the scrubbed environment, connected
+/// and initialized.
+async fn connect(env: &Env, cwd: &Path, args: &[&str]) -> Client {
     let mut cmd = env.command(BIN, cwd);
-    cmd.args(extra).arg("mcp");
+    cmd.args(args);
     let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(cmd))
         .stderr(Stdio::null())
         .spawn()
@@ -69,7 +70,7 @@ const NOW: &str = "2026-11-30T10:00:00Z";
 #[tokio::test]
 async fn mcp_lists_every_tool_with_a_schema_and_calls_each_through_the_commands() {
     let (env, repo) = Env::repo();
-    let client = connect(&env, &repo, &["--now", NOW]).await;
+    let client = connect(&env, &repo, &["--now", NOW, "mcp"]).await;
     let info = client.peer_info().expect("server info");
     assert_eq!(
         info.server_info.as_ref().map(|i| i.name.as_str()),
@@ -246,7 +247,7 @@ async fn mcp_lists_every_tool_with_a_schema_and_calls_each_through_the_commands(
 #[tokio::test]
 async fn mcp_bad_arguments_are_tool_errors_and_the_server_stays_up() {
     let (env, repo) = Env::repo();
-    let client = connect(&env, &repo, &[]).await;
+    let client = connect(&env, &repo, &["mcp"]).await;
 
     let missing = tool_error(&client, "adr_show", json!({"number": 99})).await;
     assert_eq!(missing["kind"], "not_found");
@@ -330,7 +331,7 @@ async fn mcp_serves_memory_and_each_adr_as_resources() {
         ],
     )
     .code(0);
-    let client = connect(&env, &repo, &[]).await;
+    let client = connect(&env, &repo, &["mcp"]).await;
 
     let resources = client.list_all_resources().await.expect("resources/list");
     let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
@@ -371,6 +372,26 @@ async fn mcp_serves_memory_and_each_adr_as_resources() {
     // Still serving.
     let listed = ok(&client, "adr_list", json!({})).await;
     assert_eq!(listed["data"]["adrs"].as_array().unwrap().len(), 1);
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn mcp_no_commit_leaves_the_writes_in_the_working_tree() {
+    let (env, repo) = Env::repo();
+    let before = env.git(&repo, &["rev-parse", "HEAD"]);
+    let client = connect(&env, &repo, &["mcp", "--no-commit"]).await;
+    let written = ok(
+        &client,
+        "slog",
+        json!({"action": "deploy", "tool": "caddy", "detail": "not committed"}),
+    )
+    .await;
+    assert_eq!(written["data"]["commit"], Value::Null);
+    assert_eq!(env.git(&repo, &["rev-parse", "HEAD"]), before);
+    assert!(
+        git_status(&env, &repo).contains("slog/"),
+        "the entry waits in the tree"
+    );
     client.cancel().await.expect("close");
 }
 
