@@ -29,6 +29,8 @@
 //! - [`provider`]: the only HTTP code (reqwest): embeddings from Ollama, OpenAI-format, Voyage.
 //! - [`redact`]: finding and redacting secrets (API keys, tokens, private keys, passwords).
 //! - [`telemetry`]: one event per pipeline step in `.cairn/telemetry.jsonl`.
+//! - [`mcp`]: the MCP server of `cairn mcp` (the only importer of rmcp and tokio): tools that run
+//!   the commands through the command layer, MEMORY.md and the ADRs as resources.
 //! - [`init`]: making or adopting a knowledge repository.
 //! - [`doctor`]: health checks and repairs of the files.
 //! - [`time`]: parsing the times and spans users type.
@@ -50,6 +52,7 @@ pub mod index;
 pub mod init;
 pub mod journal;
 pub mod jsonl;
+pub mod mcp;
 pub mod memory;
 pub mod observe;
 pub mod output;

@@ -143,19 +143,44 @@ struct ErrorEnvelope<'a> {
     data: ErrorData<'a>,
 }
 
-/// Prints a finished command and returns its exit code.
-pub fn emit(report: &Report, json: bool) -> i32 {
-    for warning in &report.warnings {
+/// The one object `--json` writes for a finished command (and the MCP server returns).
+pub fn envelope(report: &Report) -> Value {
+    let envelope = Envelope {
+        v: 1,
+        kind: report.kind,
+        data: &report.data,
+        next: &report.next,
+    };
+    serde_json::to_value(envelope).expect("envelope serializes")
+}
+
+/// The one object `--json` writes for an error (and the MCP server returns).
+pub fn error_envelope(err: &Error) -> Value {
+    let envelope = ErrorEnvelope {
+        v: 1,
+        kind: "error",
+        data: ErrorData {
+            kind: err.kind.as_str(),
+            message: &err.message,
+            fix: err.fix.as_deref(),
+        },
+    };
+    serde_json::to_value(envelope).expect("error envelope serializes")
+}
+
+/// Warnings on stderr, for a caller that does not print through [`emit`] (the MCP server,
+/// whose stdout is the protocol).
+pub fn warn(warnings: &[String]) {
+    for warning in warnings {
         eprintln!("warning: {warning}");
     }
+}
+
+/// Prints a finished command and returns its exit code.
+pub fn emit(report: &Report, json: bool) -> i32 {
+    warn(&report.warnings);
     let text = if json {
-        let envelope = Envelope {
-            v: 1,
-            kind: report.kind,
-            data: &report.data,
-            next: &report.next,
-        };
-        let mut line = serde_json::to_string(&envelope).expect("envelope serializes");
+        let mut line = envelope(report).to_string();
         line.push('\n');
         line
     } else {
@@ -185,16 +210,7 @@ pub fn emit(report: &Report, json: bool) -> i32 {
 /// Prints an error: the JSON envelope on stdout with `--json`, always a line on stderr.
 pub fn emit_error(err: &Error, json: bool) -> i32 {
     if json {
-        let envelope = ErrorEnvelope {
-            v: 1,
-            kind: "error",
-            data: ErrorData {
-                kind: err.kind.as_str(),
-                message: &err.message,
-                fix: err.fix.as_deref(),
-            },
-        };
-        let mut line = serde_json::to_string(&envelope).expect("error envelope serializes");
+        let mut line = error_envelope(err).to_string();
         line.push('\n');
         let _ = write_stdout(line.as_bytes());
     }

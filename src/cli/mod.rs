@@ -4,20 +4,22 @@
 //! takes the repository lock when it writes, commits what it wrote through [`crate::git`],
 //! and hands a [`Report`] to [`crate::output`].
 
-mod adr;
+// The nouns the MCP server calls are visible to the crate: it builds their arguments.
+pub(crate) mod adr;
 mod doctor;
 mod eval;
 mod hooks;
 mod index;
 mod init;
-mod memory;
+mod mcp;
+pub(crate) mod memory;
 mod observe;
-mod recall;
+pub(crate) mod recall;
 mod reflect;
-mod remember;
-mod review;
+pub(crate) mod remember;
+pub(crate) mod review;
 mod sessions;
-mod slog;
+pub(crate) mod slog;
 mod stats;
 mod triage;
 
@@ -104,6 +106,8 @@ pub enum Command {
     Triage(triage::Args),
     /// Decide the proposed MEMORY.md changes that wait for a person (prompts on a terminal)
     Review(review::Args),
+    /// Serve the knowledge repository to agents: a Model Context Protocol server on stdio
+    Mcp(mcp::Args),
 }
 
 /// `--no-commit`, flattened into the arguments of every command that commits (a read-only
@@ -141,6 +145,7 @@ impl Command {
             Command::Hooks(hooks::Command::Install(a)) => a.commit,
             Command::Triage(a) => a.commit,
             Command::Review(a) => a.commit,
+            Command::Mcp(a) => a.commit,
             _ => CommitArgs::default(),
         }
     }
@@ -384,7 +389,16 @@ where
         Err(err) => return usage_error(&err, wants_json),
     };
     let json = cli.json;
-    match dispatch(cli) {
+    if let Command::Mcp(_) = cli.command {
+        // stdout is the protocol: nothing else may be written there, not even an error.
+        // The time is pinned for the whole session when it is pinned at all.
+        let pinned = cli.now.is_some() || env_setting("CAIRN_NOW").is_some();
+        return match context(&cli).and_then(|ctx| mcp::run(&ctx, pinned.then_some(ctx.now))) {
+            Ok(()) => 0,
+            Err(err) => output::emit_error(&err, false),
+        };
+    }
+    match context(&cli).and_then(|ctx| execute(&ctx, cli.command)) {
         Ok(report) => output::emit(&report, json),
         Err(err) => output::emit_error(&err, json),
     }
@@ -421,52 +435,96 @@ fn usage_error(err: &clap::Error, json: bool) -> i32 {
     output::emit_error(&e, true)
 }
 
-fn dispatch(cli: Cli) -> Result<Report> {
-    let cwd = std::env::current_dir().map_err(|e| Error::io("current directory", &e))?;
-    let now = match cli
-        .now
+/// The pinned time (`--now`, else `CAIRN_NOW`), if any.
+fn pinned_now(flag: Option<&str>) -> Result<Option<DateTime<Utc>>> {
+    match flag
         .map(OsString::from)
         .or_else(|| env_setting("CAIRN_NOW"))
     {
-        Some(t) => {
-            crate::time::parse(&t.to_string_lossy(), Utc::now()).map_err(Error::bad_input)?
-        }
-        None => Utc::now(),
-    };
-    let repo_flag = cli.repo.is_some();
-    let ctx = Ctx {
+        Some(t) => crate::time::parse(&t.to_string_lossy(), Utc::now())
+            .map(Some)
+            .map_err(Error::bad_input),
+        None => Ok(None),
+    }
+}
+
+/// The context of the command line's one command.
+fn context(cli: &Cli) -> Result<Ctx> {
+    let cwd = std::env::current_dir().map_err(|e| Error::io("current directory", &e))?;
+    let now = pinned_now(cli.now.as_deref())?.unwrap_or_else(Utc::now);
+    Ok(Ctx {
         json: cli.json,
         repo_arg: cli
             .repo
+            .clone()
             .or_else(|| env_setting("CAIRN_REPO").map(PathBuf::from)),
-        repo_flag,
+        repo_flag: cli.repo.is_some(),
         now,
         no_commit: cli.command.commit_args().no_commit,
         uncommitted: Cell::new(Uncommitted::NothingChanged),
         cwd,
         interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
         stdout_terminal: std::io::stdout().is_terminal(),
-    };
-    match cli.command {
-        Command::Init(args) => init::run(&ctx, args),
-        Command::Slog(args) => slog::run(&ctx, args),
-        Command::Adr(cmd) => adr::run(&ctx, cmd),
-        Command::Memory(cmd) => memory::run(&ctx, cmd),
-        Command::Remember(args) => remember::remember(&ctx, args),
-        Command::Import(cmd) => remember::import(&ctx, cmd),
-        Command::Recall(args) => recall::recall(&ctx, args),
-        Command::Search(args) => recall::search(&ctx, args),
-        Command::Brief(args) => recall::brief(&ctx, args),
-        Command::Sessions(cmd) => sessions::run(&ctx, cmd),
-        Command::Observe(args) => observe::run(&ctx, args),
-        Command::Reflect(args) => reflect::run(&ctx, args),
-        Command::Stats(args) => stats::run(&ctx, args),
-        Command::Hooks(cmd) => hooks::run(&ctx, cmd),
-        Command::Index(args) => index::index(&ctx, args),
-        Command::Status => index::status(&ctx),
-        Command::Doctor(args) => doctor::run(&ctx, args),
-        Command::Eval(cmd) => eval::run(&ctx, cmd),
-        Command::Triage(args) => triage::run(&ctx, args),
-        Command::Review(args) => review::run(&ctx, args),
+    })
+}
+
+/// What a front end other than the command line (the MCP server) fixes for all its calls.
+#[derive(Debug, Clone)]
+pub struct Served {
+    /// The knowledge repository's root, found once when the server starts.
+    pub repo: PathBuf,
+    /// The folder the server was started in (`brief` finds the project from it).
+    pub cwd: PathBuf,
+    /// The pinned time (`--now`, `CAIRN_NOW`), else each call's own.
+    pub now: Option<DateTime<Utc>>,
+    /// `--no-commit` (or `CAIRN_NO_COMMIT`) given to the server.
+    pub no_commit: bool,
+}
+
+impl Ctx {
+    /// The context of one call of a server: JSON data and no terminal, so no prompt, no
+    /// editor and no progress bar.
+    pub(crate) fn for_call(served: &Served) -> Ctx {
+        Ctx {
+            json: true,
+            repo_arg: Some(served.repo.clone()),
+            repo_flag: true,
+            now: served.now.unwrap_or_else(Utc::now),
+            no_commit: served.no_commit,
+            uncommitted: Cell::new(Uncommitted::NothingChanged),
+            cwd: served.cwd.clone(),
+            interactive: false,
+            stdout_terminal: false,
+        }
+    }
+}
+
+/// Runs one command with its context: what the command line does for its one command, and
+/// the MCP server for each tool call, so both return the same [`Report`].
+pub(crate) fn execute(ctx: &Ctx, command: Command) -> Result<Report> {
+    match command {
+        Command::Init(args) => init::run(ctx, args),
+        Command::Slog(args) => slog::run(ctx, args),
+        Command::Adr(cmd) => adr::run(ctx, cmd),
+        Command::Memory(cmd) => memory::run(ctx, cmd),
+        Command::Remember(args) => remember::remember(ctx, args),
+        Command::Import(cmd) => remember::import(ctx, cmd),
+        Command::Recall(args) => recall::recall(ctx, args),
+        Command::Search(args) => recall::search(ctx, args),
+        Command::Brief(args) => recall::brief(ctx, args),
+        Command::Sessions(cmd) => sessions::run(ctx, cmd),
+        Command::Observe(args) => observe::run(ctx, args),
+        Command::Reflect(args) => reflect::run(ctx, args),
+        Command::Stats(args) => stats::run(ctx, args),
+        Command::Hooks(cmd) => hooks::run(ctx, cmd),
+        Command::Index(args) => index::index(ctx, args),
+        Command::Status => index::status(ctx),
+        Command::Doctor(args) => doctor::run(ctx, args),
+        Command::Eval(cmd) => eval::run(ctx, cmd),
+        Command::Triage(args) => triage::run(ctx, args),
+        Command::Review(args) => review::run(ctx, args),
+        Command::Mcp(_) => Err(Error::bad_input(
+            "`cairn mcp` serves on stdio and cannot be called from a server",
+        )),
     }
 }

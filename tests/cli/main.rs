@@ -8,6 +8,7 @@ mod agent_hooks;
 mod git;
 mod hooks;
 mod init;
+mod mcp;
 mod memory;
 mod observe;
 mod output;
