@@ -17,6 +17,7 @@ mod reflect;
 mod remember;
 mod review;
 mod sessions;
+mod shell;
 mod slog;
 mod stats;
 mod triage;
@@ -104,6 +105,10 @@ pub enum Command {
     Triage(triage::Args),
     /// Decide the proposed MEMORY.md changes that wait for a person (prompts on a terminal)
     Review(review::Args),
+    /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell)
+    Completions(shell::CompletionsArgs),
+    /// Print cairn's man page (roff), or write one page per command with --dir
+    Man(shell::ManArgs),
 }
 
 /// `--no-commit`, flattened into the arguments of every command that commits (a read-only
@@ -433,5 +438,7 @@ fn dispatch(cli: Cli) -> Result<Report> {
         Command::Eval(cmd) => eval::run(&ctx, cmd),
         Command::Triage(args) => triage::run(&ctx, args),
         Command::Review(args) => review::run(&ctx, args),
+        Command::Completions(args) => shell::completions(args),
+        Command::Man(args) => shell::man(&ctx, args),
     }
 }

@@ -15,5 +15,6 @@ mod recall;
 mod reflect;
 mod review;
 mod sessions;
+mod shell;
 mod slog;
 mod triage;
