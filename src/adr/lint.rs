@@ -30,24 +30,49 @@ pub struct Problem {
 
 /// Lints every record; an empty list means all is well.
 pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
+    let mut records = Vec::new();
+    for rel in super::record_files(repo)? {
+        let path = repo.path(&rel);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| crate::error::Error::io(path.display(), &e))?;
+        records.push((rel, text));
+    }
+    let dir_files: BTreeSet<String> = std::fs::read_dir(repo.path(DIR))
+        .map(|read| {
+            read.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    lint_records(&records, &dir_files, &super::history(repo)?)
+}
+
+/// Lints `records` (repository-relative path and text, sorted by path) as the whole of
+/// `decisions/`, whose files (records or not) are named in `dir_files`, against the folder's
+/// `history`: the same check whether the texts are the files on disk or what the git index
+/// stages (the pre-commit hook).
+pub fn lint_records(
+    records: &[(String, String)],
+    dir_files: &BTreeSet<String>,
+    history: &crate::git::FolderHistory,
+) -> Result<Vec<Problem>, Error> {
     let mut problems = Vec::new();
     let mut adrs: Vec<Adr> = Vec::new();
-    for rel in super::record_files(repo)? {
-        let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
+    for (rel, text) in records {
+        let name = rel.rsplit('/').next().unwrap_or(rel).to_string();
         let file_number = super::number_of_file_name(&name);
         if file_number.is_none() {
-            problems.push(problem(&rel, None, "file name must be NNNN-slug.md".into()));
+            problems.push(problem(rel, None, "file name must be NNNN-slug.md".into()));
         }
-        let adr = match super::load(repo, &rel) {
+        let adr = match super::parse(std::path::Path::new(rel), rel, text) {
             Ok(adr) => adr,
             Err(Error::Malformed { line, message, .. }) => {
-                problems.push(problem(&rel, Some(line), message));
+                problems.push(problem(rel, Some(line), message));
                 continue;
             }
             Err(err) => return Err(err),
         };
-        let text = std::fs::read_to_string(repo.path(&rel)).unwrap_or_default();
-        let split = super::frontmatter::split(&text);
+        let split = super::frontmatter::split(text);
         let line = |key: &str| {
             split
                 .as_ref()
@@ -57,7 +82,7 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
             && n != adr.number
         {
             problems.push(problem(
-                &rel,
+                rel,
                 line("number"),
                 format!(
                     "frontmatter number {} does not match the file name's {n}",
@@ -67,7 +92,7 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         }
         if adr.status().is_none() {
             problems.push(problem(
-                &rel,
+                rel,
                 line("status"),
                 format!(
                     "status `{}` is not one of proposed, accepted, shipped, superseded, deprecated, rejected",
@@ -77,7 +102,7 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         }
         if NaiveDate::parse_from_str(&adr.date, "%Y-%m-%d").is_err() {
             problems.push(problem(
-                &rel,
+                rel,
                 line("date"),
                 format!("date `{}` is not YYYY-MM-DD", adr.date),
             ));
@@ -106,7 +131,6 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         }
     }
 
-    let history = super::history(repo)?;
     let current: BTreeSet<String> = adrs
         .iter()
         .map(|a| a.path.rsplit('/').next().unwrap_or(&a.path).to_string())
@@ -249,23 +273,15 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         ));
     }
 
-    let names: BTreeSet<String> = super::record_files(repo)?
+    let names: BTreeSet<String> = records
         .iter()
-        .map(|rel| rel.rsplit('/').next().unwrap_or(rel).to_string())
+        .map(|(rel, _)| rel.rsplit('/').next().unwrap_or(rel).to_string())
         .collect();
-    let dir_files: BTreeSet<String> = std::fs::read_dir(repo.path(DIR))
-        .map(|read| {
-            read.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    for rel in super::record_files(repo)? {
-        let text = std::fs::read_to_string(repo.path(&rel)).unwrap_or_default();
-        for link in mdlinks::record_links(&text, DIR) {
+    for (rel, text) in records {
+        for link in mdlinks::record_links(text, DIR) {
             if !names.contains(&link.file) && !dir_files.contains(&link.file) {
                 problems.push(problem(
-                    &rel,
+                    rel,
                     Some(link.line),
                     format!(
                         "link to `{}` does not resolve: there is no {DIR}/{}",
