@@ -21,7 +21,7 @@ fn corpus_secret(kind: &str, prefix: &str) -> (String, String) {
 }
 
 /// Runs a real `git commit`, with `cairn` on PATH as the hook needs it.
-fn git_commit(env: &Env, repo: &Path, args: &[&str]) -> Output {
+pub(crate) fn git_commit(env: &Env, repo: &Path, args: &[&str]) -> Output {
     let bin_dir = Path::new(BIN).parent().unwrap();
     let path = format!(
         "{}:{}",
@@ -42,12 +42,12 @@ fn git_commit(env: &Env, repo: &Path, args: &[&str]) -> Output {
         .expect("run git commit")
 }
 
-fn head(env: &Env, repo: &Path) -> String {
+pub(crate) fn head(env: &Env, repo: &Path) -> String {
     env.git(repo, &["rev-parse", "HEAD"])
 }
 
 /// A repository made by `cairn init`, with the hooks installed.
-fn installed() -> (Env, std::path::PathBuf) {
+pub(crate) fn installed() -> (Env, std::path::PathBuf) {
     let (env, repo) = Env::repo();
     env.cairn_in(&repo, &["hooks", "install"]).code(0);
     (env, repo)
@@ -242,7 +242,7 @@ fn an_unknown_hook_event_is_an_error() {
 }
 
 /// Writes an executable hook script at `path`.
-fn hook(path: &Path, body: &str) {
+pub(crate) fn hook(path: &Path, body: &str) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();

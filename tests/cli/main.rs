@@ -6,6 +6,7 @@ mod support;
 mod adr;
 mod git;
 mod hooks;
+mod hooks_git;
 mod init;
 mod memory;
 mod observe;
