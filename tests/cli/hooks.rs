@@ -67,6 +67,17 @@ fn init_writes_the_pre_commit_script_and_install_points_git_at_it() {
         "{staged}"
     );
     assert!(!repo.join("hooks/.gitkeep").exists());
+    // The background index update's scripts, committed executable beside it.
+    for name in ["post-commit", "post-merge"] {
+        assert!(
+            staged
+                .lines()
+                .any(|l| l.starts_with("100755 ") && l.ends_with(&format!("hooks/{name}"))),
+            "{staged}"
+        );
+        let script = read(&repo, &format!("hooks/{name}"));
+        assert!(script.contains(&format!("hooks run {name} \"$@\"")), "{script}");
+    }
 
     let config_before = read(&repo, ".git/config");
     let head_before = head(&env, &repo);

@@ -170,8 +170,8 @@ fn staged_memory_md_is_linted_and_its_size_is_only_advice() {
             "{template}\n## Operations\n\n- (2026-11-30) reload caddy after edits\n- restart redis weekly\n"
         ),
     );
-    env.git(&repo, &["add", "MEMORY.md"]);
-    let stderr = refused(&env, &repo, &["-m", "memory"]);
+    // `git commit -a` stages into a temporary index (GIT_INDEX_FILE): that is what is read.
+    let stderr = refused(&env, &repo, &["-a", "-m", "memory"]);
     let undated = lines + 5;
     assert!(
         stderr.contains(&format!("MEMORY.md:{undated}: undated entry")),
