@@ -7,7 +7,11 @@
 //! by what; every relation in `relations` points at a record that exists and is answered by
 //! its inverse there (`amends 3` by `amended-by` in 3); no chain of supersession, whole or
 //! partial, comes back to where it started; and every Markdown link from one record to another
-//! resolves to a file in `decisions/`.
+//! resolves to a file in `decisions/`. A problem about a frontmatter key names that key's line
+//! (in the record to fix, which may be the other one of a pair).
+//!
+//! [`lint_records`] checks texts given to it, so the pre-commit hook runs the same check over
+//! what is staged ([`crate::hooks::lint`]); [`lint`] gives it the files on disk.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -58,6 +62,11 @@ pub fn lint_records(
 ) -> Result<Vec<Problem>, Error> {
     let mut problems = Vec::new();
     let mut adrs: Vec<Adr> = Vec::new();
+    // The line of a frontmatter key in a record, where a problem about it points.
+    let at = |path: &str, key: &str| -> Option<usize> {
+        let (_, text) = records.iter().find(|(rel, _)| rel == path)?;
+        super::frontmatter::line_of(&super::frontmatter::split(text)?, key)
+    };
     for (rel, text) in records {
         let name = rel.rsplit('/').next().unwrap_or(rel).to_string();
         let file_number = super::number_of_file_name(&name);
@@ -120,7 +129,7 @@ pub fn lint_records(
             for adr in &group[1..] {
                 problems.push(problem(
                     &adr.path,
-                    None,
+                    at(&adr.path, "number"),
                     format!(
                         "number {n} is used by {} files: {}",
                         group.len(),
@@ -157,7 +166,7 @@ pub fn lint_records(
         if let Some((old, seen)) = earlier {
             problems.push(problem(
                 &adr.path,
-                None,
+                at(&adr.path, "number"),
                 format!(
                     "number {n} was first used by {DIR}/{old} (commit {}, since deleted): numbers are \
                      never reused; give this record the next free number (or, if it is that record \
@@ -173,12 +182,12 @@ pub fn lint_records(
             match by_number.get(&other).and_then(|g| g.first()) {
                 None => problems.push(problem(
                     &adr.path,
-                    None,
+                    at(&adr.path, "supersedes"),
                     format!("supersedes {other}, which does not exist"),
                 )),
                 Some(o) if !o.superseded_by.contains(&adr.number) => problems.push(problem(
                     &o.path,
-                    None,
+                    at(&o.path, "superseded-by"),
                     format!(
                         "ADR {} supersedes {other}, but {other} does not list {} in superseded-by",
                         adr.number, adr.number
@@ -191,12 +200,12 @@ pub fn lint_records(
             match by_number.get(&other).and_then(|g| g.first()) {
                 None => problems.push(problem(
                     &adr.path,
-                    None,
+                    at(&adr.path, "superseded-by"),
                     format!("superseded-by {other}, which does not exist"),
                 )),
                 Some(o) if !o.supersedes.contains(&adr.number) => problems.push(problem(
                     &o.path,
-                    None,
+                    at(&o.path, "supersedes"),
                     format!(
                         "ADR {} is superseded by {other}, but {other} does not list {} in supersedes",
                         adr.number, adr.number
@@ -209,14 +218,14 @@ pub fn lint_records(
         if superseded && adr.superseded_by.is_empty() {
             problems.push(problem(
                 &adr.path,
-                None,
+                at(&adr.path, "superseded-by"),
                 "status is superseded but superseded-by is empty".into(),
             ));
         }
         if !superseded && !adr.superseded_by.is_empty() && adr.status().is_some() {
             problems.push(problem(
                 &adr.path,
-                None,
+                at(&adr.path, "status"),
                 format!(
                     "superseded-by is set but status is {}, not superseded",
                     adr.status
@@ -230,7 +239,7 @@ pub fn lint_records(
             match by_number.get(&r.adr).and_then(|g| g.first()) {
                 None => problems.push(problem(
                     &adr.path,
-                    None,
+                    at(&adr.path, "relations"),
                     format!("{words} {}, which does not exist", r.adr),
                 )),
                 Some(o) => {
@@ -239,7 +248,7 @@ pub fn lint_records(
                     {
                         problems.push(problem(
                             &o.path,
-                            None,
+                            at(&o.path, "relations"),
                             format!(
                                 "ADR {} says `{words} {}`, but {} does not list {} {} in relations",
                                 adr.number, r.adr, r.adr, inverse, adr.number
@@ -264,7 +273,7 @@ pub fn lint_records(
             .collect();
         problems.push(problem(
             &path,
-            None,
+            at(&path, "supersedes"),
             format!(
                 "supersession cycle: {} (each supersedes the next, in whole or in part); \
                  remove one link",

@@ -76,7 +76,10 @@ fn init_writes_the_pre_commit_script_and_install_points_git_at_it() {
             "{staged}"
         );
         let script = read(&repo, &format!("hooks/{name}"));
-        assert!(script.contains(&format!("hooks run {name} \"$@\"")), "{script}");
+        assert!(
+            script.contains(&format!("hooks run {name} \"$@\"")),
+            "{script}"
+        );
     }
 
     let config_before = read(&repo, ".git/config");

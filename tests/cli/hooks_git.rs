@@ -106,7 +106,7 @@ fn a_staged_adr_that_breaks_another_record_is_refused() {
     let stderr = refused(&env, &repo, &["-m", "second"]);
     assert!(
         stderr.contains(&format!(
-            "{first}: ADR 2 supersedes 1, but 1 does not list 2 in superseded-by"
+            "{first}:9: ADR 2 supersedes 1, but 1 does not list 2 in superseded-by"
         )),
         "{stderr}"
     );
