@@ -42,7 +42,7 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
                 return Err(
                     Error::bad_input(format!("unknown hook event {:?}", args.event)).with_fix(
                         format!(
-                            "use a git hook name; cairn checks {} and runs the hooks it chained \
+                            "use a git hook name; cairn acts on {} and runs the hooks it chained \
                              for the others",
                             hooks::EVENTS.join(", ")
                         ),
