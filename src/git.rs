@@ -677,6 +677,98 @@ pub fn staged_blobs(root: &Path) -> Result<Vec<StagedBlob>> {
     Ok(out)
 }
 
+/// One file of the knowledge repository as the git index stages it or as HEAD holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    /// Relative to the knowledge repository's root, `/`-separated.
+    pub path: String,
+    pub bytes: Vec<u8>,
+}
+
+/// The knowledge repository's files that [`staged_files`] was asked for, on both sides of the
+/// next commit.
+#[derive(Debug, Clone, Default)]
+pub struct StagedFiles {
+    /// The knowledge repository's path in the git work tree with a trailing `/` (empty at the
+    /// root): `prefix + path` is the path git shows.
+    pub prefix: String,
+    /// As staged: what the next commit would hold.
+    pub staged: Vec<Version>,
+    /// As HEAD holds them (nothing before the first commit).
+    pub head: Vec<Version>,
+}
+
+/// The staged and HEAD content of the knowledge repository's files that `select` picks;
+/// `select(path, changed)` gets the path relative to `root` and whether the index differs from
+/// HEAD there (added, edited or deleted). Conflicted entries and submodules are left out.
+pub fn staged_files(root: &Path, select: impl Fn(&str, bool) -> bool) -> Result<StagedFiles> {
+    use gix::index::entry::{Mode, Stage};
+    let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
+    let work_dir = repo
+        .workdir()
+        .ok_or_else(|| Error::new(Kind::Git, "the git repository has no work tree"))?
+        .to_path_buf();
+    let prefix = match repo_prefix(&work_dir, root)? {
+        p if p.is_empty() => p,
+        p => format!("{p}/"),
+    };
+    let ids = |index: &gix::index::State| -> std::collections::BTreeMap<String, gix::ObjectId> {
+        index
+            .entries()
+            .iter()
+            .filter(|e| e.stage() == Stage::Unconflicted && e.mode != Mode::COMMIT)
+            .filter_map(|e| {
+                let path = e.path(index).to_string();
+                let rel = path.strip_prefix(&prefix)?.to_string();
+                Some((rel, e.id))
+            })
+            .collect()
+    };
+    let staged_ids = match repo.open_index() {
+        Ok(index) => ids(&index),
+        Err(_) if !repo.index_path().exists() => Default::default(),
+        Err(e) => return Err(git_err("cannot read the git index", e)),
+    };
+    let head_ids = match repo.head_commit().ok().map(|c| c.tree_id()) {
+        Some(tree) => {
+            let tree = tree.map_err(|e| git_err("cannot read HEAD's tree", e))?;
+            let head = repo
+                .index_from_tree(&tree)
+                .map_err(|e| git_err("cannot read HEAD's tree", e))?;
+            ids(&head)
+        }
+        None => Default::default(),
+    };
+    let read = |path: &str, id: &gix::ObjectId| -> Result<Version> {
+        let blob = repo
+            .find_blob(*id)
+            .map_err(|e| git_err(&format!("cannot read {prefix}{path}"), e))?;
+        Ok(Version {
+            path: path.to_string(),
+            bytes: blob.data.clone(),
+        })
+    };
+    let mut out = StagedFiles {
+        prefix: prefix.clone(),
+        ..Default::default()
+    };
+    let paths: std::collections::BTreeSet<&String> =
+        staged_ids.keys().chain(head_ids.keys()).collect();
+    for path in paths {
+        let (staged, head) = (staged_ids.get(path), head_ids.get(path));
+        if !select(path, staged != head) {
+            continue;
+        }
+        if let Some(id) = staged {
+            out.staged.push(read(path, id)?);
+        }
+        if let Some(id) = head {
+            out.head.push(read(path, id)?);
+        }
+    }
+    Ok(out)
+}
+
 /// Where [`set_hooks_path`] keeps, in the repository's own git config, the core.hooksPath it
 /// replaced (`cairn.previousHooksPath`); absent when core.hooksPath was unset. cairn's hook
 /// scripts run the hooks found there first, and [`restore_hooks_path`] puts it back.

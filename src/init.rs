@@ -3,7 +3,8 @@
 //! Creates only what is missing: the folders of the layout (an empty one gets a `.gitkeep` so
 //! git keeps it), `cairn.toml` with every default spelled out, `MEMORY.md`, a `.gitignore` line
 //! for `.cairn/`, `.gitattributes` lines giving the JSONL folders `merge=union`, and the
-//! `hooks/pre-commit` script (which runs only once `cairn hooks install` points git at it, so
+//! `hooks/pre-commit`, `hooks/post-commit` and `hooks/post-merge` scripts (which run only once
+//! `cairn hooks install` points git at them, so
 //! that a plain `git commit` never needs `cairn` on PATH until a person asks for it). Existing
 //! files are never rewritten; `.gitignore` and `.gitattributes` only gain the lines they lack
 //! (as `cargo init` does). Running it twice changes nothing.
@@ -53,6 +54,12 @@ pub fn init(dir: &Path) -> Result<Initialized> {
     if !root.join(hooks::PRE_COMMIT_PATH).exists() {
         written.extend(hooks::write_pre_commit(&root)?);
     }
+    let background: Vec<String> = hooks::background::EVENTS
+        .iter()
+        .filter(|e| !root.join("hooks").join(e).exists())
+        .map(|e| e.to_string())
+        .collect();
+    written.extend(hooks::write_scripts(&root, &background)?.written);
     for rel in DIRS {
         let path = root.join(rel);
         std::fs::create_dir_all(&path).map_err(|e| Error::io(path.display(), &e))?;

@@ -7,7 +7,11 @@
 //! by what; every relation in `relations` points at a record that exists and is answered by
 //! its inverse there (`amends 3` by `amended-by` in 3); no chain of supersession, whole or
 //! partial, comes back to where it started; and every Markdown link from one record to another
-//! resolves to a file in `decisions/`.
+//! resolves to a file in `decisions/`. A problem about a frontmatter key names that key's line
+//! (in the record to fix, which may be the other one of a pair).
+//!
+//! [`lint_records`] checks texts given to it, so the pre-commit hook runs the same check over
+//! what is staged ([`crate::hooks::lint`]); [`lint`] gives it the files on disk.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -30,24 +34,54 @@ pub struct Problem {
 
 /// Lints every record; an empty list means all is well.
 pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
+    let mut records = Vec::new();
+    for rel in super::record_files(repo)? {
+        let path = repo.path(&rel);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| crate::error::Error::io(path.display(), &e))?;
+        records.push((rel, text));
+    }
+    let dir_files: BTreeSet<String> = std::fs::read_dir(repo.path(DIR))
+        .map(|read| {
+            read.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    lint_records(&records, &dir_files, &super::history(repo)?)
+}
+
+/// Lints `records` (repository-relative path and text, sorted by path) as the whole of
+/// `decisions/`, whose files (records or not) are named in `dir_files`, against the folder's
+/// `history`: the same check whether the texts are the files on disk or what the git index
+/// stages (the pre-commit hook).
+pub fn lint_records(
+    records: &[(String, String)],
+    dir_files: &BTreeSet<String>,
+    history: &crate::git::FolderHistory,
+) -> Result<Vec<Problem>, Error> {
     let mut problems = Vec::new();
     let mut adrs: Vec<Adr> = Vec::new();
-    for rel in super::record_files(repo)? {
-        let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
+    // The line of a frontmatter key in a record, where a problem about it points.
+    let at = |path: &str, key: &str| -> Option<usize> {
+        let (_, text) = records.iter().find(|(rel, _)| rel == path)?;
+        super::frontmatter::line_of(&super::frontmatter::split(text)?, key)
+    };
+    for (rel, text) in records {
+        let name = rel.rsplit('/').next().unwrap_or(rel).to_string();
         let file_number = super::number_of_file_name(&name);
         if file_number.is_none() {
-            problems.push(problem(&rel, None, "file name must be NNNN-slug.md".into()));
+            problems.push(problem(rel, None, "file name must be NNNN-slug.md".into()));
         }
-        let adr = match super::load(repo, &rel) {
+        let adr = match super::parse(std::path::Path::new(rel), rel, text) {
             Ok(adr) => adr,
             Err(Error::Malformed { line, message, .. }) => {
-                problems.push(problem(&rel, Some(line), message));
+                problems.push(problem(rel, Some(line), message));
                 continue;
             }
             Err(err) => return Err(err),
         };
-        let text = std::fs::read_to_string(repo.path(&rel)).unwrap_or_default();
-        let split = super::frontmatter::split(&text);
+        let split = super::frontmatter::split(text);
         let line = |key: &str| {
             split
                 .as_ref()
@@ -57,7 +91,7 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
             && n != adr.number
         {
             problems.push(problem(
-                &rel,
+                rel,
                 line("number"),
                 format!(
                     "frontmatter number {} does not match the file name's {n}",
@@ -67,7 +101,7 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         }
         if adr.status().is_none() {
             problems.push(problem(
-                &rel,
+                rel,
                 line("status"),
                 format!(
                     "status `{}` is not one of proposed, accepted, shipped, superseded, deprecated, rejected",
@@ -77,7 +111,7 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         }
         if NaiveDate::parse_from_str(&adr.date, "%Y-%m-%d").is_err() {
             problems.push(problem(
-                &rel,
+                rel,
                 line("date"),
                 format!("date `{}` is not YYYY-MM-DD", adr.date),
             ));
@@ -95,7 +129,7 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
             for adr in &group[1..] {
                 problems.push(problem(
                     &adr.path,
-                    None,
+                    at(&adr.path, "number"),
                     format!(
                         "number {n} is used by {} files: {}",
                         group.len(),
@@ -106,7 +140,6 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         }
     }
 
-    let history = super::history(repo)?;
     let current: BTreeSet<String> = adrs
         .iter()
         .map(|a| a.path.rsplit('/').next().unwrap_or(&a.path).to_string())
@@ -133,7 +166,7 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         if let Some((old, seen)) = earlier {
             problems.push(problem(
                 &adr.path,
-                None,
+                at(&adr.path, "number"),
                 format!(
                     "number {n} was first used by {DIR}/{old} (commit {}, since deleted): numbers are \
                      never reused; give this record the next free number (or, if it is that record \
@@ -149,12 +182,12 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
             match by_number.get(&other).and_then(|g| g.first()) {
                 None => problems.push(problem(
                     &adr.path,
-                    None,
+                    at(&adr.path, "supersedes"),
                     format!("supersedes {other}, which does not exist"),
                 )),
                 Some(o) if !o.superseded_by.contains(&adr.number) => problems.push(problem(
                     &o.path,
-                    None,
+                    at(&o.path, "superseded-by"),
                     format!(
                         "ADR {} supersedes {other}, but {other} does not list {} in superseded-by",
                         adr.number, adr.number
@@ -167,12 +200,12 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
             match by_number.get(&other).and_then(|g| g.first()) {
                 None => problems.push(problem(
                     &adr.path,
-                    None,
+                    at(&adr.path, "superseded-by"),
                     format!("superseded-by {other}, which does not exist"),
                 )),
                 Some(o) if !o.supersedes.contains(&adr.number) => problems.push(problem(
                     &o.path,
-                    None,
+                    at(&o.path, "supersedes"),
                     format!(
                         "ADR {} is superseded by {other}, but {other} does not list {} in supersedes",
                         adr.number, adr.number
@@ -185,14 +218,14 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         if superseded && adr.superseded_by.is_empty() {
             problems.push(problem(
                 &adr.path,
-                None,
+                at(&adr.path, "superseded-by"),
                 "status is superseded but superseded-by is empty".into(),
             ));
         }
         if !superseded && !adr.superseded_by.is_empty() && adr.status().is_some() {
             problems.push(problem(
                 &adr.path,
-                None,
+                at(&adr.path, "status"),
                 format!(
                     "superseded-by is set but status is {}, not superseded",
                     adr.status
@@ -206,7 +239,7 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
             match by_number.get(&r.adr).and_then(|g| g.first()) {
                 None => problems.push(problem(
                     &adr.path,
-                    None,
+                    at(&adr.path, "relations"),
                     format!("{words} {}, which does not exist", r.adr),
                 )),
                 Some(o) => {
@@ -215,7 +248,7 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
                     {
                         problems.push(problem(
                             &o.path,
-                            None,
+                            at(&o.path, "relations"),
                             format!(
                                 "ADR {} says `{words} {}`, but {} does not list {} {} in relations",
                                 adr.number, r.adr, r.adr, inverse, adr.number
@@ -240,7 +273,7 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
             .collect();
         problems.push(problem(
             &path,
-            None,
+            at(&path, "supersedes"),
             format!(
                 "supersession cycle: {} (each supersedes the next, in whole or in part); \
                  remove one link",
@@ -249,23 +282,15 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
         ));
     }
 
-    let names: BTreeSet<String> = super::record_files(repo)?
+    let names: BTreeSet<String> = records
         .iter()
-        .map(|rel| rel.rsplit('/').next().unwrap_or(rel).to_string())
+        .map(|(rel, _)| rel.rsplit('/').next().unwrap_or(rel).to_string())
         .collect();
-    let dir_files: BTreeSet<String> = std::fs::read_dir(repo.path(DIR))
-        .map(|read| {
-            read.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    for rel in super::record_files(repo)? {
-        let text = std::fs::read_to_string(repo.path(&rel)).unwrap_or_default();
-        for link in mdlinks::record_links(&text, DIR) {
+    for (rel, text) in records {
+        for link in mdlinks::record_links(text, DIR) {
             if !names.contains(&link.file) && !dir_files.contains(&link.file) {
                 problems.push(problem(
-                    &rel,
+                    rel,
                     Some(link.line),
                     format!(
                         "link to `{}` does not resolve: there is no {DIR}/{}",

@@ -23,8 +23,10 @@ pub enum Command {
     /// Point core.hooksPath back where it was before `cairn hooks install`; with --agent:
     /// remove exactly what `cairn hooks install --agent` added
     Uninstall(agent::Target),
-    /// Run the hook for EVENT: the previous hook of that name, then cairn's check (pre-commit:
-    /// refuse a commit that stages a secret)
+    /// Run the hook for EVENT: the previous hook of that name, then cairn's part (pre-commit:
+    /// refuse a commit that stages a secret or a malformed ADR, MEMORY.md or JSONL line;
+    /// post-commit, post-merge: update the index in the background; with --agent:
+    /// session-start, pre-compact, session-end)
     Run(RunArgs),
 }
 
@@ -61,7 +63,7 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
                 return Err(
                     Error::bad_input(format!("unknown hook event {:?}", args.event)).with_fix(
                         format!(
-                            "use a git hook name; cairn checks {} and runs the hooks it chained \
+                            "use a git hook name; cairn acts on {} and runs the hooks it chained \
                              for the others",
                             hooks::EVENTS.join(", ")
                         ),
@@ -94,29 +96,16 @@ fn install(ctx: &Ctx) -> Result<Report> {
         .as_deref()
         .map(hooks::chainable)
         .unwrap_or_default();
-    let others: Vec<String> = chained
-        .iter()
-        .filter(|e| e.as_str() != "pre-commit")
-        .cloned()
-        .collect();
+    let others = other_scripts(&chained);
     let scripts = hooks::write_scripts(repo.root(), &others)?;
     written.extend(scripts.written);
-    let commit = ctx.commit(
-        &repo,
-        &written,
-        "hooks: install the pre-commit secret check",
-    )?;
+    let commit = ctx.commit(&repo, &written, "hooks: install the git hooks")?;
     let path = git::set_hooks_path(repo.root())?;
     let dir_shown = chained_dir.as_deref().map(|d| shown(d, &repo));
     let warnings: Vec<String> = scripts
         .own
         .iter()
-        .map(|event| {
-            format!(
-                "hooks/{event} is your own script: {}/{event} runs only if it calls it",
-                dir_shown.as_deref().unwrap_or_default()
-            )
-        })
+        .map(|event| own_script_warning(event, &chained, dir_shown.as_deref()))
         .collect();
     let mut human = if written.is_empty() && !path.changed {
         format!("hooks already installed (core.hooksPath = {})", path.value)
@@ -153,6 +142,36 @@ fn install(ctx: &Ctx) -> Result<Report> {
         )))
 }
 
+/// The scripts install writes besides pre-commit: cairn's background index update, and one per
+/// hook of the previous folder.
+fn other_scripts(chained: &[String]) -> Vec<String> {
+    let mut events: Vec<String> = hooks::background::EVENTS
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+    for e in chained {
+        if e != "pre-commit" && !events.contains(e) {
+            events.push(e.clone());
+        }
+    }
+    events
+}
+
+/// What a person's own script in hooks/ (one that does not call cairn) keeps from running.
+fn own_script_warning(event: &str, chained: &[String], dir: Option<&str>) -> String {
+    let mut lost = Vec::new();
+    if chained.iter().any(|c| c == event) {
+        lost.push(format!("{}/{event} runs", dir.unwrap_or_default()));
+    }
+    if hooks::background::EVENTS.contains(&event) {
+        lost.push("the index is brought up to date in the background".to_string());
+    }
+    format!(
+        "hooks/{event} is your own script: {} only if it runs `cairn hooks run {event}`",
+        lost.join(", and ")
+    )
+}
+
 fn uninstall(ctx: &Ctx) -> Result<Report> {
     let repo = ctx.repo()?;
     let _lock = repo.lock()?;
@@ -176,6 +195,11 @@ fn uninstall(ctx: &Ctx) -> Result<Report> {
 fn run_event(ctx: &Ctx, args: &RunArgs) -> Result<Report> {
     let repo = ctx.repo()?;
     let event = args.event.as_str();
+    // The background update starts before any chained hook: that hook neither holds it up nor,
+    // failing, loses it.
+    let index = hooks::background::EVENTS
+        .contains(&event)
+        .then(|| start_index(&repo));
     // Chain only when git runs cairn's hooks, and never from inside a chained hook.
     let chained = if std::env::var_os(hooks::CHAIN_GUARD).is_some() {
         None
@@ -195,43 +219,91 @@ fn run_event(ctx: &Ctx, args: &RunArgs) -> Result<Report> {
             "cairn: {} failed ({how}); the {event} hook stops here",
             shown(&c.hook, &repo)
         ));
-        let data = json!({ "event": event, "chained": c });
+        let mut data = json!({ "event": event, "chained": c });
+        if let Some(pid) = index {
+            data["index_pid"] = json!(pid);
+        }
         return Ok(Report::new("hooks_run", data, "").status(Status::NothingOrFailed));
+    }
+    let mut data = json!({ "event": event, "chained": chained });
+    if let Some(pid) = index {
+        data["index_pid"] = json!(pid);
     }
     match event {
         "pre-commit" => pre_commit(&repo, chained),
-        _ => Ok(Report::new(
-            "hooks_run",
-            json!({ "event": event, "chained": chained }),
-            "",
-        )),
+        _ => Ok(Report::new("hooks_run", data, "")),
+    }
+}
+
+/// Starts the background index update; one that cannot start is said on stderr and never
+/// fails the git command (the next read brings the index up to date anyway).
+fn start_index(repo: &Repo) -> Option<u32> {
+    match hooks::background::spawn_index(repo) {
+        Ok(pid) => Some(pid),
+        Err(e) => {
+            output::notice(&format!(
+                "cairn: {e}; the index is brought up to date at the next read instead"
+            ));
+            None
+        }
     }
 }
 
 fn pre_commit(repo: &Repo, chained: Option<hooks::Chained>) -> Result<Report> {
     let scan = hooks::pre_commit(repo)?;
+    let lint = hooks::lint::staged(repo)?;
     let data = json!({
         "event": "pre-commit",
         "chained": chained,
         "scanned": scan.scanned,
         "secrets": scan.secrets,
+        "linted": lint.checked,
+        "problems": lint.problems,
     });
-    if scan.secrets.is_empty() {
-        return Ok(Report::new("hooks_run", data, ""));
-    }
     // Words for the person at `git commit`, on stderr; the secrets themselves never appear.
+    let advice: Vec<String> = lint.advice.iter().map(|p| p.to_string()).collect();
+    if scan.secrets.is_empty() && lint.problems.is_empty() {
+        return Ok(Report::new("hooks_run", data, "").warnings(advice));
+    }
+    let mut found = Vec::new();
+    if !scan.secrets.is_empty() {
+        found.push(output::count(scan.secrets.len(), "staged secret"));
+    }
+    if !lint.problems.is_empty() {
+        found.push(output::count(lint.problems.len(), "problem"));
+    }
     output::notice(&format!(
         "cairn: {}; the commit is refused",
-        output::count(scan.secrets.len(), "staged secret")
+        found.join(" and ")
     ));
     for s in &scan.secrets {
         output::notice(&format!("{}:{}: {}", s.path, s.line, s.kind));
     }
-    output::notice("  to fix: unstage it, or redact it; cairn never commits a secret");
-    Ok(Report::new("hooks_run", data, "")
-        .status(Status::NothingOrFailed)
-        .next(Next::new(
+    for p in &lint.problems {
+        output::notice(&p.to_string());
+    }
+    if !scan.secrets.is_empty() {
+        output::notice("  to fix: unstage it, or redact it; cairn never commits a secret");
+    }
+    if !lint.problems.is_empty() {
+        output::notice(
+            "  to fix: correct the staged file and `git add` it again (`cairn adr lint`, \
+             `cairn memory lint` check the working files)",
+        );
+    }
+    let next = if scan.secrets.is_empty() {
+        Next::new(
+            "cairn adr lint",
+            "check the decision records in the working tree",
+        )
+    } else {
+        Next::new(
             "git restore --staged PATH",
             "unstage a file that holds a secret",
-        )))
+        )
+    };
+    Ok(Report::new("hooks_run", data, "")
+        .warnings(advice)
+        .status(Status::NothingOrFailed)
+        .next(next))
 }

@@ -19,6 +19,7 @@ mod reflect;
 pub(crate) mod remember;
 pub(crate) mod review;
 mod sessions;
+pub(crate) mod shell;
 pub(crate) mod slog;
 mod stats;
 mod triage;
@@ -108,6 +109,10 @@ pub enum Command {
     Review(review::Args),
     /// Serve the knowledge repository to agents: a Model Context Protocol server on stdio
     Mcp(mcp::Args),
+    /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell)
+    Completions(shell::CompletionsArgs),
+    /// Print cairn's man page (roff), or write one page per command with --dir
+    Man(shell::ManArgs),
 }
 
 /// `--no-commit`, flattened into the arguments of every command that commits (a read-only
@@ -523,6 +528,8 @@ pub(crate) fn execute(ctx: &Ctx, command: Command) -> Result<Report> {
         Command::Eval(cmd) => eval::run(ctx, cmd),
         Command::Triage(args) => triage::run(ctx, args),
         Command::Review(args) => review::run(ctx, args),
+        Command::Completions(args) => shell::completions(args),
+        Command::Man(args) => shell::man(ctx, args),
         Command::Mcp(_) => Err(Error::bad_input(
             "`cairn mcp` serves on stdio and cannot be called from a server",
         )),

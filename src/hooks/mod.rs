@@ -3,9 +3,11 @@
 //! `cairn hooks install` points git's `core.hooksPath` at `hooks/`, where [`PRE_COMMIT`] is a
 //! two-line POSIX script that hands over to `cairn hooks run pre-commit`. That run scans what
 //! is staged (the index blobs that differ from HEAD, read through [`crate::git`]) with the
-//! built-in secret rules and the `[redact]` patterns of `cairn.toml`, and the commit is refused
-//! when anything is found. Agent session hooks (session-start, pre-compact, session-end for
-//! Claude Code, Codex and pi) are in [`agents`].
+//! built-in secret rules and the `[redact]` patterns of `cairn.toml`, and lints the staged
+//! ADRs, MEMORY.md and JSON Lines ([`lint`]); the commit is refused when anything is found.
+//! `hooks/post-commit` and `hooks/post-merge` start `cairn index` in the background
+//! ([`background`]) and return at once. Agent session hooks (session-start, pre-compact,
+//! session-end for Claude Code, Codex and pi) are in [`agents`].
 //!
 //! # Chaining
 //!
@@ -23,6 +25,8 @@
 //! This module decides and never prints; `cli/hooks.rs` reports.
 
 pub mod agents;
+pub mod background;
+pub mod lint;
 
 use std::path::{Path, PathBuf};
 
@@ -46,8 +50,8 @@ exec cairn --repo \"$(dirname \"$0\")/..\" hooks run pre-commit \"$@\"\n";
 /// The line that makes an existing pre-commit script cairn's.
 const PRE_COMMIT_CALL: &str = "hooks run pre-commit";
 
-/// Hook events cairn itself checks something on.
-pub const EVENTS: &[&str] = &["pre-commit"];
+/// Hook events cairn itself does something on.
+pub const EVENTS: &[&str] = &["pre-commit", "post-commit", "post-merge"];
 
 /// Every hook git runs (githooks(5)): the events `cairn hooks run` accepts and chains.
 pub const GIT_HOOKS: &[&str] = &[
@@ -88,6 +92,13 @@ pub const CHAIN_GUARD: &str = "CAIRN_HOOK_CHAINED";
 pub fn script(event: &str) -> String {
     if event == "pre-commit" {
         return PRE_COMMIT.to_string();
+    }
+    if background::EVENTS.contains(&event) {
+        return format!(
+            "#!/bin/sh\n\
+             # cairn: bring the index up to date in the background after {event} (returns at once).\n\
+             exec cairn --repo \"$(dirname \"$0\")/..\" hooks run {event} \"$@\"\n"
+        );
     }
     format!(
         "#!/bin/sh\n\

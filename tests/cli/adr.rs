@@ -719,11 +719,16 @@ fn adr_lint_flags_one_sided_supersedes() {
         "supersedes: []\n",
         "supersedes: [1]\n",
     );
-    lint_fails_with(
+    let problems = lint_fails_with(
         &env,
         &repo,
         "decisions/0001-one.md",
         "ADR 2 supersedes 1, but 1 does not list 2 in superseded-by",
+    );
+    // It points at the key to fix in the other record.
+    assert_eq!(
+        problems[0]["line"], 9,
+        "the superseded-by line: {problems:#?}"
     );
 }
 
@@ -1233,7 +1238,7 @@ fn adr_lint_flags_reused_number_after_it_is_committed() {
     let out = env.cairn_in(&repo, &["adr", "lint"]).code(1);
     assert!(
         out.stdout.contains(
-            "decisions/0002-other-idea.md: number 2 was first used by decisions/0002-second-idea.md"
+            "decisions/0002-other-idea.md:2: number 2 was first used by decisions/0002-second-idea.md"
         ),
         "{}",
         out.stdout

@@ -21,7 +21,7 @@ fn corpus_secret(kind: &str, prefix: &str) -> (String, String) {
 }
 
 /// Runs a real `git commit`, with `cairn` on PATH as the hook needs it.
-fn git_commit(env: &Env, repo: &Path, args: &[&str]) -> Output {
+pub(crate) fn git_commit(env: &Env, repo: &Path, args: &[&str]) -> Output {
     let bin_dir = Path::new(BIN).parent().unwrap();
     let path = format!(
         "{}:{}",
@@ -42,12 +42,12 @@ fn git_commit(env: &Env, repo: &Path, args: &[&str]) -> Output {
         .expect("run git commit")
 }
 
-fn head(env: &Env, repo: &Path) -> String {
+pub(crate) fn head(env: &Env, repo: &Path) -> String {
     env.git(repo, &["rev-parse", "HEAD"])
 }
 
 /// A repository made by `cairn init`, with the hooks installed.
-fn installed() -> (Env, std::path::PathBuf) {
+pub(crate) fn installed() -> (Env, std::path::PathBuf) {
     let (env, repo) = Env::repo();
     env.cairn_in(&repo, &["hooks", "install"]).code(0);
     (env, repo)
@@ -67,6 +67,20 @@ fn init_writes_the_pre_commit_script_and_install_points_git_at_it() {
         "{staged}"
     );
     assert!(!repo.join("hooks/.gitkeep").exists());
+    // The background index update's scripts, committed executable beside it.
+    for name in ["post-commit", "post-merge"] {
+        assert!(
+            staged
+                .lines()
+                .any(|l| l.starts_with("100755 ") && l.ends_with(&format!("hooks/{name}"))),
+            "{staged}"
+        );
+        let script = read(&repo, &format!("hooks/{name}"));
+        assert!(
+            script.contains(&format!("hooks run {name} \"$@\"")),
+            "{script}"
+        );
+    }
 
     let config_before = read(&repo, ".git/config");
     let head_before = head(&env, &repo);
@@ -242,7 +256,7 @@ fn an_unknown_hook_event_is_an_error() {
 }
 
 /// Writes an executable hook script at `path`.
-fn hook(path: &Path, body: &str) {
+pub(crate) fn hook(path: &Path, body: &str) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
