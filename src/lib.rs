@@ -28,6 +28,7 @@
 //! - [`provider`]: the only HTTP code (reqwest): embeddings from Ollama, OpenAI-format, Voyage.
 //! - [`redact`]: finding and redacting secrets (API keys, tokens, private keys, passwords).
 //! - [`telemetry`]: one event per pipeline step in `.cairn/telemetry.jsonl`.
+//! - [`sync`]: `cairn sync`: fetch, union merge made right, ADR renumbering, push (git CLI).
 //! - [`init`]: making or adopting a knowledge repository.
 //! - [`doctor`]: health checks and repairs of the files.
 //! - [`time`]: parsing the times and spans users type.
@@ -61,6 +62,7 @@ pub mod review;
 pub mod sessions;
 pub mod slog;
 pub mod store;
+pub mod sync;
 pub mod telemetry;
 pub mod time;
 pub mod triage;

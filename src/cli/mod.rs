@@ -19,6 +19,7 @@ mod review;
 mod sessions;
 mod slog;
 mod stats;
+mod sync;
 mod triage;
 
 use std::cell::Cell;
@@ -104,6 +105,8 @@ pub enum Command {
     Triage(triage::Args),
     /// Decide the proposed MEMORY.md changes that wait for a person (prompts on a terminal)
     Review(review::Args),
+    /// Pull from the git remote (JSON Lines merge by union), bring the index up to date, push
+    Sync(sync::Args),
 }
 
 /// `--no-commit`, flattened into the arguments of every command that commits (a read-only
@@ -433,5 +436,6 @@ fn dispatch(cli: Cli) -> Result<Report> {
         Command::Eval(cmd) => eval::run(&ctx, cmd),
         Command::Triage(args) => triage::run(&ctx, args),
         Command::Review(args) => review::run(&ctx, args),
+        Command::Sync(args) => sync::run(&ctx, args),
     }
 }
