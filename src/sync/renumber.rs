@@ -10,7 +10,9 @@
 //! in relation keys of frontmatter (`supersedes`, `superseded-by`, `relations`' `adr:`) on
 //! lines that came from our side, that is lines the remote's copy of that file does not hold:
 //! a relation the remote already had points at the remote's record. Plain words like
-//! "ADR 31" outside links are left alone: they may mean either record.
+//! "ADR 31" outside links are left alone: they may mean either record. The moved record keeps
+//! `renumbered-from: OLD-NAME` in its frontmatter, so that `cairn adr lint` reads the old name
+//! as moved, not as a deleted record whose number was reused.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -67,10 +69,15 @@ pub fn rewrite(text: &str, name: &str, moves: &[Move], ours: impl Fn(&str) -> bo
     let mut first = true;
     let mut key = String::new();
     let mut heading_done = false;
+    let mut noted = false;
     for line in text.split_inclusive('\n') {
         let mut line = line.to_string();
         if frontmatter && !first && line.trim_end() == "---" {
             frontmatter = false;
+            if let Some(m) = own.filter(|_| !noted) {
+                // Where it came from, so that lint knows the old name moved, not deleted.
+                out.push_str(&format!("renumbered-from: {}\n", m.old_name));
+            }
         } else if frontmatter && !first {
             if !line.starts_with([' ', '\t', '-']) {
                 key = line.split(':').next().unwrap_or("").trim().to_string();
@@ -81,6 +88,12 @@ pub fn rewrite(text: &str, name: &str, moves: &[Move], ours: impl Fn(&str) -> bo
                         line = replace_numbers(&line, &BTreeMap::from([(m.from, m.to)]), |_| {
                             true
                         });
+                    }
+                }
+                "renumbered-from" => {
+                    if let Some(m) = own {
+                        line = format!("renumbered-from: {}\n", m.old_name);
+                        noted = true;
                     }
                 }
                 "supersedes" | "superseded-by" if ours(&line) => {
@@ -249,7 +262,7 @@ mod tests {
         let own = "---\nnumber: 31\ntitle: Ours\nsupersedes: [5]\nsuperseded-by: []\n---\n# 31. Ours\n\nSee [ADR 31](0031-ours.md) and ADR 31.\n";
         assert_eq!(
             rewrite(own, "0031-ours.md", &moves, |_| true),
-            "---\nnumber: 33\ntitle: Ours\nsupersedes: [5]\nsuperseded-by: []\n---\n# 33. Ours\n\nSee [ADR 33](0033-ours.md) and ADR 31.\n"
+            "---\nnumber: 33\ntitle: Ours\nsupersedes: [5]\nsuperseded-by: []\nrenumbered-from: 0031-ours.md\n---\n# 33. Ours\n\nSee [ADR 33](0033-ours.md) and ADR 31.\n"
         );
         // Another record: our relation line follows, the remote's stays.
         let other = "---\nnumber: 5\nsuperseded-by: [31, 310]\nrelations:\n  - {kind: amended-by, adr: 31, text: Amended by}\n---\n# 5. Old\n\n[31. Theirs](./0031-theirs.md#why) [ours](../decisions/0031-ours.md#why)\n```\n[x](0031-ours.md)\n```\n";

@@ -16,4 +16,5 @@ mod reflect;
 mod review;
 mod sessions;
 mod slog;
+mod sync;
 mod triage;
