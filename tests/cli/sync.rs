@@ -399,13 +399,19 @@ fn a_last_line_without_its_newline_is_neither_glued_nor_lost() {
     let by_hand = r#"{"id":"sl-byhand000001","ts":"2026-12-01T08:30:00Z","action":"note","tool":"vim","detail":"typed by hand"}"#;
     std::fs::write(b.join(day), format!("{text}{by_hand}")).unwrap();
     env.git(&b, &["commit", "-qam", "a line by hand"]);
-    env.cairn_in(&a, &["sync"]).code(0);
+    // B's file goes out first, so that in A's merge its unterminated line comes last.
     env.cairn_in(&b, &["sync"]).code(0);
-    let merged = read(&b, day);
-    assert!(merged.ends_with('\n'), "{merged:?}");
-    assert_eq!(merged.lines().count(), 3, "{merged}");
-    for line in merged.lines() {
-        serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let data = env.cairn_in(&a, &["--json", "sync"]).code(0).data();
+    assert_eq!(data["merge"], "merge", "{data}");
+    assert_eq!(data["repaired"], serde_json::json!([day]), "{data}");
+    env.cairn_in(&b, &["sync"]).code(0);
+    for root in [&a, &b] {
+        let merged = read(root, day);
+        assert!(merged.ends_with('\n'), "{merged:?}");
+        assert_eq!(merged.lines().count(), 3, "{merged}");
+        for line in merged.lines() {
+            serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        }
     }
     let run = env
         .cairn_in(&b, &[&pin[..], &["slog", "deploy", "nats", "after"]].concat())
