@@ -36,6 +36,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         done.branch, done.remote, done.remote_branch
     );
     let mut parts = Vec::new();
+    if done.finished_merge {
+        parts.push("the merge left in progress was committed".to_string());
+    }
     parts.push(match done.merge {
         Merge::None => "nothing new came in".to_string(),
         Merge::FastForward => format!(
