@@ -53,7 +53,11 @@ fn main() {
     // 1. The remote and the two clones.
     let template = work.path().join("template");
     std::fs::create_dir_all(&template).expect("template");
-    git(&home, &template, &["init", "-q", "--bare", "-b", "main", "remote.git"]);
+    git(
+        &home,
+        &template,
+        &["init", "-q", "--bare", "-b", "main", "remote.git"],
+    );
     let a = template.join("a");
     run(cairn(&home, &template, &["init", "a"]), "init");
     git(&home, &a, &["remote", "add", "origin", "../remote.git"]);
@@ -65,7 +69,11 @@ fn main() {
     let started = Instant::now();
     for (side, root) in [("a", &a), ("b", &b)] {
         for k in 0..entries {
-            let detail = format!("{side} deployed build {k} of service-{} to host-{}", k % 37, k % 11);
+            let detail = format!(
+                "{side} deployed build {k} of service-{} to host-{}",
+                k % 37,
+                k % 11
+            );
             run(
                 cairn(&home, root, &["slog", "deploy", "caddy", &detail]),
                 "slog",
@@ -113,7 +121,10 @@ fn main() {
     let mut ids = std::collections::HashSet::new();
     for line in day.lines() {
         let v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
-        assert!(ids.insert(v["id"].as_str().unwrap_or_default().to_string()), "an entry twice");
+        assert!(
+            ids.insert(v["id"].as_str().unwrap_or_default().to_string()),
+            "an entry twice"
+        );
     }
     assert_eq!(ids.len(), 2 * entries, "every entry of both sides, once");
     run(cairn(&home, &last, &["index", "--verify"]), "verify");
@@ -134,7 +145,10 @@ fn main() {
         "  git pull && git push in B (reference)               median {:>8.1} ms",
         ms(median(git_b))
     );
-    println!("  checked: B holds all {} entries once; index --verify passes", 2 * entries);
+    println!(
+        "  checked: B holds all {} entries once; index --verify passes",
+        2 * entries
+    );
     if std::env::var_os("CAIRN_BENCH_KEEP").is_some() {
         let kept = work.keep();
         println!("  kept {}", kept.display());
@@ -172,8 +186,13 @@ fn cairn(home: &Path, dir: &Path, args: &[&str]) -> Command {
 
 fn git(home: &Path, dir: &Path, args: &[&str]) {
     let mut c = scrubbed("git", home, dir);
-    c.args(["-c", "user.name=bench", "-c", "user.email=bench@example.com"])
-        .args(args);
+    c.args([
+        "-c",
+        "user.name=bench",
+        "-c",
+        "user.email=bench@example.com",
+    ])
+    .args(args);
     run(c, &format!("git {args:?}"));
 }
 

@@ -13,7 +13,12 @@ pub struct Args {
     /// remote, else origin]
     pub remote: Option<String>,
     /// Stop any one git run (fetch, merge, push) that takes longer than this many seconds
-    #[arg(long, env = "CAIRN_SYNC_TIMEOUT", default_value_t = 120, value_name = "SECS")]
+    #[arg(
+        long,
+        env = "CAIRN_SYNC_TIMEOUT",
+        default_value_t = 120,
+        value_name = "SECS"
+    )]
     pub timeout: u64,
 }
 

@@ -189,41 +189,42 @@ fn remote_of(git: &Git, branch: &str, asked: Option<&str>) -> Result<(String, Op
         .lines()
         .map(str::to_string)
         .collect();
-    let remote = match asked {
-        Some(r) => {
-            let url_like = r.contains('/') || r.contains(':') || r.starts_with('.');
-            if !url_like && !remotes.iter().any(|x| x == r) {
-                return Err(Error::new(Kind::Git, format!("there is no git remote named {r}"))
+    let remote =
+        match asked {
+            Some(r) => {
+                let url_like = r.contains('/') || r.contains(':') || r.starts_with('.');
+                if !url_like && !remotes.iter().any(|x| x == r) {
+                    return Err(Error::new(Kind::Git, format!("there is no git remote named {r}"))
                     .with_fix(format!(
                         "`git remote -v` lists the remotes; add this one with `git remote add \
                          {r} URL`, then run `cairn sync {r}` again"
                     )));
+                }
+                r.to_string()
             }
-            r.to_string()
-        }
-        None => match (&tracked, remotes.as_slice()) {
-            (Some(t), _) => t.clone(),
-            (None, [only]) => only.clone(),
-            (None, []) => {
-                return Err(Error::new(Kind::Git, "there is no git remote to sync with")
-                    .with_fix(
-                        "add one with `git remote add origin URL` (a bare repository others \
+            None => match (&tracked, remotes.as_slice()) {
+                (Some(t), _) => t.clone(),
+                (None, [only]) => only.clone(),
+                (None, []) => {
+                    return Err(Error::new(Kind::Git, "there is no git remote to sync with")
+                        .with_fix(
+                            "add one with `git remote add origin URL` (a bare repository others \
                          can reach), then run `cairn sync` again",
-                    ));
-            }
-            (None, many) if many.iter().any(|r| r == "origin") => "origin".to_string(),
-            (None, many) => {
-                return Err(Error::new(
-                    Kind::Git,
-                    format!(
-                        "there are several git remotes ({}) and none is this branch's upstream",
-                        many.join(", ")
-                    ),
-                )
-                .with_fix("name one: `cairn sync REMOTE`"));
-            }
-        },
-    };
+                        ));
+                }
+                (None, many) if many.iter().any(|r| r == "origin") => "origin".to_string(),
+                (None, many) => {
+                    return Err(Error::new(
+                        Kind::Git,
+                        format!(
+                            "there are several git remotes ({}) and none is this branch's upstream",
+                            many.join(", ")
+                        ),
+                    )
+                    .with_fix("name one: `cairn sync REMOTE`"));
+                }
+            },
+        };
     let upstream = (tracked.as_deref() == Some(remote.as_str()))
         .then_some(merge)
         .flatten();
@@ -282,7 +283,10 @@ fn merge(
         Ok(git.run(&["merge-base", "--is-ancestor", a, b])?.success)
     };
     let Some(head) = head else {
-        git.ok(&["merge", "--ff-only", "--quiet", tip], "cannot check out the remote's branch")?;
+        git.ok(
+            &["merge", "--ff-only", "--quiet", tip],
+            "cannot check out the remote's branch",
+        )?;
         out.merge = Merge::FastForward;
         out.incoming += count(git, tip)?;
         return Ok(());
@@ -387,7 +391,15 @@ fn repair_jsonl(
     out: &mut Synced,
 ) -> Result<()> {
     let changed = git.text(
-        &["diff", "--name-only", "--relative", "-z", ours, theirs, "--"],
+        &[
+            "diff",
+            "--name-only",
+            "--relative",
+            "-z",
+            ours,
+            theirs,
+            "--",
+        ],
         "cannot list the merged files",
     )?;
     let prefix = git.text(&["rev-parse", "--show-prefix"], "cannot read the prefix")?;
@@ -489,7 +501,10 @@ fn renumber_collisions(
         });
     }
     let subject = match moves.as_slice() {
-        [m] => format!("sync: renumber ADR {} to {} (taken on the remote)", m.from, m.to),
+        [m] => format!(
+            "sync: renumber ADR {} to {} (taken on the remote)",
+            m.from, m.to
+        ),
         many => format!("sync: renumber {} ADRs taken on the remote", many.len()),
     };
     let trailers: Vec<(&str, String)> = moves

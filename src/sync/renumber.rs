@@ -85,9 +85,7 @@ pub fn rewrite(text: &str, name: &str, moves: &[Move], ours: impl Fn(&str) -> bo
             match key.as_str() {
                 "number" => {
                     if let Some(m) = own {
-                        line = replace_numbers(&line, &BTreeMap::from([(m.from, m.to)]), |_| {
-                            true
-                        });
+                        line = replace_numbers(&line, &BTreeMap::from([(m.from, m.to)]), |_| true);
                     }
                 }
                 "renumbered-from" => {

@@ -118,11 +118,7 @@ mod tests {
         let merged = "{\"a\":1}\n{\"x\":1}\n{\"o\":1}\n{\"x\":1}\n{\"t\":1}\n";
         assert_eq!(
             run(merged, ours, theirs),
-            Some((
-                "{\"a\":1}\n{\"x\":1}\n{\"o\":1}\n{\"t\":1}\n".into(),
-                1,
-                0
-            ))
+            Some(("{\"a\":1}\n{\"x\":1}\n{\"o\":1}\n{\"t\":1}\n".into(), 1, 0))
         );
         // Nothing to do: the union of different lines.
         let clean = "{\"a\":1}\n{\"o\":1}\n{\"t\":1}\n";
@@ -142,7 +138,11 @@ mod tests {
     #[test]
     fn a_missing_last_newline_is_added_and_glued_objects_split() {
         assert_eq!(
-            run("{\"a\":1}\n{\"b\":2}", "{\"a\":1}\n", "{\"a\":1}\n{\"b\":2}"),
+            run(
+                "{\"a\":1}\n{\"b\":2}",
+                "{\"a\":1}\n",
+                "{\"a\":1}\n{\"b\":2}"
+            ),
             Some(("{\"a\":1}\n{\"b\":2}\n".into(), 0, 0))
         );
         assert_eq!(
@@ -155,18 +155,17 @@ mod tests {
         );
         // Glued onto a copy of a line already there: split, then the copy goes.
         assert_eq!(
-            run(
-                "{\"a\":1}{\"a\":1}\n",
-                "{\"a\":1}",
-                "{\"a\":1}\n"
-            ),
+            run("{\"a\":1}{\"a\":1}\n", "{\"a\":1}", "{\"a\":1}\n"),
             Some(("{\"a\":1}\n".into(), 1, 1))
         );
     }
 
     #[test]
     fn a_line_that_is_not_json_is_left_for_doctor() {
-        assert_eq!(run("{\"a\":1}\nnot json\n", "{\"a\":1}\n", "not json\n"), None);
+        assert_eq!(
+            run("{\"a\":1}\nnot json\n", "{\"a\":1}\n", "not json\n"),
+            None
+        );
         assert_eq!(glued(b"{\"a\":1} trailing"), None);
         assert_eq!(glued(b"[1][2]"), None);
     }

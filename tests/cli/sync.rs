@@ -12,7 +12,10 @@ use crate::support::*;
 fn remote_and_two_clones() -> (Env, PathBuf, PathBuf, PathBuf) {
     let env = Env::new();
     let bare = env.path().join("remote.git");
-    env.git(env.path(), &["init", "-q", "--bare", "-b", "main", "remote.git"]);
+    env.git(
+        env.path(),
+        &["init", "-q", "--bare", "-b", "main", "remote.git"],
+    );
     let a = env.path().join("a");
     env.cairn(&["init", a.to_str().unwrap()]).code(0);
     env.git(&a, &["remote", "add", "origin", bare.to_str().unwrap()]);
@@ -108,7 +111,10 @@ fn concurrent_writes_on_two_clones_end_with_every_entry_once_on_both() {
             ));
         }
         let text = format!("on machine {side} the redis cache must be flushed before deploys");
-        children.push(("remember", spawn(&env, root, &["--json", "remember", &text])));
+        children.push((
+            "remember",
+            spawn(&env, root, &["--json", "remember", &text]),
+        ));
         // The same fact at the same moment on both machines: one record, one id.
         children.push((
             "remember",
@@ -202,7 +208,8 @@ fn a_memory_conflict_stops_naming_the_file_and_leaves_the_merge_to_the_person() 
     env.cairn_in(&a, &["slog", "deploy", "caddy", "from a"])
         .code(0);
     add(&b, "redis restarts every night at three");
-    env.cairn_in(&b, &["slog", "fix", "redis", "from b"]).code(0);
+    env.cairn_in(&b, &["slog", "fix", "redis", "from b"])
+        .code(0);
     env.cairn_in(&a, &["sync"]).code(0);
     let head_before = env.git(&b, &["rev-parse", "HEAD"]);
 
@@ -221,7 +228,10 @@ fn a_memory_conflict_stops_naming_the_file_and_leaves_the_merge_to_the_person() 
     assert!(b.join(".git/MERGE_HEAD").exists());
     assert_eq!(env.git(&b, &["rev-parse", "HEAD"]), head_before);
     let memory = read(&b, "MEMORY.md");
-    assert!(memory.contains("<<<<<<<") && memory.contains(">>>>>>>"), "{memory}");
+    assert!(
+        memory.contains("<<<<<<<") && memory.contains(">>>>>>>"),
+        "{memory}"
+    );
     assert!(memory.contains("caddy reloads") && memory.contains("redis restarts"));
     assert!(git_status(&env, &b).contains("UU MEMORY.md"));
     // The log merged whole: both entries, nothing lost.
@@ -235,7 +245,9 @@ fn a_memory_conflict_stops_naming_the_file_and_leaves_the_merge_to_the_person() 
 
     let resolved: String = memory
         .lines()
-        .filter(|l| !l.starts_with("<<<<<<<") && !l.starts_with("=======") && !l.starts_with(">>>>>>>"))
+        .filter(|l| {
+            !l.starts_with("<<<<<<<") && !l.starts_with("=======") && !l.starts_with(">>>>>>>")
+        })
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(b.join("MEMORY.md"), resolved).unwrap();
@@ -258,10 +270,28 @@ fn a_memory_conflict_stops_naming_the_file_and_leaves_the_merge_to_the_person() 
 #[test]
 fn a_resolved_but_uncommitted_merge_is_finished_by_the_next_sync() {
     let (env, _bare, a, b) = remote_and_two_clones();
-    env.cairn_in(&a, &["memory", "add", "--section", "operations", "caddy reloads on SIGUSR1"])
-        .code(0);
-    env.cairn_in(&b, &["memory", "add", "--section", "operations", "redis restarts nightly"])
-        .code(0);
+    env.cairn_in(
+        &a,
+        &[
+            "memory",
+            "add",
+            "--section",
+            "operations",
+            "caddy reloads on SIGUSR1",
+        ],
+    )
+    .code(0);
+    env.cairn_in(
+        &b,
+        &[
+            "memory",
+            "add",
+            "--section",
+            "operations",
+            "redis restarts nightly",
+        ],
+    )
+    .code(0);
     env.cairn_in(&a, &["sync"]).code(0);
     env.cairn_in(&b, &["sync"]).code(2);
     std::fs::write(
@@ -286,7 +316,8 @@ fn a_resolved_but_uncommitted_merge_is_finished_by_the_next_sync() {
 #[test]
 fn an_adr_number_taken_on_both_sides_is_renumbered_with_links_rewritten() {
     let (env, _bare, a, b) = remote_and_two_clones();
-    env.cairn_in(&a, &["adr", "new", "Use caddy for TLS"]).code(0);
+    env.cairn_in(&a, &["adr", "new", "Use caddy for TLS"])
+        .code(0);
     env.cairn_in(&a, &["sync"]).code(0);
     env.cairn_in(&b, &["adr", "new", "Use nats for the bus"])
         .code(0);
@@ -323,7 +354,10 @@ fn an_adr_number_taken_on_both_sides_is_renumbered_with_links_rewritten() {
     assert!(!b.join("decisions/0001-use-nats-for-the-bus.md").exists());
     let renamed = read(&b, "decisions/0003-use-nats-for-the-bus.md");
     assert!(renamed.contains("\nnumber: 3\n"), "{renamed}");
-    assert!(renamed.contains("\n# 3. Use nats for the bus\n"), "{renamed}");
+    assert!(
+        renamed.contains("\n# 3. Use nats for the bus\n"),
+        "{renamed}"
+    );
     assert!(renamed.contains("superseded-by: [2]"), "{renamed}");
     assert!(
         renamed.contains("renumbered-from: 0001-use-nats-for-the-bus.md"),
@@ -344,7 +378,10 @@ fn an_adr_number_taken_on_both_sides_is_renumbered_with_links_rewritten() {
     assert_eq!(read(&b, "decisions/0001-use-caddy-for-tls.md"), theirs);
     // Its own commit, after the merge.
     let subject = env.git(&b, &["log", "-1", "--format=%s"]);
-    assert_eq!(subject.trim(), "sync: renumber ADR 1 to 3 (taken on the remote)");
+    assert_eq!(
+        subject.trim(),
+        "sync: renumber ADR 1 to 3 (taken on the remote)"
+    );
     let parents = env.git(&b, &["log", "-1", "--format=%P", "HEAD~1"]);
     assert_eq!(parents.split_whitespace().count(), 2, "HEAD~1 is the merge");
     env.cairn_in(&b, &["adr", "lint"]).code(0);
@@ -370,11 +407,17 @@ fn no_remote_is_an_error_that_says_how_to_add_one() {
     let err = env.cairn_in(&repo, &["--json", "sync"]).code(2).json();
     assert_eq!(err["data"]["kind"], "git");
     assert!(
-        err["data"]["message"].as_str().unwrap().contains("no git remote"),
+        err["data"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no git remote"),
         "{err}"
     );
     assert!(
-        err["data"]["fix"].as_str().unwrap().contains("git remote add origin"),
+        err["data"]["fix"]
+            .as_str()
+            .unwrap()
+            .contains("git remote add origin"),
         "{err}"
     );
     env.cairn_in(&repo, &["sync", "upstream"])
@@ -391,10 +434,16 @@ fn a_last_line_without_its_newline_is_neither_glued_nor_lost() {
     let (env, _bare, a, b) = remote_and_two_clones();
     let day = "slog/2026-12-01.jsonl";
     let pin = ["--now", "2026-12-01T08:00:00Z"];
-    env.cairn_in(&a, &[&pin[..], &["slog", "deploy", "caddy", "from a"]].concat())
-        .code(0);
-    env.cairn_in(&b, &[&pin[..], &["slog", "fix", "redis", "from b"]].concat())
-        .code(0);
+    env.cairn_in(
+        &a,
+        &[&pin[..], &["slog", "deploy", "caddy", "from a"]].concat(),
+    )
+    .code(0);
+    env.cairn_in(
+        &b,
+        &[&pin[..], &["slog", "fix", "redis", "from b"]].concat(),
+    )
+    .code(0);
     let text = read(&b, day);
     let by_hand = r#"{"id":"sl-byhand000001","ts":"2026-12-01T08:30:00Z","action":"note","tool":"vim","detail":"typed by hand"}"#;
     std::fs::write(b.join(day), format!("{text}{by_hand}")).unwrap();
@@ -414,7 +463,10 @@ fn a_last_line_without_its_newline_is_neither_glued_nor_lost() {
         }
     }
     let run = env
-        .cairn_in(&b, &[&pin[..], &["slog", "deploy", "nats", "after"]].concat())
+        .cairn_in(
+            &b,
+            &[&pin[..], &["slog", "deploy", "nats", "after"]].concat(),
+        )
         .code(0);
     assert!(!run.stderr.contains("torn"), "{}", run.stderr);
     assert_eq!(ids(&b, "slog").len(), 4);
@@ -427,13 +479,17 @@ fn a_last_line_without_its_newline_is_neither_glued_nor_lost() {
 fn two_inits_pushed_to_one_remote_are_joined() {
     let env = Env::new();
     let bare = env.path().join("remote.git");
-    env.git(env.path(), &["init", "-q", "--bare", "-b", "main", "remote.git"]);
+    env.git(
+        env.path(),
+        &["init", "-q", "--bare", "-b", "main", "remote.git"],
+    );
     let mut roots = Vec::new();
     for side in ["a", "b"] {
         let root = env.path().join(side);
         env.cairn(&["init", root.to_str().unwrap()]).code(0);
         env.git(&root, &["remote", "add", "origin", bare.to_str().unwrap()]);
-        env.cairn_in(&root, &["slog", "configure", "cairn", side]).code(0);
+        env.cairn_in(&root, &["slog", "configure", "cairn", side])
+            .code(0);
         roots.push(root);
     }
     env.cairn_in(&roots[0], &["sync"]).code(0);
@@ -453,12 +509,16 @@ fn a_remote_that_never_answers_is_stopped_at_the_timeout() {
     let (env, repo) = Env::repo();
     let ssh = env.path().join("slow-ssh");
     std::fs::write(&ssh, "#!/bin/sh\nexec sleep 60\n").unwrap();
-    std::fs::set_permissions(
-        &ssh,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    env.git(&repo, &["remote", "add", "origin", "ssh://git@remote.invalid/memory.git"]);
+    std::fs::set_permissions(&ssh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.git(
+        &repo,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "ssh://git@remote.invalid/memory.git",
+        ],
+    );
     let mut cmd = env.command(BIN, &repo);
     cmd.args(["sync", "--timeout", "2"])
         .env("GIT_SSH_COMMAND", ssh.to_str().unwrap());
