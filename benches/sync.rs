@@ -64,6 +64,8 @@ fn main() {
     run(cairn(&home, &a, &["sync"]), "first sync");
     git(&home, &template, &["clone", "-q", "remote.git", "b"]);
     let b = template.join("b");
+    // A relative URL, so that each copy of the three pushes to its own remote.
+    git(&home, &b, &["remote", "set-url", "origin", "../remote.git"]);
 
     // 2. The entries, one command and one commit each.
     let started = Instant::now();
