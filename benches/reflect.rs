@@ -494,7 +494,12 @@ fn children_cpu() -> Option<Duration> {
         .arg("CLK_TCK")
         .output()
         .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<u64>().ok())
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
         .unwrap_or(100);
     Some(Duration::from_secs_f64(ticks as f64 / hz as f64))
 }

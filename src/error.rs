@@ -22,6 +22,8 @@ pub enum Kind {
     Git,
     /// The configuration file is malformed.
     Config,
+    /// A merge stopped on files changed on both sides; a person must resolve them.
+    Conflict,
     /// The user interrupted the command.
     Interrupted,
 }
@@ -35,6 +37,7 @@ impl Kind {
             Kind::Io => "io",
             Kind::Git => "git",
             Kind::Config => "config",
+            Kind::Conflict => "conflict",
             Kind::Interrupted => "interrupted",
         }
     }

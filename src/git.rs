@@ -422,6 +422,57 @@ fn signature_of(repo: &gix::Repository, identity: &Identity<'_>) -> (String, Str
     }
 }
 
+/// The name and email cairn commits as in the repository holding `root` (git's identity,
+/// else the fallback), for commits made by the git command line (`cairn sync`'s merges).
+pub fn identity_of(root: &Path, identity: &Identity<'_>) -> Result<(String, String)> {
+    let (repo, _, _) = open_work_tree(root)?;
+    Ok(signature_of(&repo, identity))
+}
+
+/// The content of `rel` (relative to the knowledge repository `root`) in commit `rev` (a full
+/// hex id), or `None` when that commit lacks it.
+pub fn content_at(root: &Path, rev: &str, rel: &str) -> Result<Option<Vec<u8>>> {
+    let (repo, _, prefix) = open_work_tree(root)?;
+    let tree = tree_of(&repo, rev)?;
+    blob_at(&repo, &tree, &join_prefix(&prefix, rel))
+}
+
+/// The names of the files directly in `folder` (relative to the knowledge repository `root`)
+/// in commit `rev` (a full hex id); empty when the folder is missing there.
+pub fn names_at(root: &Path, rev: &str, folder: &str) -> Result<Vec<String>> {
+    let (repo, _, prefix) = open_work_tree(root)?;
+    let tree = tree_of(&repo, rev)?;
+    let Some(entry) = tree
+        .lookup_entry_by_path(join_prefix(&prefix, folder))
+        .map_err(|e| git_err("cannot read a tree", e))?
+    else {
+        return Ok(Vec::new());
+    };
+    let Ok(sub) = entry
+        .object()
+        .map_err(|e| git_err("cannot read a tree", e))?
+        .try_into_tree()
+    else {
+        return Ok(Vec::new());
+    };
+    let decoded = sub.decode().map_err(|e| git_err("cannot read a tree", e))?;
+    Ok(decoded
+        .entries
+        .iter()
+        .filter(|e| e.mode.is_blob())
+        .map(|e| e.filename.to_string())
+        .collect())
+}
+
+fn tree_of<'r>(repo: &'r gix::Repository, rev: &str) -> Result<gix::Tree<'r>> {
+    let id = gix::ObjectId::from_hex(rev.as_bytes())
+        .map_err(|e| git_err(&format!("bad commit id {rev}"), e))?;
+    repo.find_commit(id)
+        .map_err(|e| git_err(&format!("cannot read commit {rev}"), e))?
+        .tree()
+        .map_err(|e| git_err(&format!("cannot read the tree of {rev}"), e))
+}
+
 /// Points the index entries of `staged` at what was just committed, leaving every other entry
 /// (a person's staged work) untouched.
 fn update_index(repo: &gix::Repository, work_dir: &Path, staged: &[Staged]) -> Result<()> {

@@ -31,6 +31,7 @@
 //! - [`telemetry`]: one event per pipeline step in `.cairn/telemetry.jsonl`.
 //! - [`mcp`]: the MCP server of `cairn mcp` (the only importer of rmcp and tokio): tools that run
 //!   the commands through the command layer, MEMORY.md and the ADRs as resources.
+//! - [`sync`]: `cairn sync`: fetch, union merge made right, ADR renumbering, push (git CLI).
 //! - [`init`]: making or adopting a knowledge repository.
 //! - [`doctor`]: health checks and repairs of the files.
 //! - [`time`]: parsing the times and spans users type.
@@ -66,6 +67,7 @@ pub mod review;
 pub mod sessions;
 pub mod slog;
 pub mod store;
+pub mod sync;
 pub mod telemetry;
 pub mod time;
 pub mod triage;

@@ -20,7 +20,8 @@
 //! ```
 //!
 //! `kind` is one of `not_a_repository`, `bad_input`, `not_found`, `io`, `git`, `config`,
-//! `interrupted`; `fix` is `null` when there is nothing to suggest.
+//! `conflict` (a merge stopped on files both sides changed), `interrupted`; `fix` is `null`
+//! when there is nothing to suggest.
 //!
 //! Warnings (a torn line skipped, a section unknown to the taxonomy) always go to stderr, as
 //! `warning: …` lines, with or without `--json`; with `--json` they are also in

@@ -94,6 +94,7 @@ pub fn read_record(path: &std::path::Path, rel: &str, text: &str) -> Result<Adr,
         path: rel.to_string(),
         body: s.body,
         imported_from: None,
+        renumbered_from: None,
         format: s.format,
     })
 }

@@ -146,10 +146,12 @@ pub fn lint_records(
         .collect();
     // A number is reused when a record of that number was deleted and a different file took
     // the number after it: history knows when each name first appeared. A name an import
-    // renamed (`imported-from` of a record under another name) was not deleted, it moved.
+    // renamed (`imported-from` of a record under another name) or sync renumbered
+    // (`renumbered-from`) was not deleted, it moved.
     let renamed: BTreeSet<&str> = adrs
         .iter()
-        .filter_map(|a| a.imported_from.as_deref())
+        .flat_map(|a| [a.imported_from.as_deref(), a.renumbered_from.as_deref()])
+        .flatten()
         .collect();
     for adr in &adrs {
         let name = adr.path.rsplit('/').next().unwrap_or(&adr.path);

@@ -181,6 +181,10 @@ pub struct Adr {
     pub body: String,
     #[serde(skip)]
     pub imported_from: Option<String>,
+    /// The file name this record had before `cairn sync` moved it off a number the remote's
+    /// record holds (`renumbered-from`).
+    #[serde(skip)]
+    pub renumbered_from: Option<String>,
     pub format: Format,
 }
 
@@ -359,6 +363,10 @@ pub fn parse(path: &Path, rel: &str, text: &str) -> Result<Adr, Error> {
         path: rel.to_string(),
         body: split.body.to_string(),
         imported_from: match get("imported-from") {
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        },
+        renumbered_from: match get("renumbered-from") {
             Some(Value::String(s)) => Some(s.clone()),
             _ => None,
         },

@@ -22,6 +22,7 @@ mod sessions;
 pub(crate) mod shell;
 pub(crate) mod slog;
 mod stats;
+mod sync;
 mod triage;
 
 use std::cell::Cell;
@@ -113,6 +114,8 @@ pub enum Command {
     Completions(shell::CompletionsArgs),
     /// Print cairn's man page (roff), or write one page per command with --dir
     Man(shell::ManArgs),
+    /// Pull from the git remote (JSON Lines merge by union), bring the index up to date, push
+    Sync(sync::Args),
 }
 
 /// `--no-commit`, flattened into the arguments of every command that commits (a read-only
@@ -530,6 +533,7 @@ pub(crate) fn execute(ctx: &Ctx, command: Command) -> Result<Report> {
         Command::Review(args) => review::run(ctx, args),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(ctx, args),
+        Command::Sync(args) => sync::run(ctx, args),
         Command::Mcp(_) => Err(Error::bad_input(
             "`cairn mcp` serves on stdio and cannot be called from a server",
         )),

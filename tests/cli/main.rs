@@ -20,4 +20,5 @@ mod review;
 mod sessions;
 mod shell;
 mod slog;
+mod sync;
 mod triage;

@@ -1,0 +1,161 @@
+//! The git command line, for what gix does not do: fetch, merge with git's own merge drivers
+//! (`merge=union`), commit a merge, push.
+//!
+//! Every run is non-interactive and bounded: stdin is closed, `GIT_TERMINAL_PROMPT=0` and
+//! `GCM_INTERACTIVE=never` stop credential prompts, ssh runs with `BatchMode=yes` (unless the
+//! person configured their own ssh command), and a run that outlives the timeout is killed
+//! together with its children (it runs in a process group of its own). Commits are made as the
+//! identity cairn's own commits use, so a machine with no git identity still merges.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::error::{Error, Kind, Result};
+
+/// The outcome of one git run that ended on its own.
+#[derive(Debug)]
+pub struct Output {
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    /// git's own words, for an error message: its stderr, else its stdout, trimmed.
+    pub fn words(&self) -> String {
+        let text = if self.stderr.trim().is_empty() {
+            &self.stdout
+        } else {
+            &self.stderr
+        };
+        text.trim().to_string()
+    }
+}
+
+/// git run in one work tree.
+pub struct Git {
+    dir: PathBuf,
+    timeout: Duration,
+    name: String,
+    email: String,
+    /// ssh is run in batch mode (set when the person has no ssh command of their own).
+    batch_ssh: bool,
+}
+
+impl Git {
+    pub fn new(dir: &Path, timeout: Duration, name: String, email: String) -> Git {
+        let mut git = Git {
+            dir: dir.to_path_buf(),
+            timeout,
+            name,
+            email,
+            batch_ssh: false,
+        };
+        let own_ssh = std::env::var_os("GIT_SSH_COMMAND").is_some()
+            || std::env::var_os("GIT_SSH").is_some()
+            || git
+                .run(&["config", "--get", "core.sshCommand"])
+                .is_ok_and(|o| o.success);
+        git.batch_ssh = !own_ssh;
+        git
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(&self.dir)
+            .arg("-c")
+            .arg(format!("user.name={}", self.name))
+            .arg("-c")
+            .arg(format!("user.email={}", self.email))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GCM_INTERACTIVE", "never")
+            .env("SSH_ASKPASS_REQUIRE", "never")
+            // git's words are parsed (conflict lists, rejected pushes): keep them in English.
+            .env("LC_ALL", "C")
+            .env("LANGUAGE", "C");
+        if self.batch_ssh {
+            cmd.env(
+                "GIT_SSH_COMMAND",
+                format!(
+                    "ssh -o BatchMode=yes -o ConnectTimeout={}",
+                    self.timeout.as_secs().clamp(1, 60)
+                ),
+            );
+        }
+        cmd
+    }
+
+    /// Runs `git ARGS`; an error only when git could not be started or outlived the timeout.
+    pub fn run(&self, args: &[&str]) -> Result<Output> {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = self.command(args);
+        cmd.process_group(0);
+        let child = cmd.spawn().map_err(|e| {
+            Error::new(Kind::Git, format!("cannot run git: {e}"))
+                .with_fix("install git (cairn sync uses it to fetch, merge and push)")
+        })?;
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        let out = match rx.recv_timeout(self.timeout) {
+            Ok(out) => out,
+            Err(_) => {
+                // The whole group: git and the ssh (or helper) it started.
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{pid}")])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
+                let _ = rx.recv_timeout(Duration::from_secs(5));
+                return Err(Error::new(
+                    Kind::Git,
+                    format!(
+                        "git {} did not finish within {} s and was stopped",
+                        args.first().copied().unwrap_or_default(),
+                        self.timeout.as_secs()
+                    ),
+                )
+                .with_fix(
+                    "check that the remote answers (`git fetch` by hand), or allow more time \
+                     with --timeout SECS",
+                ));
+            }
+        };
+        let out = out.map_err(|e| Error::new(Kind::Git, format!("cannot run git: {e}")))?;
+        Ok(Output {
+            success: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+
+    /// Runs `git ARGS` and fails with git's words unless it succeeded.
+    pub fn ok(&self, args: &[&str], what: &str) -> Result<Output> {
+        let out = self.run(args)?;
+        if !out.success {
+            return Err(Error::new(Kind::Git, format!("{what}: {}", out.words())));
+        }
+        Ok(out)
+    }
+
+    /// The trimmed stdout of a query that must succeed.
+    pub fn text(&self, args: &[&str], what: &str) -> Result<String> {
+        Ok(self.ok(args, what)?.stdout.trim().to_string())
+    }
+
+    /// A config value, `None` when unset.
+    pub fn config(&self, key: &str) -> Result<Option<String>> {
+        let out = self.run(&["config", "--get", key])?;
+        Ok(out
+            .success
+            .then(|| out.stdout.trim().to_string())
+            .filter(|v| !v.is_empty()))
+    }
+}

@@ -1,0 +1,518 @@
+//! `cairn sync [REMOTE]`: pull, make the merge right, bring the index up to date, push.
+//!
+//! The whole run holds the repository lock, so no cairn writer commits in the middle of it.
+//! The git command line does the network and the merge ([`git_cli`]): gix has no push, and
+//! git's own merge is what applies the `merge=union` attribute `cairn init` gives the JSONL
+//! folders. The steps:
+//!
+//! 1. A merge a previous run left (`MERGE_HEAD`) is finished if a person resolved it, else the
+//!    run stops naming the files still in conflict.
+//! 2. `git fetch REMOTE BRANCH`; no such branch on the remote means there is only pushing to
+//!    do.
+//! 3. Nothing new: no merge. Only theirs new: a fast-forward. Both: `git merge --no-ff
+//!    --no-commit`, then every JSONL file the two sides differ in is repaired ([`union`]:
+//!    each record once, glued lines split, a last newline), and the merge is committed. When
+//!    git reports conflicts (MEMORY.md or an ADR changed on both sides), the JSONL files are
+//!    repaired and staged all the same and the run stops with exit 2, the merge left as git
+//!    left it (conflict markers, `MERGE_HEAD`): the person resolves and commits, or runs
+//!    `git merge --abort`, and runs `cairn sync` again.
+//! 4. ADRs sharing a number with one on the remote are moved to the next free numbers, with
+//!    the links and relations that point at them, in a commit of their own ([`renumber`]).
+//! 5. The index is brought up to date (what `cairn index` does), then `git push`. A push the
+//!    remote rejects because it moved on meanwhile starts again from the fetch, three times
+//!    at most.
+
+pub mod git_cli;
+pub mod renumber;
+pub mod union;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::error::{Error, Kind, Result};
+use crate::git;
+use crate::repo::Repo;
+use git_cli::Git;
+
+/// What a sync is asked to do.
+pub struct Options<'a> {
+    /// The remote to sync with (a name or a URL); else the branch's upstream remote, else the
+    /// only remote, else `origin`.
+    pub remote: Option<String>,
+    /// The longest any one git run may take.
+    pub timeout: Duration,
+    pub identity: git::Identity<'a>,
+}
+
+/// How the remote's commits came in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Merge {
+    /// Nothing new on the remote.
+    None,
+    FastForward,
+    /// A merge commit.
+    Merge,
+}
+
+/// What a sync did.
+#[derive(Debug, Serialize)]
+pub struct Synced {
+    pub remote: String,
+    pub branch: String,
+    pub remote_branch: String,
+    /// The remote had no such branch yet: it was made by the push.
+    pub new_remote_branch: bool,
+    pub merge: Merge,
+    /// A merge left by an earlier run, resolved by a person, committed by this one.
+    pub finished_merge: bool,
+    /// The two histories had no commit in common (two `cairn init`s); they were joined.
+    pub unrelated: bool,
+    /// Commits brought in from the remote.
+    pub incoming: usize,
+    /// Commits pushed to the remote.
+    pub outgoing: usize,
+    pub pushed: bool,
+    /// JSONL files repaired after the union merge.
+    pub repaired: Vec<String>,
+    /// Copies of a record beyond what either side held, removed.
+    pub duplicates_removed: usize,
+    /// Lines holding glued records, split.
+    pub lines_split: usize,
+    pub renumbered: Vec<renumber::Move>,
+    /// Pushes the remote rejected because it moved on meanwhile (each one fetched again).
+    pub retries: usize,
+}
+
+/// How many times a rejected push starts again from the fetch.
+const ATTEMPTS: usize = 3;
+
+/// Syncs `repo` with its remote. Run under the repository lock.
+pub fn sync(repo: &Repo, opts: &Options<'_>) -> Result<Synced> {
+    let (name, email) = git::identity_of(repo.root(), &opts.identity)?;
+    let git = Git::new(repo.root(), opts.timeout, name, email);
+    let head_ref = git.run(&["symbolic-ref", "-q", "--short", "HEAD"])?;
+    if !head_ref.success {
+        return Err(
+            Error::new(Kind::Git, "HEAD is detached: there is no branch to sync")
+                .with_fix("check out a branch (`git switch main`), then run `cairn sync` again"),
+        );
+    }
+    let branch = head_ref.stdout.trim().to_string();
+    let mut out = Synced {
+        remote: String::new(),
+        branch: branch.clone(),
+        remote_branch: branch.clone(),
+        new_remote_branch: false,
+        merge: Merge::None,
+        finished_merge: false,
+        unrelated: false,
+        incoming: 0,
+        outgoing: 0,
+        pushed: false,
+        repaired: Vec::new(),
+        duplicates_removed: 0,
+        lines_split: 0,
+        renumbered: Vec::new(),
+        retries: 0,
+    };
+    if let Some(theirs) = rev(&git, "MERGE_HEAD")? {
+        finish_merge(repo, &git, &theirs, &mut out)?;
+        out.finished_merge = true;
+    }
+    let (remote, upstream) = remote_of(&git, &branch, opts.remote.as_deref())?;
+    out.remote = remote.clone();
+    if let Some(b) = &upstream {
+        out.remote_branch = b.clone();
+    }
+    for attempt in 0..ATTEMPTS {
+        let tip = fetch(&git, &remote, &out.remote_branch)?;
+        out.new_remote_branch = tip.is_none();
+        let head = rev(&git, "HEAD")?;
+        if let Some(tip) = &tip {
+            merge(repo, &git, head.as_deref(), tip, &remote, &mut out)?;
+            renumber_collisions(repo, &git, tip, &opts.identity, &mut out)?;
+        }
+        crate::index::Index::open(repo)?;
+        let head = rev(&git, "HEAD")?;
+        if head.is_none() || head == tip {
+            return Ok(out);
+        }
+        let outgoing = match &tip {
+            Some(tip) => count(&git, &format!("{tip}..HEAD"))?,
+            None => count(&git, "HEAD")?,
+        };
+        let target = format!("HEAD:refs/heads/{}", out.remote_branch);
+        let mut args = vec!["push", "--quiet", "--porcelain"];
+        // A named remote with no upstream yet becomes the branch's upstream.
+        if upstream.is_none() && is_remote_name(&git, &remote)? {
+            args.push("--set-upstream");
+        }
+        args.extend([remote.as_str(), target.as_str()]);
+        let pushed = git.run(&args)?;
+        if pushed.success {
+            out.outgoing = outgoing;
+            out.pushed = true;
+            return Ok(out);
+        }
+        let words = format!("{}\n{}", pushed.stdout, pushed.stderr);
+        let moved_on = words.contains("[rejected]")
+            || words.contains("non-fast-forward")
+            || words.contains("fetch first");
+        if !moved_on || attempt + 1 == ATTEMPTS {
+            return Err(Error::new(
+                Kind::Git,
+                format!("cannot push to {remote}: {}", pushed.words()),
+            )
+            .with_fix(if moved_on {
+                "others keep pushing: run `cairn sync` again"
+            } else {
+                "check that you may push to the remote (`git push` by hand shows why); what \
+                 was merged is committed here and goes out with the next `cairn sync`"
+            }));
+        }
+        out.retries += 1;
+    }
+    Ok(out)
+}
+
+/// The remote to use and the branch on it the current branch tracks (if it has one there).
+fn remote_of(git: &Git, branch: &str, asked: Option<&str>) -> Result<(String, Option<String>)> {
+    let tracked = git.config(&format!("branch.{branch}.remote"))?;
+    let merge = git
+        .config(&format!("branch.{branch}.merge"))?
+        .map(|m| m.trim_start_matches("refs/heads/").to_string());
+    let remotes: Vec<String> = git
+        .text(&["remote"], "cannot list the git remotes")?
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let remote =
+        match asked {
+            Some(r) => {
+                let url_like = r.contains('/') || r.contains(':') || r.starts_with('.');
+                if !url_like && !remotes.iter().any(|x| x == r) {
+                    return Err(Error::new(Kind::Git, format!("there is no git remote named {r}"))
+                    .with_fix(format!(
+                        "`git remote -v` lists the remotes; add this one with `git remote add \
+                         {r} URL`, then run `cairn sync {r}` again"
+                    )));
+                }
+                r.to_string()
+            }
+            None => match (&tracked, remotes.as_slice()) {
+                (Some(t), _) => t.clone(),
+                (None, [only]) => only.clone(),
+                (None, []) => {
+                    return Err(Error::new(Kind::Git, "there is no git remote to sync with")
+                        .with_fix(
+                            "add one with `git remote add origin URL` (a bare repository others \
+                         can reach), then run `cairn sync` again",
+                        ));
+                }
+                (None, many) if many.iter().any(|r| r == "origin") => "origin".to_string(),
+                (None, many) => {
+                    return Err(Error::new(
+                        Kind::Git,
+                        format!(
+                            "there are several git remotes ({}) and none is this branch's upstream",
+                            many.join(", ")
+                        ),
+                    )
+                    .with_fix("name one: `cairn sync REMOTE`"));
+                }
+            },
+        };
+    let upstream = (tracked.as_deref() == Some(remote.as_str()))
+        .then_some(merge)
+        .flatten();
+    Ok((remote, upstream))
+}
+
+fn is_remote_name(git: &Git, remote: &str) -> Result<bool> {
+    Ok(git
+        .text(&["remote"], "cannot list the git remotes")?
+        .lines()
+        .any(|r| r == remote))
+}
+
+/// The commit `name` points at, or `None` when it does not exist.
+fn rev(git: &Git, name: &str) -> Result<Option<String>> {
+    let out = git.run(&["rev-parse", "-q", "--verify", &format!("{name}^{{commit}}")])?;
+    Ok(out.success.then(|| out.stdout.trim().to_string()))
+}
+
+fn count(git: &Git, range: &str) -> Result<usize> {
+    git.text(&["rev-list", "--count", range], "cannot count commits")?
+        .parse()
+        .map_err(|e| Error::new(Kind::Git, format!("cannot count commits: {e}")))
+}
+
+/// Fetches the remote's branch; its commit, or `None` when the remote has no such branch.
+fn fetch(git: &Git, remote: &str, branch: &str) -> Result<Option<String>> {
+    let refspec = format!("refs/heads/{branch}");
+    let out = git.run(&["fetch", "--quiet", "--no-tags", remote, &refspec])?;
+    if !out.success {
+        if out.stderr.contains("couldn't find remote ref") {
+            return Ok(None);
+        }
+        return Err(Error::new(
+            Kind::Git,
+            format!("cannot fetch from {remote}: {}", out.words()),
+        )
+        .with_fix(
+            "check the remote's URL (`git remote -v`) and that this machine can reach it; \
+             cairn sync never prompts, so set up an ssh key or a git credential helper",
+        ));
+    }
+    rev(git, "FETCH_HEAD")
+}
+
+/// Brings `tip` into HEAD: nothing, a fast-forward, or a merge made right.
+fn merge(
+    repo: &Repo,
+    git: &Git,
+    head: Option<&str>,
+    tip: &str,
+    remote: &str,
+    out: &mut Synced,
+) -> Result<()> {
+    let ancestor = |a: &str, b: &str| -> Result<bool> {
+        Ok(git.run(&["merge-base", "--is-ancestor", a, b])?.success)
+    };
+    let Some(head) = head else {
+        git.ok(
+            &["merge", "--ff-only", "--quiet", tip],
+            "cannot check out the remote's branch",
+        )?;
+        out.merge = Merge::FastForward;
+        out.incoming += count(git, tip)?;
+        return Ok(());
+    };
+    if head == tip || ancestor(tip, head)? {
+        return Ok(());
+    }
+    let incoming = count(git, &format!("{head}..{tip}"))?;
+    if ancestor(head, tip)? {
+        let ff = git.run(&["merge", "--ff-only", "--quiet", tip])?;
+        if !ff.success {
+            return Err(refused(remote, &ff));
+        }
+        out.merge = Merge::FastForward;
+        out.incoming += incoming;
+        return Ok(());
+    }
+    let unrelated = !git.run(&["merge-base", head, tip])?.success;
+    let message = format!("sync: merge {remote} {}", out.remote_branch);
+    let mut args = vec!["merge", "--no-ff", "--no-commit", "--quiet", "-m", &message];
+    if unrelated {
+        // Two `cairn init`s of one knowledge repository: the same files, joined once.
+        args.push("--allow-unrelated-histories");
+    }
+    args.push(tip);
+    let merged = git.run(&args)?;
+    if rev(git, "MERGE_HEAD")?.is_none() {
+        return Err(refused(remote, &merged));
+    }
+    out.unrelated |= unrelated;
+    out.incoming += incoming;
+    out.merge = Merge::Merge;
+    finish_merge(repo, git, tip, out)
+}
+
+/// git refused to start the merge (local changes in the way, …): nothing was changed.
+fn refused(remote: &str, out: &git_cli::Output) -> Error {
+    Error::new(
+        Kind::Git,
+        format!("cannot merge what {remote} holds: {}", out.words()),
+    )
+    .with_fix(
+        "commit or stash the uncommitted changes git names (`git status` shows them), then run \
+         `cairn sync` again; nothing was changed",
+    )
+}
+
+/// Repairs the JSONL files of the merge in progress, stages them, and commits the merge; or
+/// stops, naming the files git could not merge.
+fn finish_merge(repo: &Repo, git: &Git, theirs: &str, out: &mut Synced) -> Result<()> {
+    let ours = rev(git, "HEAD")?.unwrap_or_default();
+    let unmerged: Vec<String> = git
+        .text(
+            &["diff", "--name-only", "--diff-filter=U", "-z"],
+            "cannot list the conflicts",
+        )?
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect();
+    repair_jsonl(repo, git, &ours, theirs, &unmerged, out)?;
+    if !unmerged.is_empty() {
+        return Err(conflict(&unmerged));
+    }
+    git.ok(
+        // The merge's content was committed on each side already (pre-commit ran there);
+        // `git merge` itself runs no pre-commit hook either.
+        &["commit", "--no-edit", "--no-verify", "--quiet"],
+        "cannot commit the merge",
+    )?;
+    Ok(())
+}
+
+fn conflict(files: &[String]) -> Error {
+    let names = match files {
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        [] => String::new(),
+    };
+    Error::new(
+        Kind::Conflict,
+        format!(
+            "sync stopped: {names} changed on both sides and git could not merge {}; the merge \
+             is left as git left it (conflict markers, MERGE_HEAD) and nothing is lost",
+            if files.len() == 1 { "it" } else { "them" }
+        ),
+    )
+    .with_fix(
+        "edit the conflict markers out (or run `git mergetool`), `git add` the files and \
+         `git commit`, then run `cairn sync` again; `git merge --abort` goes back to before \
+         the merge",
+    )
+}
+
+/// Repairs every JSONL file the two sides differ in ([`union::repair`]) and stages it.
+fn repair_jsonl(
+    repo: &Repo,
+    git: &Git,
+    ours: &str,
+    theirs: &str,
+    unmerged: &[String],
+    out: &mut Synced,
+) -> Result<()> {
+    let changed = git.text(
+        &[
+            "diff",
+            "--name-only",
+            "--relative",
+            "-z",
+            ours,
+            theirs,
+            "--",
+        ],
+        "cannot list the merged files",
+    )?;
+    let prefix = git.text(&["rev-parse", "--show-prefix"], "cannot read the prefix")?;
+    let unmerged: HashSet<String> = unmerged
+        .iter()
+        .map(|p| p.strip_prefix(prefix.as_str()).unwrap_or(p).to_string())
+        .collect();
+    let mut staged = Vec::new();
+    for rel in changed.split('\0').filter(|p| p.ends_with(".jsonl")) {
+        if unmerged.contains(rel) {
+            continue;
+        }
+        let path = repo.path(rel);
+        let merged = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(path.display(), &e)),
+        };
+        let ours_bytes = git::content_at(repo.root(), ours, rel)?.unwrap_or_default();
+        let theirs_bytes = git::content_at(repo.root(), theirs, rel)?.unwrap_or_default();
+        let Some(fixed) = union::repair(&merged, &ours_bytes, &theirs_bytes) else {
+            continue;
+        };
+        crate::files::write_atomic(&path, &fixed.bytes)?;
+        out.duplicates_removed += fixed.duplicates;
+        out.lines_split += fixed.split;
+        out.repaired.push(rel.to_string());
+        staged.push(rel.to_string());
+    }
+    for chunk in staged.chunks(100) {
+        let mut args = vec!["add", "--"];
+        args.extend(chunk.iter().map(String::as_str));
+        git.ok(&args, "cannot stage the repaired files")?;
+    }
+    Ok(())
+}
+
+/// Moves our unpushed ADRs off numbers the remote's records hold, in a commit of its own.
+fn renumber_collisions(
+    repo: &Repo,
+    git: &Git,
+    tip: &str,
+    identity: &git::Identity<'_>,
+    out: &mut Synced,
+) -> Result<()> {
+    let Some(head) = rev(git, "HEAD")? else {
+        return Ok(());
+    };
+    let dir = crate::adr::DIR;
+    let ours = git::names_at(repo.root(), &head, dir)?;
+    let theirs = git::names_at(repo.root(), tip, dir)?;
+    let next = crate::adr::next_number(repo).map_err(Error::from)?;
+    let moves = renumber::collisions(&ours, &theirs, next);
+    if moves.is_empty() {
+        return Ok(());
+    }
+    let mut files: Vec<String> = ours
+        .iter()
+        .filter(|n| crate::adr::is_record_file(n))
+        .map(|n| format!("{dir}/{n}"))
+        .collect();
+    files.push(crate::memory::FILE.to_string());
+    let mut changes = Vec::new();
+    for rel in &files {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        let Some(head_bytes) = git::content_at(repo.root(), &head, rel)? else {
+            continue;
+        };
+        let theirs_text = git::content_at(repo.root(), tip, rel)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let theirs_lines: HashSet<&str> = theirs_text.split_inclusive('\n').collect();
+        let is_ours = |l: &str| !theirs_lines.contains(l);
+        let head_text = String::from_utf8_lossy(&head_bytes);
+        let new_text = renumber::rewrite(&head_text, name, &moves, is_ours);
+        let moved = moves.iter().find(|m| m.old_name == name);
+        let target = match moved {
+            Some(m) => format!("{dir}/{}", m.new_name),
+            None => rel.clone(),
+        };
+        if moved.is_none() && new_text == head_text {
+            continue;
+        }
+        // The working file gets the same rewrite (a person's uncommitted edit stays theirs).
+        let path = repo.path(rel);
+        if let Some(working) = crate::files::read_optional(&path)? {
+            let rewritten = renumber::rewrite(&working, name, &moves, is_ours);
+            crate::files::write_atomic(&repo.path(&target), rewritten.as_bytes())?;
+            if moved.is_some() {
+                std::fs::remove_file(&path).map_err(|e| Error::io(path.display(), &e))?;
+            }
+        }
+        if moved.is_some() {
+            changes.push(git::Change::File(rel.clone()));
+        }
+        changes.push(git::Change::Content {
+            path: target,
+            bytes: new_text.into_bytes(),
+        });
+    }
+    let subject = match moves.as_slice() {
+        [m] => format!(
+            "sync: renumber ADR {} to {} (taken on the remote)",
+            m.from, m.to
+        ),
+        many => format!("sync: renumber {} ADRs taken on the remote", many.len()),
+    };
+    let trailers: Vec<(&str, String)> = moves
+        .iter()
+        .map(|m| ("Cairn-Adr", format!("{} (was {})", m.to, m.from)))
+        .collect();
+    let message = crate::cli::message(&subject, &trailers);
+    git::commit_changes(repo.root(), &changes, &message, identity)?;
+    out.renumbered.extend(moves);
+    Ok(())
+}
