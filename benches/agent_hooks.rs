@@ -27,6 +27,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::ms;
+
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 const NOW: &str = "2026-12-01T12:00:00Z";
 const OBS_DAYS: i64 = 730;
@@ -584,10 +587,6 @@ fn percentiles(times: &mut [Duration]) -> (Duration, Duration) {
     times.sort();
     let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
     (at(0.5), at(0.9))
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 fn verdict(ok: bool) -> &'static str {

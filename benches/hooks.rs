@@ -21,6 +21,9 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{load, median_of as median, ms};
+
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 
 fn main() {
@@ -219,16 +222,6 @@ fn settle(repo: &Path) {
     panic!("the index stayed locked for 2 minutes");
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn median(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
-    let mut times: Vec<Duration> = (0..runs.max(1)).map(|_| f()).collect();
-    times.sort();
-    times[times.len() / 2]
-}
-
 fn time(cmd: &mut Command) -> Duration {
     let started = Instant::now();
     let out = cmd.output().expect("run");
@@ -294,10 +287,4 @@ fn setting(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
 }

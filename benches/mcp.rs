@@ -20,6 +20,9 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{load, median_of as median, ms};
+
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 const NOW: &str = "2026-12-01T12:00:00Z";
 
@@ -275,20 +278,4 @@ fn timed(mut cmd: Command, what: &str) -> Duration {
     let start = Instant::now();
     run(&mut cmd, what);
     start.elapsed()
-}
-
-fn median(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
-    let mut ts: Vec<Duration> = (0..runs.max(1)).map(|_| f()).collect();
-    ts.sort();
-    ts[ts.len() / 2]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
 }

@@ -22,6 +22,9 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{load, median, ms};
+
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 const NOW: &str = "2026-12-01T10:00:00Z";
 
@@ -516,23 +519,8 @@ fn data_of(out: &Output, what: &str) -> serde_json::Value {
     v["data"].clone()
 }
 
-fn median(ts: &mut [Duration]) -> Duration {
-    ts.sort();
-    ts[ts.len() / 2]
-}
-
 fn verdict(ok: bool) -> &'static str {
     if ok { "met" } else { "NOT met" }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
 }
 
 /// ripgrep (or grep) counting the observation lines: the floor of reading the same files.

@@ -25,6 +25,9 @@ use std::time::{Duration, Instant};
 
 use cairn::proposals::{self, Op, Proposal};
 
+mod common;
+use common::{load, median_of as median, ms};
+
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 const NOW: &str = "2026-12-01T12:00:00Z";
 
@@ -361,22 +364,6 @@ fn timed(mut cmd: Command, what: &str) -> Duration {
     start.elapsed()
 }
 
-fn median(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
-    let mut ts: Vec<Duration> = (0..runs.max(1)).map(|_| f()).collect();
-    ts.sort();
-    ts[ts.len() / 2]
-}
-
 fn verdict(ok: bool) -> &'static str {
     if ok { "met" } else { "NOT met" }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
 }

@@ -22,6 +22,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{load, median, ms};
+
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 
 fn main() {
@@ -170,16 +173,6 @@ fn verdict(ok: bool) -> &'static str {
     if ok { "met" } else { "NOT met" }
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
-}
-
 fn transcripts(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -281,11 +274,6 @@ fn data_of(out: &Output, what: &str) -> serde_json::Value {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{what}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
     v["data"].clone()
-}
-
-fn median(ts: &mut [Duration]) -> Duration {
-    ts.sort();
-    ts[ts.len() / 2]
 }
 
 /// ripgrep (or grep) counting the user lines of the same files: the floor of reading them.

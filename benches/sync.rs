@@ -19,6 +19,9 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{load, ms};
+
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 const NOW: &str = "2026-12-01T12:00:00Z";
 
@@ -217,14 +220,4 @@ fn timed(cmd: Command, what: &str) -> Duration {
 fn median(mut ts: Vec<Duration>) -> Duration {
     ts.sort();
     ts[ts.len() / 2]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
 }

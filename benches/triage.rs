@@ -29,6 +29,9 @@ use std::time::{Duration, Instant};
 
 use cairn::proposals::{Op, Proposal};
 
+mod common;
+use common::{load, median, ms};
+
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 
 fn main() {
@@ -461,11 +464,6 @@ fn data_of(out: &Output, what: &str) -> serde_json::Value {
     v["data"].clone()
 }
 
-fn median(ts: &mut [Duration]) -> Duration {
-    ts.sort();
-    ts[ts.len() / 2]
-}
-
 /// ripgrep (or grep) counting the proposal lines.
 fn reference(dir: &Path) -> (Vec<String>, &'static str) {
     let rg = Command::new("rg")
@@ -488,14 +486,4 @@ fn reference(dir: &Path) -> (Vec<String>, &'static str) {
 
 fn verdict(ok: bool) -> &'static str {
     if ok { "met" } else { "NOT met" }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
 }
