@@ -22,29 +22,14 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{load, median_of as median, ms};
+use common::{load, median_of as median, ms, setting};
 
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 
 fn main() {
-    let mut adrs = setting("CAIRN_BENCH_ADRS", 300);
-    let mut days = setting("CAIRN_BENCH_DAYS", 365);
-    let mut runs = setting("CAIRN_BENCH_RUNS", 20);
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < args.len() {
-        let value = || args.get(i + 1).and_then(|v| v.parse().ok());
-        match args[i].as_str() {
-            "--adrs" => adrs = value().expect("--adrs N"),
-            "--days" => days = value().expect("--days N"),
-            "--runs" => runs = value().expect("--runs N"),
-            _ => {
-                i += 1;
-                continue;
-            }
-        }
-        i += 2;
-    }
+    let adrs = setting("--adrs", "CAIRN_BENCH_ADRS", 300);
+    let days = setting("--days", "CAIRN_BENCH_DAYS", 365);
+    let runs = setting("--runs", "CAIRN_BENCH_RUNS", 20);
     let work = tempfile::Builder::new()
         .prefix("cairn-bench-hooks-")
         .tempdir()
@@ -280,11 +265,4 @@ fn write(repo: &Path, rel: &str, text: &str) {
 
 fn read(repo: &Path, rel: &str) -> String {
     std::fs::read_to_string(repo.join(rel)).expect("read")
-}
-
-fn setting(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }

@@ -21,7 +21,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{load, median_of as median, ms};
+use common::{load, median_of as median, ms, setting};
 
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 const NOW: &str = "2026-12-01T12:00:00Z";
@@ -32,24 +32,9 @@ const WORDS: [&str; 12] = [
 ];
 
 fn main() {
-    let mut calls = setting("CAIRN_BENCH_CALLS", 20);
-    let mut obs = setting("CAIRN_BENCH_OBS", 2000);
-    let mut runs = setting("CAIRN_BENCH_RUNS", 5);
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < args.len() {
-        let value = || args.get(i + 1).and_then(|v| v.parse().ok());
-        match args[i].as_str() {
-            "--calls" => calls = value().expect("--calls N"),
-            "--obs" => obs = value().expect("--obs N"),
-            "--runs" => runs = value().expect("--runs N"),
-            _ => {
-                i += 1;
-                continue;
-            }
-        }
-        i += 2;
-    }
+    let calls = setting("--calls", "CAIRN_BENCH_CALLS", 20);
+    let obs = setting("--obs", "CAIRN_BENCH_OBS", 2000);
+    let runs = setting("--runs", "CAIRN_BENCH_RUNS", 5);
     let work = tempfile::Builder::new()
         .prefix("cairn-bench-mcp-")
         .tempdir()
@@ -230,13 +215,6 @@ impl Session {
         let status = self.child.wait().expect("cairn mcp exits");
         assert!(status.success(), "cairn mcp exited with {status}");
     }
-}
-
-fn setting(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn cairn(repo: &Path, args: &[&str]) -> Command {

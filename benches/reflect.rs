@@ -23,30 +23,14 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{load, median, ms};
+use common::{load, median, ms, setting};
 
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 const NOW: &str = "2026-12-01T10:00:00Z";
 
 fn main() {
-    let mut n: usize = env_or("CAIRN_BENCH_OBSERVATIONS", 10_000);
-    let mut runs: usize = env_or("CAIRN_BENCH_RUNS", 5);
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--observations" => {
-                n = args[i + 1].parse().expect("--observations N");
-                i += 1;
-            }
-            "--runs" => {
-                runs = args[i + 1].parse().expect("--runs N");
-                i += 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
+    let n = setting("--observations", "CAIRN_BENCH_OBSERVATIONS", 10_000usize);
+    let runs = setting("--runs", "CAIRN_BENCH_RUNS", 5usize);
     let work = tempfile::Builder::new()
         .prefix("cairn-bench-reflect-")
         .tempdir()
@@ -162,13 +146,6 @@ fn main() {
         let kept = work.keep();
         println!("kept {}", kept.display());
     }
-}
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// Phrases per category: (category, subjects, claims).

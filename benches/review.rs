@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use cairn::proposals::{self, Op, Proposal};
 
 mod common;
-use common::{load, median_of as median, ms};
+use common::{load, median_of as median, ms, setting};
 
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 const NOW: &str = "2026-12-01T12:00:00Z";
@@ -42,24 +42,9 @@ const SECTIONS: [&str; 7] = [
 ];
 
 fn main() {
-    let mut pending = setting("CAIRN_BENCH_PENDING", 1000);
-    let mut obs = setting("CAIRN_BENCH_OBS", 5000);
-    let mut runs = setting("CAIRN_BENCH_RUNS", 20);
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < args.len() {
-        let value = || args.get(i + 1).and_then(|v| v.parse().ok());
-        match args[i].as_str() {
-            "--pending" => pending = value().expect("--pending N"),
-            "--obs" => obs = value().expect("--obs N"),
-            "--runs" => runs = value().expect("--runs N"),
-            _ => {
-                i += 1;
-                continue;
-            }
-        }
-        i += 2;
-    }
+    let pending = setting("--pending", "CAIRN_BENCH_PENDING", 1000);
+    let obs = setting("--obs", "CAIRN_BENCH_OBS", 5000);
+    let runs = setting("--runs", "CAIRN_BENCH_RUNS", 20);
     let work = tempfile::Builder::new()
         .prefix("cairn-bench-review-")
         .tempdir()
@@ -300,13 +285,6 @@ fn first_prompt(repo: &Path) -> Duration {
     p.send("q").expect("quit");
     p.expect(Eof).expect("exit");
     t
-}
-
-fn setting(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn cairn(repo: &Path, args: &[&str]) -> Command {

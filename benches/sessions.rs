@@ -23,35 +23,13 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{load, median, ms};
+use common::{load, median, ms, setting};
 
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 
 fn main() {
-    let mut mb: u64 = std::env::var("CAIRN_BENCH_MB")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
-    let mut runs: usize = std::env::var("CAIRN_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10);
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--mb" => {
-                mb = args[i + 1].parse().expect("--mb N");
-                i += 1;
-            }
-            "--runs" => {
-                runs = args[i + 1].parse().expect("--runs N");
-                i += 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
+    let mb = setting("--mb", "CAIRN_BENCH_MB", 1000u64);
+    let runs = setting("--runs", "CAIRN_BENCH_RUNS", 10usize);
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions");
     let originals = transcripts(&fixtures);
     assert!(

@@ -20,28 +20,14 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{load, ms};
+use common::{load, ms, setting};
 
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 const NOW: &str = "2026-12-01T12:00:00Z";
 
 fn main() {
-    let mut entries = setting("CAIRN_BENCH_ENTRIES", 1000);
-    let mut runs = setting("CAIRN_BENCH_RUNS", 5);
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < args.len() {
-        let value = || args.get(i + 1).and_then(|v| v.parse().ok());
-        match args[i].as_str() {
-            "--entries" => entries = value().expect("--entries N"),
-            "--runs" => runs = value().expect("--runs N"),
-            _ => {
-                i += 1;
-                continue;
-            }
-        }
-        i += 2;
-    }
+    let entries = setting("--entries", "CAIRN_BENCH_ENTRIES", 1000);
+    let runs = setting("--runs", "CAIRN_BENCH_RUNS", 5);
     let work = tempfile::Builder::new()
         .prefix("cairn-bench-sync-")
         .tempdir()
@@ -158,13 +144,6 @@ fn main() {
         let kept = work.keep();
         println!("  kept {}", kept.display());
     }
-}
-
-fn setting(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// A command with an environment of its own: no person's git configuration, a pinned time.

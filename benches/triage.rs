@@ -30,35 +30,13 @@ use std::time::{Duration, Instant};
 use cairn::proposals::{Op, Proposal};
 
 mod common;
-use common::{load, median, ms};
+use common::{load, median, ms, setting};
 
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 
 fn main() {
-    let mut n: usize = std::env::var("CAIRN_BENCH_PROPOSALS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
-    let mut runs: usize = std::env::var("CAIRN_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10);
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--proposals" => {
-                n = args[i + 1].parse().expect("--proposals N");
-                i += 1;
-            }
-            "--runs" => {
-                runs = args[i + 1].parse().expect("--runs N");
-                i += 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
+    let n = setting("--proposals", "CAIRN_BENCH_PROPOSALS", 1000usize);
+    let runs = setting("--runs", "CAIRN_BENCH_RUNS", 10usize);
     let work = tempfile::Builder::new()
         .prefix("cairn-bench-triage-")
         .tempdir()

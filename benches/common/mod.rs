@@ -26,3 +26,19 @@ pub fn median_of(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
     let mut ts: Vec<Duration> = (0..runs.max(1)).map(|_| f()).collect();
     median(&mut ts)
 }
+
+/// A bench's setting: `--FLAG VALUE` on its command line, else the environment variable
+/// `env`, else `default`. A value that does not parse stops the bench naming the flag.
+pub fn setting<T: std::str::FromStr>(flag: &str, env: &str, default: T) -> T {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(i) = args.iter().position(|a| a == flag) {
+        return args
+            .get(i + 1)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{flag} takes a value"));
+    }
+    std::env::var(env)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
