@@ -29,6 +29,7 @@
 //! - [`provider`]: the only HTTP code (reqwest): embeddings from Ollama, OpenAI-format, Voyage.
 //! - [`redact`]: finding and redacting secrets (API keys, tokens, private keys, passwords).
 //! - [`telemetry`]: one event per pipeline step in `.cairn/telemetry.jsonl`.
+//! - [`why`]: what became of a text or record, followed through the pipeline (`cairn why`).
 //! - [`mcp`]: the MCP server of `cairn mcp` (the only importer of rmcp and tokio): tools that run
 //!   the commands through the command layer, MEMORY.md and the ADRs as resources.
 //! - [`sync`]: `cairn sync`: fetch, union merge made right, ADR renumbering, push (git CLI).
@@ -71,5 +72,6 @@ pub mod sync;
 pub mod telemetry;
 pub mod time;
 pub mod triage;
+pub mod why;
 
 pub use cli::run;

@@ -24,6 +24,7 @@ pub(crate) mod slog;
 mod stats;
 mod sync;
 mod triage;
+mod why;
 
 use std::cell::Cell;
 use std::ffi::OsString;
@@ -116,6 +117,8 @@ pub enum Command {
     Man(shell::ManArgs),
     /// Pull from the git remote (JSON Lines merge by union), bring the index up to date, push
     Sync(sync::Args),
+    /// What became of a text or record: transcript, card, observer, gate, dedup, score, rank
+    Why(why::Args),
 }
 
 /// `--no-commit`, flattened into the arguments of every command that commits (a read-only
@@ -534,6 +537,7 @@ pub(crate) fn execute(ctx: &Ctx, command: Command) -> Result<Report> {
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
+        Command::Why(args) => why::run(ctx, args),
         Command::Mcp(_) => Err(Error::bad_input(
             "`cairn mcp` serves on stdio and cannot be called from a server",
         )),

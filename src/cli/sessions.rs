@@ -178,6 +178,15 @@ fn load_checkpoints(repo: &Repo) -> BTreeMap<String, Checkpoint> {
         .unwrap_or_default()
 }
 
+/// Each transcript path ingested, with the session file (relative to the root) it renders
+/// to, as the checkpoints know them (`cairn why` says where a card came from).
+pub(crate) fn transcripts(repo: &Repo) -> BTreeMap<String, String> {
+    load_checkpoints(repo)
+        .into_iter()
+        .filter_map(|(path, c)| c.file.map(|f| (path, f)))
+        .collect()
+}
+
 /// What ingesting one transcript did.
 #[derive(Debug)]
 enum Outcome {

@@ -469,22 +469,31 @@ impl Relevance {
             if out.len() >= limit {
                 break;
             }
-            if self.soft_total > 0.0 {
-                r.soft_share = r.scores.get("soft").map(|s| (s / self.soft_total).min(1.0));
-            }
-            r.shares_word = r.ranks.contains_key("words")
-                || !self.terms.is_disjoint(&terms(&r.text))
-                || !self.terms.is_disjoint(&terms(&r.title));
-            let close = r
-                .scores
-                .get("vectors")
-                .is_some_and(|c| *c >= self.min_cosine)
-                || r.soft_share.is_some_and(|s| s >= self.min_soft);
-            if r.shares_word || close {
+            if self.judge(&mut terms, &mut r) {
                 out.push(r);
             }
         }
         out
+    }
+
+    /// Marks `r` with whether it shares a word and its soft share; whether it is relevant.
+    fn judge(
+        &self,
+        terms: &mut impl FnMut(&str) -> std::collections::HashSet<String>,
+        r: &mut Recalled,
+    ) -> bool {
+        if self.soft_total > 0.0 {
+            r.soft_share = r.scores.get("soft").map(|s| (s / self.soft_total).min(1.0));
+        }
+        r.shares_word = r.ranks.contains_key("words")
+            || !self.terms.is_disjoint(&terms(&r.text))
+            || !self.terms.is_disjoint(&terms(&r.title));
+        let close = r
+            .scores
+            .get("vectors")
+            .is_some_and(|c| *c >= self.min_cosine)
+            || r.soft_share.is_some_and(|s| s >= self.min_soft);
+        r.shares_word || close
     }
 }
 
@@ -518,27 +527,40 @@ pub fn recall(index: &Index, config: &Config, request: &Request) -> Result<Vec<R
         }
         return Ok(out);
     }
-    let (fused, soft_total) = match request.mode {
+    let (fused, soft_total) = ranked(index, config, request, &decay)?;
+    Ok(Relevance::new(index, query, soft_total, config).keep(index, fused, limit))
+}
+
+/// Every record the lists of [`recall`] read for a (non-empty) query, fused and decayed, in
+/// recall's order before relevance and the cap; and the IDF weight a full soft match scores.
+fn ranked(
+    index: &Index,
+    config: &Config,
+    request: &Request,
+    decay: &Decay,
+) -> Result<(Vec<Recalled>, f64)> {
+    let (query, filter, limit) = (&request.query, &request.filter, request.limit);
+    Ok(match request.mode {
         Mode::Words => {
             // BM25 × decay over every match, inside the collector (ADR 12).
-            let words = index.search(query, filter, limit, Some(&decay))?;
+            let words = index.search(query, filter, limit, Some(decay))?;
             let one = vec![Ranked {
                 name: "words",
                 hits: words,
             }];
-            (fuse(one, &[1.0], Some(&decay), limit), 0.0)
+            (fuse(one, &[1.0], Some(decay), limit), 0.0)
         }
         Mode::Vectors => {
             let mut hits = decayed(
                 index.search_vectors(query, filter, depth(limit), config.recall.min_similarity)?,
-                &decay,
+                decay,
             );
             hits.sort_by(|a, b| b.score.total_cmp(&a.score));
             let one = vec![Ranked {
                 name: "vectors",
                 hits,
             }];
-            (fuse(one, &[1.0], Some(&decay), usize::MAX), 0.0)
+            (fuse(one, &[1.0], Some(decay), usize::MAX), 0.0)
         }
         Mode::Hybrid => {
             // The lists read by relevance alone, fused by standard score, then decayed once.
@@ -547,12 +569,87 @@ pub fn recall(index: &Index, config: &Config, request: &Request) -> Result<Vec<R
             // for words and vectors (ADR 18); the soft list took it to 0.670 (ADR 20).
             let (lists, soft_total) = hybrid(index, query, filter, depth(limit), config)?;
             (
-                fuse_hybrid(lists, config, Some(&decay), usize::MAX)?,
+                fuse_hybrid(lists, config, Some(decay), usize::MAX)?,
                 soft_total,
             )
         }
-    };
-    Ok(Relevance::new(index, query, soft_total, config).keep(index, fused, limit))
+    })
+}
+
+/// Where one record stands for a query, as [`recall`] ranks it (`cairn why --query`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "standing", rename_all = "kebab-case")]
+pub enum Standing {
+    /// Among the relevant results: `rank` (from 1) of `relevant`; recalled when `rank <=
+    /// limit`, the cap.
+    Ranked {
+        rank: usize,
+        relevant: usize,
+        limit: usize,
+        result: Box<Recalled>,
+    },
+    /// Read by a list, at `position` of the `read` fused, but not relevant: no word in common
+    /// with the query, and not close enough by meaning (`min_cosine`, `min_soft`).
+    NotRelevant {
+        position: usize,
+        read: usize,
+        min_cosine: f64,
+        min_soft: f64,
+        result: Box<Recalled>,
+    },
+    /// In none of the lists, each read to `depth` records.
+    NotRead { depth: usize },
+    /// The query has no word to match.
+    NoWords,
+}
+
+/// How deep [`recall`] reads each list for a cap of `limit`.
+pub fn list_depth(limit: usize) -> usize {
+    depth(limit)
+}
+
+/// Where the record `id` stands for `request` (a query with words): the same lists, fusion,
+/// decay and relevance as [`recall`], with its rank among every relevant result rather than
+/// only those inside the cap.
+pub fn standing(index: &Index, config: &Config, request: &Request, id: &str) -> Result<Standing> {
+    if no_words(&request.query) || request.query.trim().is_empty() {
+        return Ok(Standing::NoWords);
+    }
+    let decay = Decay::from_config(&config.recall, request.now);
+    let (fused, soft_total) = ranked(index, config, request, &decay)?;
+    let relevance = Relevance::new(index, &request.query, soft_total, config);
+    let mut terms = index.terms();
+    let read = fused.len();
+    let mut relevant = 0;
+    let mut found = None;
+    for (i, mut r) in fused.into_iter().enumerate() {
+        let kept = relevance.judge(&mut terms, &mut r);
+        relevant += usize::from(kept);
+        if r.id == id && found.is_none() {
+            found = Some((i + 1, kept.then_some(relevant), r));
+        }
+    }
+    Ok(match found {
+        Some((_, Some(rank), r)) => Standing::Ranked {
+            rank,
+            relevant,
+            limit: request.limit,
+            result: Box::new(r),
+        },
+        Some((position, None, r)) => Standing::NotRelevant {
+            position,
+            read,
+            min_cosine: relevance.min_cosine,
+            min_soft: relevance.min_soft,
+            result: Box::new(r),
+        },
+        None => Standing::NotRead {
+            depth: match request.mode {
+                Mode::Words => request.limit,
+                _ => depth(request.limit),
+            },
+        },
+    })
 }
 
 /// The weights of [`hybrid`]'s lists, in its order.
