@@ -28,6 +28,7 @@
 //! - [`eval`]: retrieval quality on LoCoMo and LongMemEval files, through the same code paths.
 //! - [`provider`]: the only HTTP code (reqwest): embeddings from Ollama, OpenAI-format, Voyage.
 //! - [`redact`]: finding and redacting secrets (API keys, tokens, private keys, passwords).
+//! - [`stats`]: what `cairn stats` counts: records per ISO week as a terminal chart, pipeline cost.
 //! - [`telemetry`]: one event per pipeline step in `.cairn/telemetry.jsonl`.
 //! - [`why`]: what became of a text or record, followed through the pipeline (`cairn why`).
 //! - [`mcp`]: the MCP server of `cairn mcp` (the only importer of rmcp and tokio): tools that run
@@ -67,6 +68,7 @@ pub mod repo;
 pub mod review;
 pub mod sessions;
 pub mod slog;
+pub mod stats;
 pub mod store;
 pub mod sync;
 pub mod telemetry;

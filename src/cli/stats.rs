@@ -1,5 +1,8 @@
-//! `cairn stats [--telemetry]`: counts, categories and pipeline figures; or the telemetry
-//! events themselves.
+//! `cairn stats [--weeks N] [--since T] [--telemetry]`: counts a person reads (records per ISO
+//! week as a small chart, categories and verdicts, what the gate discarded, the pipeline's
+//! cost per component) or the telemetry events themselves. `--since` limits every figure to
+//! the window: observations by the day they were written (their file's day), cards by their
+//! turn's time, recalls and decisions by their own times, telemetry by its events' times.
 
 use std::collections::BTreeMap;
 
@@ -18,9 +21,13 @@ pub struct Args {
     /// Only events of this component (observe, sessions, gate, recall, …)
     #[arg(long)]
     pub component: Option<String>,
-    /// Only events at or after this time (RFC 3339, YYYY-MM-DD, or a span like 7d)
+    /// Only what happened at or after this time (RFC 3339, YYYY-MM-DD, or a span like 7d):
+    /// every figure, and the weeks charted
     #[arg(long, value_name = "TIME")]
     pub since: Option<String>,
+    /// How many ISO weeks the chart shows, up to the week of now (without --since)
+    #[arg(long, default_value_t = 8)]
+    pub weeks: usize,
     /// At most this many events (the newest)
     #[arg(long, default_value_t = 50)]
     pub limit: usize,
@@ -95,7 +102,22 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             }
         }
     }
+    let in_window = |day: Option<chrono::NaiveDate>| {
+        since.is_none_or(|s| day.is_some_and(|d| d >= s.date_naive()))
+    };
+    let at_or_after = |ts: &str| {
+        since.is_none_or(|s| {
+            chrono::DateTime::parse_from_rfc3339(ts)
+                .is_ok_and(|t| t.with_timezone(&chrono::Utc) >= s)
+        })
+    };
+    // Observations by the day written: their file's day.
+    let written = written_days(&repo)?;
     let (observations, _) = crate::store::load_all(&repo)?;
+    let observations: Vec<&crate::store::Folded> = observations
+        .iter()
+        .filter(|f| in_window(written.get(&f.obs.id).copied()))
+        .collect();
     let mut categories: BTreeMap<String, u64> = BTreeMap::new();
     let mut verdicts: BTreeMap<String, u64> = BTreeMap::new();
     let mut types: BTreeMap<String, u64> = BTreeMap::new();
@@ -110,8 +132,47 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         *types.entry(f.obs.observation_type.clone()).or_default() += 1;
     }
     let sessions = super::observe::session_files(&repo)?.len();
+    // Per ISO week: observations written, cards (by turn time), recalls, decisions.
+    let weeks = crate::stats::weeks(ctx.now, args.weeks, since);
+    let card_days: Vec<chrono::NaiveDate> = card_times(&repo)?
+        .iter()
+        .filter(|t| at_or_after(t))
+        .filter_map(|t| crate::stats::day_of(t))
+        .collect();
+    let recall_days: Vec<chrono::NaiveDate> = crate::recall::counts::each(&repo)?
+        .iter()
+        .filter(|(_, t)| at_or_after(t))
+        .filter_map(|(_, t)| crate::stats::day_of(t))
+        .collect();
+    let decision_days: Vec<chrono::NaiveDate> = decision_times(&repo)?
+        .iter()
+        .filter(|t| at_or_after(t))
+        .filter_map(|t| crate::stats::day_of(t))
+        .collect();
+    let series = [
+        (
+            "observations",
+            crate::stats::per_week(
+                &weeks,
+                observations
+                    .iter()
+                    .filter_map(|f| written.get(&f.obs.id).copied()),
+            ),
+        ),
+        ("cards", crate::stats::per_week(&weeks, card_days)),
+        ("recalls", crate::stats::per_week(&weeks, recall_days)),
+        ("decided", crate::stats::per_week(&weeks, decision_days)),
+    ];
+    let refs: Vec<&Event> = events.iter().collect();
+    let costs = crate::stats::costs(&refs);
+    let discarded = crate::stats::discarded(&refs);
+    let discarded_total: u64 = discarded.values().sum();
+    let window = match since {
+        Some(s) => format!(" since {}", crate::time::format(s)),
+        None => String::new(),
+    };
     let mut human = format!(
-        "observations: {} ({} ingested)\n",
+        "observations{window}: {} ({} ingested)\n",
         observations.len(),
         crate::output::count(sessions, "session")
     );
@@ -129,6 +190,48 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
                 parts.join(", ")
             }
         ));
+    }
+    let by: Vec<String> = discarded.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    human.push_str(&format!(
+        "  discarded by the gate{window}: {discarded_total}{} (only counted, never stored)\n",
+        if by.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", by.join(", "))
+        }
+    ));
+    if let (Some(first), Some(last)) = (weeks.first(), weeks.last()) {
+        human.push_str(&format!(
+            "\nper ISO week, {} to {}: observations written, turn cards (by turn time), \
+             observations recalled, proposals decided\n",
+            first.week, last.week
+        ));
+    }
+    let chart_series: Vec<(&str, &[u64])> = series
+        .iter()
+        .map(|(name, counts)| (*name, counts.as_slice()))
+        .collect();
+    human.push_str(&crate::stats::chart(&weeks, &chart_series, CHART_WIDTH));
+    human.push_str(&format!("\ncost per component{window} (from telemetry):\n"));
+    for (name, c) in &costs {
+        let mut line = format!("  {name}: {}", crate::output::count(c.runs, "run"));
+        if c.failed > 0 {
+            line.push_str(&format!(" ({} failed)", c.failed));
+        }
+        if c.tokens_in + c.tokens_out > 0 {
+            line.push_str(&format!(
+                ", tokens {} in / {} out",
+                c.tokens_in, c.tokens_out
+            ));
+        }
+        if c.calls > 0 {
+            line.push_str(&format!(", {}", crate::output::count(c.calls, "LLM call")));
+        }
+        line.push_str(&format!(", {} ms\n", c.duration_ms));
+        human.push_str(&line);
+    }
+    if costs.is_empty() {
+        human.push_str("  no telemetry yet\n");
     }
     human.push_str("pipeline (from telemetry):\n");
     for (name, t) in &totals {
@@ -148,15 +251,94 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     if totals.is_empty() {
         human.push_str("  no telemetry yet\n");
     }
+    let week_rows: Vec<Value> = weeks
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            json!({
+                "week": w.week,
+                "start": w.start,
+                "observations": series[0].1[i],
+                "cards": series[1].1[i],
+                "recalls": series[2].1[i],
+                "decided": series[3].1[i],
+            })
+        })
+        .collect();
     let data = json!({
+        "since": since.map(crate::time::format),
+        "now": crate::time::format(ctx.now),
         "observations": observations.len(),
         "sessions": sessions,
         "categories": categories,
         "verdicts": verdicts,
         "types": types,
+        "weeks": week_rows,
+        "discarded": { "total": discarded_total, "by": discarded },
+        "cost": costs,
         "pipeline": totals,
     });
     Ok(Report::new("stats", data, human))
+}
+
+/// Width of the chart's bars, in cells.
+const CHART_WIDTH: usize = 10;
+
+/// Each stored observation's id and the UTC day it was written (its file's name).
+fn written_days(
+    repo: &crate::repo::Repo,
+) -> Result<std::collections::HashMap<String, chrono::NaiveDate>> {
+    let mut out = std::collections::HashMap::new();
+    for path in crate::store::day_files(repo)? {
+        let Some(day) = path
+            .file_stem()
+            .and_then(|s| chrono::NaiveDate::parse_from_str(&s.to_string_lossy(), "%Y-%m-%d").ok())
+        else {
+            continue;
+        };
+        let (lines, _) = crate::store::read_file(&path)?;
+        for (_, line) in lines {
+            if let crate::store::Line::Observation(o) = line {
+                out.entry(o.id).or_insert(day);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The time of every turn card.
+fn card_times(repo: &crate::repo::Repo) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for rel in super::observe::session_files(repo)? {
+        let Ok(text) = std::fs::read_to_string(repo.path(&rel)) else {
+            continue;
+        };
+        for line in text.lines() {
+            if let Ok(crate::cards::Record::Card(c)) = serde_json::from_str(line) {
+                out.push(c.ts);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The time of every decision about a proposal, but those that leave it to a person.
+fn decision_times(repo: &crate::repo::Repo) -> Result<Vec<String>> {
+    use crate::proposals::{Decision, Event as P, Line};
+    let mut out = Vec::new();
+    for path in crate::proposals::day_files(repo)? {
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| crate::error::Error::io(path.display(), &e))?;
+        for (i, line) in text.lines().enumerate() {
+            if let Ok(Line::Event(P::Decision { decision, ts, .. })) =
+                crate::proposals::parse_line(&path, i + 1, line)
+                && decision != Decision::NeedsReview
+            {
+                out.push(ts);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Metadata as `key=value` pairs on one line.

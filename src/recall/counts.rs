@@ -67,3 +67,15 @@ pub fn read(repo: &Repo) -> Result<HashMap<String, Count>> {
     }
     Ok(out)
 }
+
+/// Every recall, as `(id, time)`, in the order recorded.
+pub fn each(repo: &Repo) -> Result<Vec<(String, String)>> {
+    let Some(text) = crate::files::read_optional(&repo.path(FILE))? else {
+        return Ok(Vec::new());
+    };
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Line>(l).ok())
+        .map(|l| (l.id, l.ts))
+        .collect())
+}
