@@ -20,5 +20,7 @@ mod review;
 mod sessions;
 mod shell;
 mod slog;
+mod stats;
 mod sync;
 mod triage;
+mod why;
