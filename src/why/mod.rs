@@ -41,6 +41,8 @@ use crate::store::{self, Event, Folded, Op};
 
 /// How many observations and cards a text's trace follows in full (the rest are listed).
 pub const TRACED: usize = 5;
+/// How many records holding the target a trace lists (the rest are counted).
+pub const LISTED: usize = 20;
 /// How many records nearest in meaning a text's trace lists.
 const NEAREST: usize = 3;
 
@@ -251,7 +253,10 @@ pub struct Trace {
     pub target: String,
     /// `id` or `text`.
     pub by: &'static str,
+    /// The records holding it, at most [`LISTED`].
     pub found: Vec<Found>,
+    /// How many records hold it in all.
+    pub found_total: usize,
     pub merged_away: Vec<MergedAway>,
     /// A text only: what the gate makes of the text itself.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -620,6 +625,7 @@ pub fn trace(
         target: target.clone(),
         by: if by_id { "id" } else { "text" },
         found: Vec::new(),
+        found_total: 0,
         merged_away: Vec::new(),
         gate: None,
         would_merge: None,
@@ -796,6 +802,8 @@ pub fn trace(
             push(&mut card_ids, &f.obs.source);
         }
     }
+    trace.found_total = trace.found.len();
+    trace.found.truncate(LISTED);
     let counts = crate::recall::counts::read(repo)?;
     let memory_text =
         crate::files::read_optional(&repo.path(crate::memory::FILE))?.unwrap_or_default();

@@ -30,6 +30,12 @@ pub fn render(t: &Trace) -> String {
             ));
         }
     }
+    if t.found_total > t.found.len() {
+        out.push_str(&format!(
+            "  and {} more (`cairn search --exact` lists them all)\n",
+            t.found_total - t.found.len()
+        ));
+    }
     for m in &t.merged_away {
         out.push_str(&format!(
             "dedup: {} was never stored: merged into {} at {} ({})\n",

@@ -56,6 +56,26 @@ fn stats_charts_the_weeks_up_to_now() {
         &["--now", "2026-11-19T09:00:00Z", "recall", "nightly backup"],
     )
     .code(0);
+    // One proposal decided in week 49.
+    let proposed = env
+        .cairn_in(
+            &repo,
+            &["--json", "--now", "2026-11-30T10:00:00Z", "reflect"],
+        )
+        .code(0)
+        .data();
+    let first = proposed["proposals"][0]["id"].as_str().unwrap().to_string();
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            "2026-11-30T11:00:00Z",
+            "review",
+            "--approve",
+            &first,
+        ],
+    )
+    .code(0);
     let data = env
         .cairn_in(
             &repo,
@@ -92,6 +112,8 @@ fn stats_charts_the_weeks_up_to_now() {
         "{data}"
     );
     assert_eq!(week(&data, "2026-W49")["recalls"], 0);
+    assert_eq!(week(&data, "2026-W49")["decided"], 1);
+    assert_eq!(week(&data, "2026-W47")["decided"], 0);
     assert_eq!(week(&data, "2026-W45")["start"], "2026-11-02");
     let gate = &data["cost"]["gate"];
     assert_eq!(gate["runs"], 4, "{data}");

@@ -458,3 +458,65 @@ fn a_held_observation_ranks_with_its_hold_named() {
         .data();
     assert_eq!(data["trace"]["observations"][0]["query"]["recalled"], true);
 }
+
+#[test]
+fn the_proposals_citing_an_observation_and_its_memory_entry_are_named() {
+    let (env, repo) = Env::repo();
+    let rule = "Never force-push to the main branch of the shop repository";
+    let chore = "Releases are tagged from the main branch only";
+    let mut ids = Vec::new();
+    for text in [rule, chore] {
+        let data = env
+            .cairn_in(&repo, &["--json", "remember", text])
+            .code(0)
+            .data();
+        ids.push(data["id"].as_str().unwrap().to_string());
+    }
+    let proposed = env.cairn_in(&repo, &["--json", "reflect"]).code(0).data();
+    let proposal_of = |ob: &str| {
+        proposed["proposals"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{proposed}"))
+            .iter()
+            .find(|p| {
+                p["observations"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|o| o == ob)
+            })
+            .unwrap_or_else(|| panic!("a proposal cites {ob}: {proposed}"))["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (promote, reject) = (proposal_of(&ids[0]), proposal_of(&ids[1]));
+    env.cairn_in(&repo, &["review", "--approve", &promote])
+        .code(0);
+    env.cairn_in(
+        &repo,
+        &["review", "--reject", &reject, "--why", "a person's chore"],
+    )
+    .code(0);
+
+    let o = &env
+        .cairn_in(&repo, &["--json", "why", &ids[0]])
+        .code(0)
+        .data()["trace"]["observations"][0];
+    assert_eq!(o["proposals"][0]["id"], promote.as_str());
+    assert_eq!(o["proposals"][0]["state"], "promoted");
+    assert_eq!(o["proposals"][0]["tier"], "human");
+    assert_eq!(o["memory"][0]["text"], rule, "{o}");
+    let line = o["memory"][0]["line"].as_u64().unwrap() as usize;
+    let memory = read(&repo, "MEMORY.md");
+    assert!(
+        memory.lines().nth(line - 1).unwrap().contains(rule),
+        "{memory}"
+    );
+
+    // A proposal looked up by its id: its decision, and the observation it cites traced.
+    env.cairn_in(&repo, &["why", &reject])
+        .code(0)
+        .stdout_has("rejected by human: a person's chore")
+        .stdout_has(&format!("observation {}", ids[1]));
+}
