@@ -1,7 +1,7 @@
 //! `cairn why TEXT|ID`: what became of a text, followed through the pipeline.
 //!
 //! A target is an id when it is one word with a record id's shape (`ob-…`, `tc-…`, `ep-…`,
-//! `sl-…`, `pr-…`, `adr-N`, `MEMORY.md:N`), else a text. An id is looked up directly: in the
+//! `sl-…`, `pr-…`, `mem-…`, `adr-N`, `MEMORY.md:N`), else a text. An id is looked up directly: in the
 //! observation store (stored, or merged away: a `merge` event whose `from` is the id), the
 //! session files, the proposals, and the index for every other kind. A text is found by exact
 //! match (case-insensitive, the files scanned as `search --exact` scans them, deleted
@@ -680,7 +680,10 @@ pub fn trace(
             for o in &p.proposal.observations {
                 push(&mut obs_ids, o);
             }
-        } else if let Some(doc) = index.doc(&target)? {
+        } else if let Some(doc) = match memory_line(&target) {
+            Some(line) => memory_doc(repo, line, ask.now)?,
+            None => index.doc(&target)?,
+        } {
             trace.found.push(Found {
                 kind: doc.kind.as_str().into(),
                 id: doc.id.clone(),
@@ -949,6 +952,36 @@ pub fn trace(
     Ok(trace)
 }
 
+/// The line of a `MEMORY.md:N` id.
+fn memory_line(id: &str) -> Option<usize> {
+    id.strip_prefix("MEMORY.md:")?.parse().ok()
+}
+
+/// The document of the MEMORY.md entry at `line` (as the index makes it), if one is there.
+fn memory_doc(repo: &Repo, line: usize, now: DateTime<Utc>) -> Result<Option<Doc>> {
+    let Some(text) = crate::files::read_optional(&repo.path(crate::memory::FILE))? else {
+        return Ok(None);
+    };
+    let memory = crate::memory::parse(&text);
+    let Some(entry) = memory
+        .loose
+        .iter()
+        .chain(memory.sections.iter().flat_map(|s| s.entries.iter()))
+        .find(|e| e.line == line)
+    else {
+        return Ok(None);
+    };
+    Ok(
+        crate::index::sources::memory_docs(&text, crate::memory::FILE, now)
+            .into_iter()
+            .find(|d| d.text == entry.text)
+            .map(|mut d| {
+                d.file = format!("{}:{line}", crate::memory::FILE);
+                d
+            }),
+    )
+}
+
 fn proposal_ref(p: &crate::proposals::Folded) -> ProposalRef {
     ProposalRef {
         id: p.proposal.id.clone(),
@@ -985,6 +1018,7 @@ mod tests {
             "tc-787e50bcbd65",
             "ep-0a1b",
             "sl-00ff",
+            "mem-0a1b2c3d4e5f",
             "pr-1234abcd",
             "adr-7",
             "MEMORY.md:12",
