@@ -63,8 +63,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     let mut human = crate::why::text::render(&trace);
     if empty {
         human.push_str(
-            "found in no record: not in a transcript ingested, not stored, not merged into \
-             another\n",
+            "no record holds it as written: not in a transcript ingested, not stored, not \
+             merged into another\n",
         );
     }
     let data = json!({ "now": crate::time::format(ctx.now), "trace": trace });

@@ -273,9 +273,10 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// Whether anything holds or absorbed the target.
+    /// Whether nothing holds the target (by id or as written) nor absorbed it: records near
+    /// it in meaning are shown, but they are not it.
     pub fn is_empty(&self) -> bool {
-        self.found.is_empty() && self.merged_away.is_empty()
+        self.found.iter().all(|f| f.how == "meaning") && self.merged_away.is_empty()
     }
 }
 
@@ -299,7 +300,7 @@ pub fn looks_like_id(s: &str) -> bool {
         s.strip_prefix(p)
             .is_some_and(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()))
     };
-    ["ob-", "tc-", "ep-", "sl-", "pr-"]
+    ["ob-", "tc-", "ep-", "sl-", "pr-", "mem-"]
         .iter()
         .any(|p| hex_after(p))
         || s.strip_prefix("adr-")
