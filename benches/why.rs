@@ -10,7 +10,8 @@
 //! 2. times, whole process, median of `--runs`: `cairn why ID` (an observation from a turn),
 //!    `cairn why TEXT` (its text: exact scan and nearest by meaning), `cairn why ID --query Q`
 //!    (recall's ranking, read deep), `cairn stats` and `cairn stats --since 7d`; beside
-//!    `rg -c ID vault/` (finding the id at all) and `git status` in the same repository.
+//!    `grep -rc ID vault` (finding the id at all; rg is not on every machine) and `git status`
+//!    in the same repository.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -109,9 +110,9 @@ fn main() {
     let week = median(runs, || {
         timed(cairn(&repo, &["stats", "--since", "7d"]), "stats --since")
     });
-    let rg = median(runs, || {
-        let mut c = Command::new("rg");
-        c.current_dir(&repo).args(["-c", &id, "vault"]);
+    let grep = median(runs, || {
+        let mut c = Command::new("grep");
+        c.current_dir(&repo).args(["-rc", &id, "vault"]);
         timed_any(c)
     });
     let status = median(runs, || {
@@ -127,7 +128,7 @@ fn main() {
         ("cairn why ID --query Q", ranked),
         ("cairn stats", stats),
         ("cairn stats --since 7d", week),
-        ("rg -c ID vault (reference)", rg),
+        ("grep -rc ID vault (reference)", grep),
         ("git status (reference)", status),
     ] {
         println!("{name:<44} {:>6.1} ms", ms(t));
@@ -172,7 +173,7 @@ fn timed(mut cmd: Command, what: &str) -> Duration {
     start.elapsed()
 }
 
-/// A reference command's time, whatever its exit code (rg exits 1 when a file has no match).
+/// A reference command's time, whatever its exit code (grep exits 1 when a file has no match).
 fn timed_any(mut cmd: Command) -> Duration {
     let start = Instant::now();
     let _ = cmd.output();
