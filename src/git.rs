@@ -1530,7 +1530,9 @@ fn owned_entries(repo: &gix::Repository, id: gix::ObjectId) -> Result<Vec<gix::o
     let tree = repo
         .find_tree(id)
         .map_err(|e| git_err("cannot read a tree", e))?;
-    let decoded = tree.decode().map_err(|e| git_err("cannot read a tree", e))?;
+    let decoded = tree
+        .decode()
+        .map_err(|e| git_err("cannot read a tree", e))?;
     Ok(decoded.entries.iter().map(|e| (*e).into()).collect())
 }
 
@@ -1793,7 +1795,9 @@ impl Rewriter<'_> {
             }
             let new = if changed {
                 // A signature no longer matches what it signed.
-                owned.extra_headers.retain(|(k, _)| k != "gpgsig" && k != "gpgsig-sha256");
+                owned
+                    .extra_headers
+                    .retain(|(k, _)| k != "gpgsig" && k != "gpgsig-sha256");
                 self.written += 1;
                 self.repo
                     .write_object(&owned)

@@ -1211,6 +1211,78 @@ impl Index {
         all
     }
 
+    /// The documents taken from `file` (a source file, relative to the root).
+    pub fn docs_of_file(&self, file: &str) -> Result<Vec<Doc>> {
+        let searcher = self.reader.searcher();
+        let q = TermQuery::new(
+            Term::from_field_text(self.fields.file, file),
+            IndexRecordOption::Basic,
+        );
+        let n = searcher
+            .search(&q, &Count)
+            .map_err(|e| index_err("cannot search", e))?;
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let top = searcher
+            .search(&q, &TopDocs::with_limit(n).order_by_score())
+            .map_err(|e| index_err("cannot search", e))?;
+        top.into_iter()
+            .map(|(_, addr)| self.load(&searcher, addr))
+            .collect()
+    }
+
+    /// Whether a live document has a text of this hash ([`vectors::text_hash`]).
+    pub fn has_text_hash(&self, hash: u64) -> bool {
+        let q = TermQuery::new(
+            Term::from_field_u64(self.fields.chash, hash),
+            IndexRecordOption::Basic,
+        );
+        self.reader
+            .searcher()
+            .search(&q, &Count)
+            .is_ok_and(|n| n > 0)
+    }
+
+    /// Makes deleted documents physically gone: tantivy only marks a deleted document, and
+    /// keeps its stored text and its terms in the segment until the segment is merged. Merges
+    /// each segment holding deleted documents (alone: the others are not rewritten), then
+    /// removes the files no longer used. Returns how many segments were rewritten.
+    pub fn purge_deleted(&mut self) -> Result<usize> {
+        if self.read_only() {
+            return Ok(0);
+        }
+        let searcher = self.reader.searcher();
+        let dirty: Vec<tantivy::index::SegmentId> = searcher
+            .segment_readers()
+            .iter()
+            .filter(|r| r.num_deleted_docs() > 0)
+            .map(|r| r.segment_id())
+            .collect();
+        drop(searcher);
+        let mut writer: IndexWriter<TantivyDocument> = self
+            .index
+            .writer_with_num_threads(1, 48_000_000)
+            .map_err(|e| index_err("cannot open the writer", e))?;
+        for id in &dirty {
+            writer
+                .merge(std::slice::from_ref(id))
+                .wait()
+                .map_err(|e| index_err("cannot merge", e))?;
+        }
+        writer
+            .garbage_collect_files()
+            .wait()
+            .map_err(|e| index_err("cannot remove old segment files", e))?;
+        writer
+            .wait_merging_threads()
+            .map_err(|e| index_err("cannot merge", e))?;
+        self.reader
+            .reload()
+            .map_err(|e| index_err("cannot reload", e))?;
+        Ok(dirty.len())
+    }
+
     /// Number of live documents.
     pub fn num_docs(&self) -> u64 {
         self.reader.searcher().num_docs()

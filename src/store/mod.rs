@@ -309,9 +309,11 @@ pub struct Known {
     pub observed: HashMap<String, String>,
 }
 
-/// [`Known`], in one read of every observations file.
+/// [`Known`], in one read of every observations file. Ids forgotten (`cairn forget`'s
+/// tombstones) count as known, so that observing the same turn again does not bring one back.
 pub fn known(repo: &Repo) -> Result<Known> {
     let mut out = Known::default();
+    out.ids.extend(crate::forget::tombstones(repo)?);
     for path in day_files(repo)? {
         let (lines, _) = read_file(&path)?;
         for (_, line) in lines {
