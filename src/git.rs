@@ -1854,6 +1854,7 @@ pub fn rewrite_history(
     root: &Path,
     replacements: &[(Vec<u8>, Vec<u8>)],
     backup: &str,
+    identity: &Identity<'_>,
 ) -> Result<Rewritten> {
     use gix::refs::transaction::PreviousValue;
     let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
@@ -1881,29 +1882,42 @@ pub fn rewrite_history(
         commits: rw.written,
         ..Rewritten::default()
     };
-    for (name, old, _) in &moves {
+    use gix::refs::transaction::RefEdit;
+    let mut edits = Vec::new();
+    for (name, old, new) in &moves {
         let full = name.as_bstr().to_str_lossy().into_owned();
         let short = full.strip_prefix("refs/").unwrap_or(&full);
         let backup_name = format!("{backup}/{short}");
-        repo.reference(
-            backup_name.as_str(),
+        let backup_ref: gix::refs::FullName = backup_name
+            .as_str()
+            .try_into()
+            .map_err(|e| git_err(&format!("cannot name the backup ref {backup_name}"), e))?;
+        edits.push(RefEdit::update(
+            backup_ref,
             *old,
             PreviousValue::MustNotExist,
             "cairn forget: backup before a history rewrite",
-        )
-        .map_err(|e| git_err(&format!("cannot write the backup ref {backup_name}"), e))?;
-        out.backups.push(backup_name);
-    }
-    for (name, old, new) in &moves {
-        let full = name.as_bstr().to_str_lossy().into_owned();
-        repo.reference(
+        ));
+        edits.push(RefEdit::update(
             name.clone(),
             *new,
             PreviousValue::MustExistAndMatch(gix::refs::Target::Object(*old)),
             "cairn forget: history rewritten",
-        )
-        .map_err(|e| git_err(&format!("cannot move {full}"), e))?;
+        ));
+        out.backups.push(backup_name);
         out.refs.push((full, old.to_string(), new.to_string()));
+    }
+    // Backups and moves in one transaction: either every ref moved with its backup, or none.
+    let (name, email) = signature_of(&repo, identity);
+    let signature = gix::actor::Signature {
+        name: name.into(),
+        email: email.into(),
+        time: gix::date::Time::now_local_or_utc(),
+    };
+    let mut time_buf = gix::date::parse::TimeBuf::default();
+    if !edits.is_empty() {
+        repo.edit_references_as(edits, Some(signature.to_ref(&mut time_buf)))
+            .map_err(|e| git_err("cannot move the rewritten refs", e))?;
     }
     let new_head_tree = repo
         .head_commit()

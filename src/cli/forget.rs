@@ -543,7 +543,11 @@ fn rewrite(
         )));
     }
     let backup = format!("refs/cairn/backup/forget-{stamp}");
-    let done = crate::git::rewrite_history(repo.root(), &replacements, &backup)?;
+    let identity = crate::git::Identity {
+        fallback_name: &repo.config.git.fallback_name,
+        fallback_email: &repo.config.git.fallback_email,
+    };
+    let done = crate::git::rewrite_history(repo.root(), &replacements, &backup, &identity)?;
     let mut human = format!(
         "history rewritten: {}, {} moved",
         crate::output::count(done.commits, "commit"),
