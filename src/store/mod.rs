@@ -284,9 +284,13 @@ pub fn load_all(repo: &Repo) -> Result<(Vec<Folded>, Vec<jsonl::TornTail>)> {
     Ok((out, torn_tails))
 }
 
-/// Whether an observation with `id` is already stored, or was merged into another (a scan of
-/// the files for its id).
+/// Whether an observation with `id` is already stored, was merged into another (a scan of
+/// the files for its id), or was forgotten.
 pub fn contains(repo: &Repo, id: &str) -> Result<bool> {
+    // A forgotten id counts as stored: remembering it again does not bring it back.
+    if crate::forget::tombstones(repo)?.contains(id) {
+        return Ok(true);
+    }
     let needle = format!("\"id\":\"{id}\"");
     let merged = format!("\"from\":\"{id}\"");
     for path in day_files(repo)? {
