@@ -211,6 +211,7 @@ fn current_lines(path: &Path) -> Result<String> {
     Ok(crate::files::read_optional(path)?.unwrap_or_default())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn ingest_one(
     ctx: &Ctx,
     repo: &Repo,

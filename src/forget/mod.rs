@@ -669,9 +669,12 @@ pub fn replace_text(literals: &[String]) -> String {
     lines.into_iter().map(|l| l + "\n").collect()
 }
 
+/// One replacement: the bytes to find, the bytes to put instead.
+pub type Replacement = (Vec<u8>, Vec<u8>);
+
 /// The replacements a replace-text file asks for (literal lines only; `regex:` and `glob:`
 /// lines are refused by the caller).
-pub fn parse_replace_text(text: &str) -> std::result::Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
+pub fn parse_replace_text(text: &str) -> std::result::Result<Vec<Replacement>, String> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
