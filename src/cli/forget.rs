@@ -166,6 +166,9 @@ struct Work {
     /// Index documents whose text goes (their vector rows go once no live document has it).
     hashes: BTreeSet<u64>,
     memory: bool,
+    /// The rewrites only took out the records' own lines: the index may drop their documents
+    /// instead of reading the files again.
+    only_removed: bool,
 }
 
 fn forget_work(
@@ -205,6 +208,7 @@ fn forget_work(
         literals: m.literals,
         hashes,
         memory: plan.memory,
+        only_removed: !plan.others,
     })
 }
 
@@ -229,6 +233,7 @@ fn redact_work(repo: &Repo, dry_run: bool) -> Result<Work> {
         literals: r.secrets,
         hashes,
         memory: r.memory,
+        only_removed: false,
     })
 }
 
@@ -311,8 +316,12 @@ fn apply(
         crate::files::append_lines(&path, &bytes, &repo.recovered_dir())?;
     }
     failpoint("forget-tombstones");
+    let mut old_lengths = Vec::new();
     for (i, (rel, bytes)) in work.writes.iter().enumerate() {
         let path = repo.path(rel);
+        if let Ok(meta) = std::fs::metadata(&path) {
+            old_lengths.push((rel.clone(), meta.len()));
+        }
         match bytes {
             Some(b) => crate::files::write_atomic(&path, b)?,
             None => match std::fs::remove_file(&path) {
@@ -350,6 +359,10 @@ fn apply(
 
     // The index first takes in the rewritten files, then loses the deleted documents for
     // real; the vector rows of texts no live document has go last.
+    if work.only_removed && !work.writes.is_empty() {
+        let ids: Vec<String> = state.ids.iter().cloned().collect();
+        Index::drop_documents(repo, &ids, &old_lengths)?;
+    }
     let mut index = Index::open(repo)?;
     warnings.extend(index.refresh.warnings.clone());
     let segments = index.purge_deleted()?;

@@ -454,15 +454,19 @@ pub struct Plan {
     pub proposals: Vec<String>,
     /// MEMORY.md changes (pending proposal refs must be made again from it).
     pub memory: bool,
+    /// A record not forgotten changes too (a merge event into it was removed): the index
+    /// must fold its file again rather than only drop documents.
+    pub others: bool,
 }
 
 /// Removes lines holding the ids in `gone` from a JSONL text: a record or event whose `id` is
 /// in it, and a `merge` event whose `from` is. Returns the new text (None when unchanged) and
 /// the `from` ids of removed merge events into a forgotten record.
-fn without_lines(text: &str, gone: &HashSet<&str>) -> (Option<String>, Vec<String>) {
+fn without_lines(text: &str, gone: &HashSet<&str>) -> (Option<String>, Vec<String>, bool) {
     let mut out = String::with_capacity(text.len());
     let mut changed = false;
     let mut merged = Vec::new();
+    let mut others = false;
     for line in text.split_inclusive('\n') {
         let mentions = gone.iter().any(|id| line.contains(id));
         if mentions && let Ok(v) = serde_json::from_str::<Value>(line.trim_end()) {
@@ -478,12 +482,13 @@ fn without_lines(text: &str, gone: &HashSet<&str>) -> (Option<String>, Vec<Strin
             }
             if is_merge && from.is_some_and(|f| gone.contains(f)) {
                 changed = true;
+                others = true;
                 continue;
             }
         }
         out.push_str(line);
     }
-    (changed.then_some(out), merged)
+    (changed.then_some(out), merged, others)
 }
 
 /// The new bytes of every file the records `found` are in (see the module comment).
@@ -510,8 +515,9 @@ pub fn plan(repo: &Repo, found: &[Found]) -> Result<Plan> {
         for rel in rels {
             let path = repo.path(&rel);
             let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), &e))?;
-            let (new, merged) = without_lines(&text, gone);
+            let (new, merged, others) = without_lines(&text, gone);
             plan.ids.extend(merged);
+            plan.others |= others;
             if let Some(new) = new {
                 plan.writes.push((rel, Some(new.into_bytes())));
             }
@@ -719,7 +725,7 @@ mod tests {
             "torn {\"id\":\"ob-1\"",
         );
         let gone: HashSet<&str> = ["ob-1"].into_iter().collect();
-        let (new, merged) = without_lines(text, &gone);
+        let (new, merged, others) = without_lines(text, &gone);
         assert_eq!(
             new.unwrap(),
             concat!(
@@ -729,6 +735,7 @@ mod tests {
             )
         );
         assert_eq!(merged, vec!["ob-9".to_string()]);
+        assert!(others, "ob-2 lost a merge");
         let none: HashSet<&str> = ["ob-7"].into_iter().collect();
         assert_eq!(without_lines(text, &none).0, None);
     }

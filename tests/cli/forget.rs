@@ -365,6 +365,8 @@ fn every_kind_of_record_is_forgotten_by_its_id() {
             "{subject}"
         );
         assert_eq!(git_status(&env, &repo), "", "{kind}");
+        // The index dropped exactly that record: it matches one built from the files.
+        cairn(&env, &repo, &["index", "--verify"]).code(0);
         // Only that record went.
         if *kind != "observation" {
             assert_eq!(read(&repo, "vault/observations/2026-12-01.jsonl"), before);
