@@ -395,6 +395,11 @@ fn what_is_forgotten_stays_forgotten() {
     let session = session_file(&repo);
     let card = ids_in(&repo, &session, |v| v["type"] == "card")[1].clone();
     let text = format!("The staging database lives on {WRONG} and answers on port 5432");
+    // A near copy, merged into the observation (a `merge` event naming its id).
+    let variant = format!("the staging database lives on {WRONG}, answering on port 5432");
+    cairn(&env, &repo, &["remember", &variant])
+        .code(0)
+        .stdout_has("merged into");
     cairn(&env, &repo, &["forget", &card, WRONG, "--yes"]).code(0);
     let after = read(&repo, &session);
     let head = env.git(&repo, &["rev-parse", "HEAD"]);
@@ -411,6 +416,7 @@ fn what_is_forgotten_stays_forgotten() {
     .code(0);
     assert_eq!(read(&repo, &session), after, "the card is not back");
     cairn(&env, &repo, &["remember", &text]);
+    cairn(&env, &repo, &["remember", &variant]);
     cairn(&env, &repo, &["search", "--exact", WRONG]).code(1);
     assert_eq!(
         env.git(&repo, &["rev-parse", "HEAD"]),
