@@ -569,3 +569,38 @@ fn a_forget_killed_at_any_step_ends_as_an_uninterrupted_one() {
         assert_eq!(run(Some(point)), clean, "killed at {point}");
     }
 }
+
+#[test]
+fn a_person_at_a_terminal_is_asked_and_no_keeps_everything() {
+    use expectrl::{Eof, Expect, Session};
+    use std::process::Stdio;
+    use std::time::Duration;
+
+    let (env, repo) = seeded();
+    let head = env.git(&repo, &["rev-parse", "HEAD"]);
+    let ask = |answer: &str| {
+        let mut cmd = env.command(crate::support::BIN, &repo);
+        cmd.args(["--now", NOW, "forget", WRONG])
+            .env("TERM", "xterm-256color")
+            .stdin(Stdio::inherit())
+            .stdout(Stdio::inherit())
+            .stderr(Stdio::inherit());
+        let mut p = Session::spawn(cmd).expect("spawn cairn forget in a pty");
+        p.set_expect_timeout(Some(Duration::from_secs(60)));
+        p.expect("observation (1):").unwrap();
+        p.expect("MEMORY.md:").unwrap();
+        p.expect("forget them").unwrap();
+        p.send(answer).unwrap();
+        p.expect(Eof).unwrap();
+        let status = p.get_process().wait().unwrap();
+        format!("{status:?}")
+    };
+    let no = ask("n");
+    assert!(no.ends_with(", 1)"), "nothing forgotten exits 1: {no}");
+    assert_eq!(env.git(&repo, &["rev-parse", "HEAD"]), head);
+    assert!(read(&repo, "MEMORY.md").contains(WRONG));
+    let yes = ask("y");
+    assert!(yes.ends_with(", 0)"), "{yes}");
+    assert!(!read(&repo, "MEMORY.md").contains(WRONG));
+    assert_ne!(env.git(&repo, &["rev-parse", "HEAD"]), head);
+}
