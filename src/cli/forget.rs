@@ -347,7 +347,13 @@ fn apply(
         fallback_name: &repo.config.git.fallback_name,
         fallback_email: &repo.config.git.fallback_email,
     };
-    if state.memory {
+    let committing = !ctx.no_commit && repo.config.git.commit;
+    if state.memory && !committing {
+        warnings.push(
+            "MEMORY.md was not committed: the refs of pending proposals still hold HEAD's, with the entry; commit, then run `cairn reflect` to make them again".into(),
+        );
+    }
+    if state.memory && committing {
         let all = crate::git::proposal_refs(repo.root())?;
         let all: Vec<&str> = all.iter().map(String::as_str).collect();
         crate::git::delete_proposal_refs(repo.root(), &all)?;
