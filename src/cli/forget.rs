@@ -350,7 +350,7 @@ fn apply(
     let committing = !ctx.no_commit && repo.config.git.commit;
     if state.memory && !committing {
         warnings.push(
-            "MEMORY.md was not committed: the refs of pending proposals still hold HEAD's, with the entry; commit, then run `cairn reflect` to make them again".into(),
+            "MEMORY.md was not committed: the refs of pending proposals still hold HEAD's, with the entry; after committing, delete refs/cairn/proposals/* and run `cairn reflect` to make them again".into(),
         );
     }
     if state.memory && committing {
