@@ -155,11 +155,13 @@ fn write_records(repo: &Path, records: usize) -> String {
     }
     let mut files: Vec<String> = vec![String::new(); days];
     for k in 0..slog {
+        let action = ["deploy", "fix", "configure", "restart"][k % 4];
+        let tool = ["caddy", "redis", "nfs", "postgres", "systemd"][k % 5];
         let line = serde_json::json!({
             "id": format!("sl-{k:012x}"),
             "ts": format!("2026-11-{:02}T09:00:00.000Z", k % days + 1),
-            "action": ["deploy", "fix", "configure", "restart"][k % 4],
-            "tool": ["caddy", "redis", "nfs", "postgres", "systemd"][k % 5],
+            "action": action,
+            "tool": tool,
             "detail": format!("step {k} of the rollout on host build-{} went through", k % 13),
         });
         files[k % days].push_str(&format!("{line}\n"));
