@@ -367,6 +367,18 @@ fn every_kind_of_record_is_forgotten_by_its_id() {
         assert_eq!(git_status(&env, &repo), "", "{kind}");
         // The index dropped exactly that record: it matches one built from the files.
         cairn(&env, &repo, &["index", "--verify"]).code(0);
+        if *kind == "memory" {
+            // The pending proposal's ref was made again: its MEMORY.md lacks the entry.
+            let at_ref = env.git(
+                &repo,
+                &[
+                    "show",
+                    &format!("refs/cairn/proposals/{}:MEMORY.md", proposal.id),
+                ],
+            );
+            assert!(!at_ref.contains(WRONG), "{at_ref}");
+            assert!(at_ref.contains("Release notes live in docs/CHANGES.md"));
+        }
         // Only that record went.
         if *kind != "observation" {
             assert_eq!(read(&repo, "vault/observations/2026-12-01.jsonl"), before);
