@@ -18,6 +18,8 @@
 //! - [`store`]: observations and their update events, folded on read.
 //! - [`observe`]: the write gate and the keyword categories.
 //! - [`proposals`]: reflection proposals and their decisions, folded on read; applying one to MEMORY.md.
+//! - [`forget`]: which records an argument names, the files without them, tombstones, the
+//!   derived files scrubbed and the replace-text file for a history rewrite.
 //! - [`triage`]: tier 1 rules and the tier 2 LLM prompt and parser of `cairn triage`.
 //! - [`review`]: what `cairn review` shows (the diff, with similar) and its prompts (the only importer of dialoguer).
 //! - [`reflect`]: observations become proposals (built-in by vector, or one LLM call); proposal refs.
@@ -49,6 +51,7 @@ pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod files;
+pub mod forget;
 pub mod git;
 pub mod hooks;
 pub mod index;

@@ -8,6 +8,7 @@
 pub(crate) mod adr;
 mod doctor;
 mod eval;
+mod forget;
 mod hooks;
 mod index;
 mod init;
@@ -115,6 +116,9 @@ pub enum Command {
     Completions(shell::CompletionsArgs),
     /// Print cairn's man page (roff), or write one page per command with --dir
     Man(shell::ManArgs),
+    /// Forget records for real: from the files, the index and the vectors in one commit, with
+    /// the commits that still hold them and the command that rewrites history
+    Forget(forget::Args),
     /// Pull from the git remote (JSON Lines merge by union), bring the index up to date, push
     Sync(sync::Args),
     /// What became of a text or record: transcript, card, observer, gate, dedup, score, rank
@@ -157,6 +161,7 @@ impl Command {
             Command::Triage(a) => a.commit,
             Command::Review(a) => a.commit,
             Command::Mcp(a) => a.commit,
+            Command::Forget(a) => a.commit,
             _ => CommitArgs::default(),
         }
     }
@@ -538,6 +543,7 @@ pub(crate) fn execute(ctx: &Ctx, command: Command) -> Result<Report> {
         Command::Man(args) => shell::man(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
         Command::Why(args) => why::run(ctx, args),
+        Command::Forget(args) => forget::run(ctx, args),
         Command::Mcp(_) => Err(Error::bad_input(
             "`cairn mcp` serves on stdio and cannot be called from a server",
         )),

@@ -104,6 +104,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             }
         },
     };
+    // A proposal forgotten, or one that would bring a forgotten MEMORY.md entry back, is not
+    // made again.
+    let forgotten = crate::forget::tombstones(&repo)?;
+    let mut reflection = reflection;
+    reflection
+        .proposals
+        .retain(|p| !crate::forget::brings_back(&forgotten, p));
     let (lines, fresh) = reflect::lines(&loaded, &reflection, &input, &reflector, ctx.now);
 
     let mut by_op: BTreeMap<&str, usize> = BTreeMap::new();

@@ -220,6 +220,7 @@ fn current_lines(path: &Path) -> Result<String> {
     Ok(crate::files::read_optional(path)?.unwrap_or_default())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn ingest_one(
     ctx: &Ctx,
     repo: &Repo,
@@ -228,6 +229,7 @@ fn ingest_one(
     fallback_session: &str,
     redactor: &Redactor,
     mtime: &str,
+    forgotten: &std::collections::HashSet<String>,
 ) -> std::result::Result<(Outcome, Vec<sessions::LineError>), Unreadable> {
     let transcript = sessions::parse(bytes, forced, fallback_session)
         .map_err(|e| Unreadable(format!("not a transcript: {e}")))?;
@@ -245,7 +247,9 @@ fn ingest_one(
         let unattributed = transcript.unattributed;
         return Ok((Outcome::Empty { unattributed }, errors));
     }
-    let records = cards::records(&transcript, redactor, mtime);
+    let mut records = cards::records(&transcript, redactor, mtime);
+    // A card or episode forgotten (`cairn forget`) is not made again from its transcript.
+    records.retain(|r| !forgotten.contains(r.id()));
     let rel = cards::file_of(transcript.agent, &transcript.session);
     let path = repo.path(&rel);
     let fail = |e: String| Unreadable(format!("cannot write {rel}: {e}"));
@@ -381,6 +385,7 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
     let _lock = repo.lock()?;
     crate::repo::ignore_derived(&repo)?;
     let mut checkpoints = load_checkpoints(&repo);
+    let forgotten = crate::forget::tombstones(&repo)?;
     let before = checkpoints.clone();
     let bar = crate::output::progress(files.len() as u64, ctx.interactive, "ingesting");
     let (mut unchanged, mut read_bytes, mut cards_added, mut episodes_added, mut rewritten) =
@@ -435,6 +440,7 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             &stem,
             redactor()?,
             &crate::time::format(modified),
+            &forgotten,
         ) {
             Err(Unreadable(reason)) => {
                 warnings.push(format!("{}: skipped: {reason}", file.display()));

@@ -1211,6 +1211,135 @@ impl Index {
         all
     }
 
+    /// The documents taken from `file` (a source file, relative to the root).
+    pub fn docs_of_file(&self, file: &str) -> Result<Vec<Doc>> {
+        let searcher = self.reader.searcher();
+        let q = TermQuery::new(
+            Term::from_field_text(self.fields.file, file),
+            IndexRecordOption::Basic,
+        );
+        let n = searcher
+            .search(&q, &Count)
+            .map_err(|e| index_err("cannot search", e))?;
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let top = searcher
+            .search(&q, &TopDocs::with_limit(n).order_by_score())
+            .map_err(|e| index_err("cannot search", e))?;
+        top.into_iter()
+            .map(|(_, addr)| self.load(&searcher, addr))
+            .collect()
+    }
+
+    /// Whether a live document has a text of this hash ([`vectors::text_hash`]).
+    pub fn has_text_hash(&self, hash: u64) -> bool {
+        let q = TermQuery::new(
+            Term::from_field_u64(self.fields.chash, hash),
+            IndexRecordOption::Basic,
+        );
+        self.reader
+            .searcher()
+            .search(&q, &Count)
+            .is_ok_and(|n| n > 0)
+    }
+
+    /// Deletes the documents `ids` from the index of `repo` and moves the checkpoints of
+    /// `files` (JSON Lines sources rewritten without exactly those records' lines, each with
+    /// its length before) to the files as they now are, in one commit: the next update need
+    /// not read them again (an observations file read whole folds every observations file).
+    /// A file whose checkpoint did not cover all of its old bytes is left to the next update,
+    /// which reads it whole. Returns false when there was nothing to do it on (no index, a
+    /// writer busy, another schema): the next update then does it all.
+    pub fn drop_documents(repo: &Repo, ids: &[String], files: &[(String, u64)]) -> Result<bool> {
+        let dir = repo.path(DIR);
+        if !dir.join("meta.json").is_file() || !writable(&dir) {
+            return Ok(false);
+        }
+        let (schema, fields) = schema();
+        let index = tantivy::Index::open_in_dir(&dir).map_err(|e| index_err("cannot open", e))?;
+        let Some(mut payload) = read_payload(&index).filter(|p| p.schema == SCHEMA_VERSION) else {
+            return Ok(false);
+        };
+        if index.schema() != schema {
+            return Ok(false);
+        }
+        index
+            .tokenizers()
+            .register(tokenizer::NAME, tokenizer::analyzer());
+        let mut writer: IndexWriter<TantivyDocument> =
+            match index.writer_with_num_threads(1, 48_000_000) {
+                Ok(w) => w,
+                Err(tantivy::TantivyError::LockFailure(..)) => return Ok(false),
+                Err(e) => return Err(index_err("cannot open the writer", e)),
+            };
+        for id in ids {
+            writer.delete_term(Term::from_field_text(fields.id, id));
+        }
+        for (rel, old_len) in files {
+            let covered = payload
+                .files
+                .get(rel)
+                .is_some_and(|cp| cp.size == *old_len && cp.offset == *old_len);
+            if covered && sources::is_jsonl_source(rel) {
+                payload
+                    .files
+                    .insert(rel.clone(), sources::jsonl_checkpoint_now(repo, rel)?);
+            }
+        }
+        let json = serde_json::to_string(&payload).expect("payload serializes");
+        let mut prepared = writer
+            .prepare_commit()
+            .map_err(|e| index_err("cannot commit", e))?;
+        prepared.set_payload(&json);
+        prepared
+            .commit()
+            .map_err(|e| index_err("cannot commit", e))?;
+        writer
+            .wait_merging_threads()
+            .map_err(|e| index_err("cannot merge", e))?;
+        Ok(true)
+    }
+
+    /// Makes deleted documents physically gone: tantivy only marks a deleted document, and
+    /// keeps its stored text and its terms in the segment until the segment is merged. Merges
+    /// each segment holding deleted documents (alone: the others are not rewritten), then
+    /// removes the files no longer used. Returns how many segments were rewritten.
+    pub fn purge_deleted(&mut self) -> Result<usize> {
+        if self.read_only() {
+            return Ok(0);
+        }
+        let searcher = self.reader.searcher();
+        let dirty: Vec<tantivy::index::SegmentId> = searcher
+            .segment_readers()
+            .iter()
+            .filter(|r| r.num_deleted_docs() > 0)
+            .map(|r| r.segment_id())
+            .collect();
+        drop(searcher);
+        let mut writer: IndexWriter<TantivyDocument> = self
+            .index
+            .writer_with_num_threads(1, 48_000_000)
+            .map_err(|e| index_err("cannot open the writer", e))?;
+        for id in &dirty {
+            writer
+                .merge(std::slice::from_ref(id))
+                .wait()
+                .map_err(|e| index_err("cannot merge", e))?;
+        }
+        writer
+            .garbage_collect_files()
+            .wait()
+            .map_err(|e| index_err("cannot remove old segment files", e))?;
+        writer
+            .wait_merging_threads()
+            .map_err(|e| index_err("cannot merge", e))?;
+        self.reader
+            .reload()
+            .map_err(|e| index_err("cannot reload", e))?;
+        Ok(dirty.len())
+    }
+
     /// Number of live documents.
     pub fn num_docs(&self) -> u64 {
         self.reader.searcher().num_docs()

@@ -263,6 +263,19 @@ fn jsonl_checkpoint(
     }
 }
 
+/// The checkpoint of a JSON Lines source as it is now, read whole.
+pub fn jsonl_checkpoint_now(repo: &Repo, rel: &str) -> Result<Checkpoint> {
+    let path = repo.path(rel);
+    let meta = std::fs::metadata(&path).map_err(|e| Error::io(path.display(), &e))?;
+    let bytes = std::fs::read(&path).map_err(|e| Error::io(path.display(), &e))?;
+    Ok(jsonl_checkpoint(&meta, 0, &bytes, None))
+}
+
+/// Whether `rel` is a JSON Lines source (slog, observations, sessions).
+pub fn is_jsonl_source(rel: &str) -> bool {
+    kind_of(rel).is_some_and(SourceKind::appends)
+}
+
 /// A line folded in from a file's tail.
 #[derive(Debug)]
 pub enum TailLine {

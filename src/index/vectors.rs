@@ -144,6 +144,57 @@ pub fn dims_of(path: &Path) -> Option<usize> {
     (&h[..8] == MAGIC).then(|| u32::from_le_bytes(h[8..12].try_into().expect("4 bytes")) as usize)
 }
 
+/// Rewrites every store file in `dir` (atomically, under its lock) without the rows whose
+/// hash is in `gone`, and its signs file from the rows kept. Returns the rows removed.
+pub fn remove_rows(dir: &Path, gone: &HashSet<u64>) -> Result<usize> {
+    if gone.is_empty() {
+        return Ok(0);
+    }
+    let read = match std::fs::read_dir(dir) {
+        Ok(read) => read,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(Error::io(dir.display(), &e)),
+    };
+    let mut removed = 0;
+    for entry in read {
+        let path = entry.map_err(|e| Error::io(dir.display(), &e))?.path();
+        if path.extension().is_none_or(|e| e != "bin") {
+            continue;
+        }
+        let Some(dims) = dims_of(&path) else {
+            continue;
+        };
+        let io = |e: std::io::Error| Error::io(path.display(), &e);
+        let file = OpenOptions::new().read(true).open(&path).map_err(io)?;
+        file.lock().map_err(io)?;
+        let bytes = std::fs::read(&path).map_err(io)?;
+        let row = 12 + dims;
+        let body = bytes.get(HEADER..).unwrap_or_default();
+        let mut out = Vec::with_capacity(bytes.len());
+        out.extend_from_slice(&bytes[..HEADER.min(bytes.len())]);
+        let mut dropped = 0;
+        for r in body.chunks_exact(row) {
+            let hash = u64::from_le_bytes(r[..8].try_into().expect("8 bytes"));
+            if gone.contains(&hash) {
+                dropped += 1;
+            } else {
+                out.extend_from_slice(r);
+            }
+        }
+        if dropped > 0 {
+            crate::files::write_atomic(&path, &out)?;
+            // The signs follow the rows kept (a missing signs file is rebuilt, so removing it
+            // first keeps a crash between the two writes harmless).
+            let sig = sig_path(&path);
+            let _ = std::fs::remove_file(&sig);
+            Signs::append(&path, dims, 0, &[])?;
+            removed += dropped;
+        }
+        file.unlock().map_err(io)?;
+    }
+    Ok(removed)
+}
+
 /// A model's vectors: the file mapped into memory (read-only, through tantivy's mmap
 /// directory, so that a search costs no copy of the file), or the rows appended since.
 pub struct Store {

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::Command;
 
 use dialoguer::console::Term;
-use dialoguer::{Input, Select};
+use dialoguer::{Confirm, Input, Select};
 
 use crate::error::{Error, Kind, Result};
 
@@ -52,6 +52,16 @@ pub fn choose() -> Result<Choice> {
         .interact_on_opt(&Term::stderr())
         .map_err(prompt_error)?;
     Ok(picked.map_or(Choice::Quit, |i| CHOICES[i].0))
+}
+
+/// Asks a yes/no question (no by default); Escape answers no.
+pub fn confirm(question: &str) -> Result<bool> {
+    let answer = Confirm::new()
+        .with_prompt(question)
+        .default(false)
+        .interact_on_opt(&Term::stderr())
+        .map_err(prompt_error)?;
+    Ok(answer == Some(true))
 }
 
 /// Asks why a proposal is rejected (not empty).

@@ -284,9 +284,13 @@ pub fn load_all(repo: &Repo) -> Result<(Vec<Folded>, Vec<jsonl::TornTail>)> {
     Ok((out, torn_tails))
 }
 
-/// Whether an observation with `id` is already stored, or was merged into another (a scan of
-/// the files for its id).
+/// Whether an observation with `id` is already stored, was merged into another (a scan of
+/// the files for its id), or was forgotten.
 pub fn contains(repo: &Repo, id: &str) -> Result<bool> {
+    // A forgotten id counts as stored: remembering it again does not bring it back.
+    if crate::forget::tombstones(repo)?.contains(id) {
+        return Ok(true);
+    }
     let needle = format!("\"id\":\"{id}\"");
     let merged = format!("\"from\":\"{id}\"");
     for path in day_files(repo)? {
@@ -309,9 +313,11 @@ pub struct Known {
     pub observed: HashMap<String, String>,
 }
 
-/// [`Known`], in one read of every observations file.
+/// [`Known`], in one read of every observations file. Ids forgotten (`cairn forget`'s
+/// tombstones) count as known, so that observing the same turn again does not bring one back.
 pub fn known(repo: &Repo) -> Result<Known> {
     let mut out = Known::default();
+    out.ids.extend(crate::forget::tombstones(repo)?);
     for path in day_files(repo)? {
         let (lines, _) = read_file(&path)?;
         for (_, line) in lines {

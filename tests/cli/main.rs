@@ -5,6 +5,7 @@ mod support;
 
 mod adr;
 mod agent_hooks;
+mod forget;
 mod git;
 mod hooks;
 mod hooks_git;
