@@ -11,6 +11,7 @@ mod eval;
 mod hooks;
 mod index;
 mod init;
+mod maintain;
 mod mcp;
 pub(crate) mod memory;
 mod observe;
@@ -116,6 +117,10 @@ pub enum Command {
     Man(shell::ManArgs),
     /// Pull from the git remote (JSON Lines merge by union), bring the index up to date, push
     Sync(sync::Args),
+    /// The nightly pass over the observations: merge duplicates, mark stale, soft-delete
+    Maintain(maintain::Args),
+    /// Undo a supersede, stale mark or soft delete of observations
+    Restore(maintain::RestoreArgs),
 }
 
 /// `--no-commit`, flattened into the arguments of every command that commits (a read-only
@@ -149,6 +154,8 @@ impl Command {
             Command::Sessions(sessions::Command::Ingest(a)) => a.commit,
             Command::Observe(a) => a.commit,
             Command::Reflect(a) => a.commit,
+            Command::Maintain(a) => a.commit,
+            Command::Restore(a) => a.commit,
             Command::Doctor(a) => a.commit,
             Command::Hooks(hooks::Command::Install(a)) => a.commit,
             Command::Triage(a) => a.commit,
@@ -523,6 +530,8 @@ pub(crate) fn execute(ctx: &Ctx, command: Command) -> Result<Report> {
         Command::Sessions(cmd) => sessions::run(ctx, cmd),
         Command::Observe(args) => observe::run(ctx, args),
         Command::Reflect(args) => reflect::run(ctx, args),
+        Command::Maintain(args) => maintain::run(ctx, args),
+        Command::Restore(args) => maintain::restore(ctx, args),
         Command::Stats(args) => stats::run(ctx, args),
         Command::Hooks(cmd) => hooks::run(ctx, cmd),
         Command::Index(args) => index::index(ctx, args),

@@ -867,6 +867,16 @@ impl Index {
         self.search_by_vector(&q, filter, limit, min_similarity)
     }
 
+    /// The stored vectors (scale, int8 numbers) of the texts whose [`vectors::text_hash`] is
+    /// in `hashes`, as the index holds them (each indexed document's text has one once the
+    /// index is up to date, unless embedding failed).
+    pub fn stored_vectors(
+        &self,
+        hashes: &HashSet<u64>,
+    ) -> std::collections::HashMap<u64, (f32, Vec<i8>)> {
+        self.store().map(|s| s.lookup(hashes)).unwrap_or_default()
+    }
+
     /// Vectors for texts about to be stored, from the configured model.
     pub fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         self.vectorizer()?.documents(texts)
