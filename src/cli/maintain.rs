@@ -132,10 +132,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         return Ok(Report::new("maintain", data, human).warnings(warnings));
     }
 
-    let subject = format!(
-        "maintain: {} merged, {} stale, {} deleted",
-        plan.merged, plan.stale, plan.deleted
-    );
+    let left = super::pending_paths(&repo);
     let mut path = None;
     let mut written = Vec::new();
     if !plan.changes.is_empty() {
@@ -156,6 +153,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         written.push(rel.clone());
         path = Some(rel);
     }
+    // A killed run's events, appended but not committed, are counted in this commit's subject
+    // as the uninterrupted run would have counted them.
+    let (merged, stale, deleted) =
+        uncommitted(&repo, &left).unwrap_or((plan.merged, plan.stale, plan.deleted));
+    let subject = format!("maintain: {merged} merged, {stale} stale, {deleted} deleted");
     let trailers = trailers(&plan.changes);
     // With nothing planned this still commits what a killed run left (its pending file).
     let commit = ctx.commit_with_pending(&repo, &written, &super::message(&subject, &trailers))?;
@@ -235,6 +237,36 @@ fn vectors_of(index: &Index, folded: &[store::Folded]) -> Result<Vec<Option<main
         }
     }
     Ok(out)
+}
+
+/// The supersede, stale and delete events in the observations files of `left` (what a killed
+/// run left pending) beyond what HEAD holds of them; `None` when nothing was left or a file
+/// is not HEAD's plus an appended tail.
+fn uncommitted(repo: &crate::repo::Repo, left: &[String]) -> Option<(usize, usize, usize)> {
+    let files: Vec<&String> = left.iter().filter(|p| p.starts_with(store::DIR)).collect();
+    if files.is_empty() {
+        return None;
+    }
+    let mut counts = (0, 0, 0);
+    for rel in files {
+        let now = std::fs::read(repo.path(rel)).ok()?;
+        let head = crate::git::head_content(repo.root(), rel)
+            .ok()?
+            .unwrap_or_default();
+        let tail = now.strip_prefix(head.as_slice())?;
+        for line in String::from_utf8_lossy(tail).lines() {
+            if let Ok(store::Line::Event(e)) = store::parse_line(std::path::Path::new(rel), 0, line)
+            {
+                match e.op {
+                    Op::Supersede => counts.0 += 1,
+                    Op::Stale => counts.1 += 1,
+                    Op::Delete => counts.2 += 1,
+                    _ => {}
+                }
+            }
+        }
+    }
+    Some(counts)
 }
 
 /// Trailers naming what changed (the first 20 of each kind).
@@ -352,6 +384,32 @@ pub fn restore(ctx: &Ctx, args: RestoreArgs) -> Result<Report> {
         .map(|(f, was)| ("Cairn-Restored", format!("{} (was {was})", f.obs.id)))
         .collect();
     let commit = ctx.commit_with_pending(&repo, &written, &super::message(&subject, &trailers))?;
+    // The counts as they now fold: the restored one's own back, and what its superseder
+    // holds without it.
+    let after: HashMap<String, u32> = if todo.is_empty() {
+        HashMap::new()
+    } else {
+        store::load(&repo)?
+            .folded
+            .into_iter()
+            .map(|f| (f.obs.id, f.obs.merged_count))
+            .collect()
+    };
+    let restored: Vec<serde_json::Value> = todo
+        .iter()
+        .map(|(f, was)| {
+            let by = f
+                .superseded_by
+                .as_ref()
+                .map(|b| json!({"id": b, "merged_count": after.get(b)}));
+            json!({
+                "id": f.obs.id,
+                "was": was,
+                "merged_count": after.get(&f.obs.id),
+                "superseded_by": by,
+            })
+        })
+        .collect();
     let mut human = String::new();
     for (f, was) in &todo {
         human.push_str(&format!(
@@ -367,7 +425,7 @@ pub fn restore(ctx: &Ctx, args: RestoreArgs) -> Result<Report> {
         human.push_str(&ctx.short(&commit));
     }
     let data = json!({
-        "restored": todo.iter().map(|(f, was)| json!({"id": f.obs.id, "was": was})).collect::<Vec<_>>(),
+        "restored": restored,
         "already_active": active,
         "commit": commit,
     });

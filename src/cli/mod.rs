@@ -339,6 +339,11 @@ impl Ctx {
     }
 }
 
+/// The paths a killed command left uncommitted (`.cairn/pending.json`), as they are now.
+pub(crate) fn pending_paths(repo: &Repo) -> Vec<String> {
+    pending(repo)
+}
+
 fn pending(repo: &Repo) -> Vec<String> {
     crate::files::read_optional(&repo.path(PENDING))
         .ok()

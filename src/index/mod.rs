@@ -1027,6 +1027,15 @@ impl Index {
             ))
         };
         clauses.push((Occur::MustNot, term(f.status, "deleted")));
+        // A superseded observation's place is taken by the one that superseded it (`cairn
+        // maintain`); ADRs keep their superseded status in view.
+        clauses.push((
+            Occur::MustNot,
+            Box::new(BooleanQuery::new(vec![
+                (Occur::Must, term(f.kind, Kind::Observation.as_str())),
+                (Occur::Must, term(f.status, "superseded")),
+            ])),
+        ));
         if !filter.include_hold {
             clauses.push((Occur::MustNot, term(f.verdict, "hold")));
         }
@@ -1230,6 +1239,7 @@ impl Index {
 /// Whether a document passes a filter (the vector list is filtered after its scan).
 fn passes(doc: &Doc, filter: &Filter) -> bool {
     doc.status != "deleted"
+        && !(doc.kind == Kind::Observation && doc.status == "superseded")
         && (filter.include_hold || doc.verdict != "hold")
         && (filter.kinds.is_empty() || filter.kinds.contains(&doc.kind))
         && filter.category.as_ref().is_none_or(|c| *c == doc.category)

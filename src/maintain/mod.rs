@@ -76,6 +76,9 @@ pub struct Change {
     /// For `supersede`: the merged count it carries.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
+    /// For `supersede`: the merged count of `by` once the run's events are folded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by_merged_count: Option<u32>,
     pub why: String,
 }
 
@@ -256,6 +259,15 @@ pub fn plan(
     let mut superseded: Vec<(u32, (u32, f64))> = taken.into_iter().collect();
     superseded.sort_by_key(|(y, _)| swept[*y as usize]);
     let mut gone = std::collections::HashSet::new();
+    // What each survivor holds once the run is folded: its count, plus each one it takes
+    // with what that one had taken.
+    let mut after: HashMap<u32, u32> = HashMap::new();
+    for (y, (x, _)) in &superseded {
+        let w = &folded[swept[*y as usize]];
+        let s = &folded[swept[*x as usize]];
+        let add = own(w).max(1) + input.loaded.taken.get(&w.obs.id).copied().unwrap_or(0);
+        *after.entry(*x).or_insert(s.obs.merged_count) += add;
+    }
     for (y, (x, sim)) in superseded {
         let (w, s) = (&folded[swept[y as usize]], &folded[swept[x as usize]]);
         gone.insert(swept[y as usize]);
@@ -267,6 +279,7 @@ pub fn plan(
             by: Some(s.obs.id.clone()),
             similarity: Some((sim * 1000.0).round() / 1000.0),
             count: Some(own(w).max(1)),
+            by_merged_count: after.get(&x).copied(),
             why: format!(
                 "duplicate of {} (cosine {:.3}): {}",
                 s.obs.id,
@@ -308,6 +321,7 @@ pub fn plan(
             by: None,
             similarity: None,
             count: None,
+            by_merged_count: None,
             why,
         };
         let mut stale_now = false;
