@@ -90,3 +90,44 @@ pub fn candidates(vectors: &[&[i8]], bands: usize, bits: usize) -> Vec<(u32, u32
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vectors(n: usize, seed: u64) -> Vec<Vec<i8>> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                (0..256)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        ((x % 255) as i32 - 127) as i8
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn equal_vectors_are_always_candidates_and_pairs_come_once() {
+        let mut vs = vectors(200, 7);
+        vs.push(vs[3].clone());
+        let refs: Vec<&[i8]> = vs.iter().map(Vec::as_slice).collect();
+        let pairs = candidates(&refs, BANDS, BITS);
+        assert!(pairs.contains(&(3, 200)));
+        let unique: std::collections::HashSet<_> = pairs.iter().collect();
+        assert_eq!(unique.len(), pairs.len(), "each pair once");
+        assert!(pairs.iter().all(|(i, j)| i < j));
+        // Random vectors are far apart: few of the 20,100 pairs get through.
+        assert!(pairs.len() < 2_000, "{}", pairs.len());
+    }
+
+    #[test]
+    fn the_bands_are_fixed() {
+        assert_eq!(band_bits(256, 4, 12), band_bits(256, 4, 12));
+        assert!(band_bits(256, 48, 12).iter().all(|b| b.len() == 12));
+    }
+}

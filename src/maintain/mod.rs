@@ -381,3 +381,178 @@ pub fn breakdown(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Folder, Observation};
+
+    const NOW: &str = "2026-12-01T00:00:00Z";
+
+    fn obs(id: &str, merged: u32, time: &str) -> Observation {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "observation": format!("text of {id}"), "timestamp": time,
+            "write_verdict": "allow", "category_id": "projects", "merged_count": merged,
+        }))
+        .unwrap()
+    }
+
+    /// A unit vector at `degrees` in the plane of the first two dims, quantized.
+    fn at(degrees: f64) -> Option<Vector> {
+        let mut v = vec![0f32; 256];
+        v[0] = degrees.to_radians().cos() as f32;
+        v[1] = degrees.to_radians().sin() as f32;
+        let (q, s) = crate::embed::quantize(&v);
+        Some((s, q))
+    }
+
+    fn settings() -> Settings {
+        Settings {
+            dedup_cosine: 0.85,
+            stale_days: 90,
+            delete_days: 180,
+            now: crate::time::parse(NOW, Utc::now()).unwrap(),
+        }
+    }
+
+    fn fold(records: &[Observation], events: &[Event]) -> Loaded {
+        let mut f = Folder::default();
+        for o in records {
+            f.observation(o.clone());
+        }
+        for e in events {
+            f.event(e.clone());
+        }
+        f.finish()
+    }
+
+    fn run(loaded: &Loaded, vectors: &[Option<Vector>]) -> Plan {
+        let recalls = HashMap::new();
+        let input = Input {
+            loaded,
+            recalls: &recalls,
+            vectors,
+        };
+        plan(&input, &settings(), &mut |_, _| Ok(0.0)).unwrap()
+    }
+
+    fn events(p: &Plan) -> Vec<Event> {
+        p.changes.iter().map(|c| c.event(settings().now)).collect()
+    }
+
+    fn pairs(p: &Plan) -> Vec<(String, String)> {
+        p.changes
+            .iter()
+            .map(|c| (c.id.clone(), c.by.clone().unwrap_or_default()))
+            .collect()
+    }
+
+    const RECENT: &str = "2026-11-20T00:00:00Z";
+
+    #[test]
+    fn a_chain_ends_the_same_whichever_link_is_strongest_and_a_second_run_does_nothing() {
+        // A~B and B~C (cosine 0.87), A and C apart (0.5).
+        let vectors = [at(0.0), at(30.0), at(60.0)];
+        for (merged, want) in [
+            // B strongest: it takes both.
+            ([1, 3, 1], vec![("a", "b"), ("c", "b")]),
+            // A strongest: it takes B; C is no neighbour of A and survives.
+            ([3, 2, 1], vec![("b", "a")]),
+        ] {
+            let records: Vec<Observation> = ["a", "b", "c"]
+                .iter()
+                .zip(merged)
+                .map(|(id, m)| obs(id, m, RECENT))
+                .collect();
+            let loaded = fold(&records, &[]);
+            let first = run(&loaded, &vectors);
+            let want: Vec<(String, String)> = want
+                .iter()
+                .map(|(w, s)| (w.to_string(), s.to_string()))
+                .collect();
+            assert_eq!(pairs(&first), want);
+            let after = fold(&records, &events(&first));
+            assert!(run(&after, &vectors).changes.is_empty(), "idempotent");
+        }
+    }
+
+    #[test]
+    fn the_stronger_takes_the_count_and_a_restore_gives_it_back() {
+        let records = vec![obs("a", 1, RECENT), obs("b", 4, RECENT)];
+        let vectors = [at(0.0), at(10.0)];
+        let first = run(&fold(&records, &[]), &vectors);
+        assert_eq!(first.changes[0].count, Some(1));
+        assert_eq!(first.changes[0].by_merged_count, Some(5));
+        let mut evs = events(&first);
+        let folded = fold(&records, &evs);
+        assert_eq!(folded.folded[1].obs.merged_count, 5);
+        evs.push(Event::new(Op::Restore, "a", NOW));
+        let restored = fold(&records, &evs);
+        assert_eq!(restored.folded[1].obs.merged_count, 4);
+        assert_eq!(restored.folded[0].superseded_by, None);
+        // The restored one is exempt: the pair is left as the person left it.
+        let again = run(&restored, &vectors);
+        assert!(again.changes.is_empty());
+        assert_eq!(again.exempt, 1);
+    }
+
+    #[test]
+    fn a_run_finished_after_a_crash_plans_exactly_the_rest() {
+        // Six observations in two chains, old enough to go stale: every prefix of the events
+        // written, planned again, gives the rest.
+        let old = "2026-07-01T00:00:00Z";
+        let records: Vec<Observation> = (0..6)
+            .map(|i| obs(&format!("o{i}"), 1 + (i % 3) as u32, old))
+            .collect();
+        let vectors = [at(0.0), at(25.0), at(50.0), at(120.0), at(140.0), at(160.0)];
+        let full = run(&fold(&records, &[]), &vectors);
+        let all = events(&full);
+        assert!(full.merged >= 2 && full.stale >= 2, "{full:?}");
+        for k in 0..all.len() {
+            let rest = run(&fold(&records, &all[..k]), &vectors);
+            assert_eq!(events(&rest), all[k..].to_vec(), "after {k} events");
+        }
+    }
+
+    #[test]
+    fn strength_goes_allow_then_count_recalls_confidence_time_id() {
+        let w = |own, recalled| Weight { own, recalled };
+        let a = Folded {
+            obs: obs("a", 1, RECENT),
+            state: State::Active,
+            superseded_by: None,
+        };
+        let mut b = a.clone();
+        b.obs.id = "b".into();
+        assert_eq!(
+            stronger(&a, w(1, 0), &b, w(1, 0)),
+            Ordering::Greater,
+            "smaller id"
+        );
+        assert_eq!(
+            stronger(&a, w(1, 0), &b, w(2, 0)),
+            Ordering::Less,
+            "merged count"
+        );
+        assert_eq!(
+            stronger(&a, w(1, 3), &b, w(1, 0)),
+            Ordering::Greater,
+            "recalls"
+        );
+        b.obs.timestamp = "2026-11-21T00:00:00Z".into();
+        assert_eq!(stronger(&a, w(1, 0), &b, w(1, 0)), Ordering::Less, "newer");
+        b.obs.write_verdict = Verdict::Hold;
+        assert_eq!(
+            stronger(&a, w(1, 0), &b, w(9, 9)),
+            Ordering::Greater,
+            "allow first"
+        );
+    }
+
+    #[test]
+    fn shorten_keeps_the_first_line_within_the_limit() {
+        assert_eq!(shorten("short", 10), "short");
+        assert_eq!(shorten("a longer text here", 10), "a longer…");
+        assert_eq!(shorten("first\nsecond", 40), "first…");
+    }
+}

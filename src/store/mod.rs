@@ -560,6 +560,54 @@ mod tests {
     }
 
     #[test]
+    fn a_supersede_gives_its_count_along_a_chain_and_a_restore_takes_back_its_part() {
+        let o = |id: &str, merged: u32| -> Observation {
+            serde_json::from_value(serde_json::json!({
+                "id": id, "observation": id, "timestamp": "2026-01-01T00:00:00.000Z",
+                "write_verdict": "allow", "category_id": "projects", "merged_count": merged,
+            }))
+            .unwrap()
+        };
+        let sup = |id: &str, by: &str, count: u32| {
+            let mut e = Event::new(Op::Supersede, id, "t");
+            e.by = Some(by.into());
+            e.count = Some(count);
+            e
+        };
+        let fold = |events: &[Event], events_first: bool| {
+            let mut f = Folder::default();
+            // Events before their observations (a union merge of two machines' files) fold
+            // the same.
+            if events_first {
+                events.iter().for_each(|e| f.event(e.clone()));
+            }
+            for (id, m) in [("w", 2), ("s", 3), ("t", 1)] {
+                f.observation(o(id, m));
+            }
+            if !events_first {
+                events.iter().for_each(|e| f.event(e.clone()));
+            }
+            let l = f.finish();
+            let count = |id: &str| {
+                l.folded
+                    .iter()
+                    .find(|x| x.obs.id == id)
+                    .map(|x| x.obs.merged_count)
+            };
+            (count("w"), count("s"), count("t"))
+        };
+        let chain = [sup("w", "s", 2), sup("s", "t", 3)];
+        assert_eq!(fold(&chain, false), (Some(2), Some(5), Some(6)));
+        assert_eq!(fold(&chain, true), (Some(2), Some(5), Some(6)));
+        let restored = [
+            chain[0].clone(),
+            chain[1].clone(),
+            Event::new(Op::Restore, "w", "t2"),
+        ];
+        assert_eq!(fold(&restored, false), (Some(2), Some(3), Some(4)));
+    }
+
+    #[test]
     fn lines_are_told_apart_by_op() {
         let p = Path::new("o.jsonl");
         assert!(matches!(
