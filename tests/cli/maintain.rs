@@ -508,3 +508,192 @@ fn a_maintain_killed_at_a_failpoint_ends_as_an_uninterrupted_one() {
         assert_eq!(run(Some(point)), clean, "killed at {point}");
     }
 }
+
+/// A fake systemctl on PATH that records its arguments, one call a line.
+fn fake_systemctl(env: &Env) -> (std::path::PathBuf, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = env.path().join("fakebin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = env.path().join("systemctl.log");
+    let script = bin.join("systemctl");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (bin, log)
+}
+
+fn with_path(env: &Env, repo: &Path, bin: &Path, args: &[&str]) -> std::process::Output {
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    env.command(env!("CARGO_BIN_EXE_cairn"), repo)
+        .args(args)
+        .env("PATH", path)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn schedule_writes_a_systemd_user_timer_and_enables_it_then_uninstall_removes_it() {
+    let (env, repo) = Env::repo();
+    let (bin, log) = fake_systemctl(&env);
+    let out = with_path(
+        &env,
+        &repo,
+        &bin,
+        &[
+            "--json",
+            "hooks",
+            "install",
+            "--schedule",
+            "daily",
+            "--scheduler",
+            "systemd",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let data = &v["data"];
+    assert_eq!(data["scheduler"], "systemd");
+    let written: Vec<std::path::PathBuf> = data["written"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().into())
+        .collect();
+    let units = env.home().join(".config/systemd/user");
+    assert_eq!(written.len(), 2);
+    assert!(written.iter().all(|p| p.starts_with(&units)), "{written:?}");
+    let service = std::fs::read_to_string(&written[0]).unwrap();
+    let root = repo.canonicalize().unwrap();
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_cairn"))
+        .canonicalize()
+        .unwrap();
+    assert!(
+        service.contains(&format!(
+            "ExecStart={} maintain --repo {}\n",
+            exe.display(),
+            root.display()
+        )),
+        "{service}"
+    );
+    let timer = std::fs::read_to_string(&written[1]).unwrap();
+    assert!(
+        timer.contains("OnCalendar=daily\nPersistent=true\n"),
+        "{timer}"
+    );
+    let name = written[1]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with("cairn-maintain-repo-") && name.ends_with(".timer"));
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        calls,
+        format!("--user daemon-reload\n--user enable --now {name}\n")
+    );
+    let ran: Vec<&str> = data["ran"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ran,
+        [
+            "systemctl --user daemon-reload".to_string(),
+            format!("systemctl --user enable --now {name}")
+        ]
+    );
+
+    let out = with_path(
+        &env,
+        &repo,
+        &bin,
+        &[
+            "--json",
+            "hooks",
+            "uninstall",
+            "--schedule",
+            "--scheduler",
+            "systemd",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(written.iter().all(|p| !p.exists()));
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        calls.ends_with(&format!(
+            "--user disable --now {name}\n--user daemon-reload\n"
+        )),
+        "{calls}"
+    );
+    assert!(
+        git_status(&env, &repo).is_empty(),
+        "nothing in the repository"
+    );
+}
+
+#[test]
+fn schedule_without_systemd_prints_the_crontab_line_and_writes_nothing() {
+    let (env, repo) = Env::repo();
+    let data = env
+        .cairn_in(
+            &repo,
+            &[
+                "--json",
+                "hooks",
+                "install",
+                "--schedule",
+                "daily",
+                "--scheduler",
+                "cron",
+            ],
+        )
+        .code(0)
+        .data();
+    let line = data["crontab_line"].as_str().unwrap();
+    let root = repo.canonicalize().unwrap();
+    let fields: Vec<&str> = line.splitn(6, ' ').collect();
+    assert!(fields[0].parse::<u8>().unwrap() < 60, "{line}");
+    assert!(fields[1].parse::<u8>().unwrap() < 24, "{line}");
+    assert_eq!(&fields[2..5], ["*", "*", "*"]);
+    assert!(
+        fields[5].contains(&format!("maintain --repo {} >> ", root.display())),
+        "{line}"
+    );
+    assert!(line.ends_with("/.cairn/maintain.log 2>&1"), "{line}");
+    assert_eq!(data["written"], json!([]));
+    assert!(!env.home().join(".config").exists());
+    env.cairn_in(
+        &repo,
+        &[
+            "hooks",
+            "install",
+            "--schedule",
+            "daily",
+            "--scheduler",
+            "cron",
+        ],
+    )
+    .code(0)
+    .stdout_has("crontab -e")
+    .stdout_has(line);
+    env.cairn_in(&repo, &["hooks", "install", "--schedule", "often"])
+        .code(2)
+        .stderr_has("hourly, daily or weekly");
+}
