@@ -321,7 +321,7 @@ fn filter_recall(texts: &[Text]) {
     );
     println!("bands x bits   candidates   share of all pairs   recall    time");
     let used = (cairn::maintain::lsh::BANDS, cairn::maintain::lsh::BITS);
-    for (bands, bits) in [(32, 12), used, (64, 12), (48, 14), (64, 16)] {
+    for (bands, bits) in [(48, 12), (64, 12), (48, 14), used, (96, 16)] {
         let t = Instant::now();
         let pairs = cairn::maintain::lsh::candidates(&refs, bands, bits);
         let found = pairs
