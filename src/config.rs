@@ -128,6 +128,17 @@ min_confidence = 0.5
 # The LLM reflector's observations per call, in estimated tokens (4 characters each): a larger
 # backlog is reflected in several calls, each with MEMORY.md; any bad reply writes nothing.
 llm_input_tokens = 12000
+
+[maintain]
+# `cairn maintain`'s dedup sweep: active observations at least this close (cosine of their
+# vectors, confirmed on their distinctive part as the write gate's dedup does) are one: the
+# weaker is marked superseded by the stronger, which takes its merged count.
+dedup_cosine = 0.85
+# Observations older than this many days and never recalled are marked stale.
+stale_days = 90
+# Stale observations older than this many days are soft-deleted (a `delete` event; nothing is
+# removed from the files, `cairn restore ID` undoes it).
+delete_days = 180
 "#;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -143,6 +154,7 @@ pub struct Config {
     pub memory: Memory,
     pub triage: Triage,
     pub reflect: Reflect,
+    pub maintain: Maintain,
 }
 
 impl Default for Config {
@@ -163,6 +175,7 @@ impl Default for Config {
             memory: Memory::default(),
             triage: Triage::default(),
             reflect: Reflect::default(),
+            maintain: Maintain::default(),
         }
     }
 }
@@ -366,6 +379,27 @@ impl Default for Reflect {
             join_cosine: 0.8,
             min_confidence: 0.5,
             llm_input_tokens: 12_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Maintain {
+    /// Active observations this close (cosine) are one: the weaker is superseded.
+    pub dedup_cosine: f64,
+    /// Never-recalled observations older than this are marked stale.
+    pub stale_days: u32,
+    /// Stale observations older than this are soft-deleted.
+    pub delete_days: u32,
+}
+
+impl Default for Maintain {
+    fn default() -> Self {
+        Maintain {
+            dedup_cosine: 0.85,
+            stale_days: 90,
+            delete_days: 180,
         }
     }
 }

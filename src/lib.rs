@@ -22,6 +22,7 @@
 //!   derived files scrubbed and the replace-text file for a history rewrite.
 //! - [`triage`]: tier 1 rules and the tier 2 LLM prompt and parser of `cairn triage`.
 //! - [`review`]: what `cairn review` shows (the diff, with similar) and its prompts (the only importer of dialoguer).
+//! - [`maintain`]: the nightly pass over observations (dedup sweep by LSH candidates, stale, soft delete), planned as events.
 //! - [`reflect`]: observations become proposals (built-in by vector, or one LLM call); proposal refs.
 //! - [`index`]: the only importer of tantivy; every record indexed, kept up to date by checkpoints.
 //! - [`sessions`]: reading Claude Code, Codex and pi transcripts into turns and episodes.
@@ -58,6 +59,7 @@ pub mod index;
 pub mod init;
 pub mod journal;
 pub mod jsonl;
+pub mod maintain;
 pub mod mcp;
 pub mod memory;
 pub mod observe;

@@ -2,6 +2,7 @@
 //! the agent session hooks of [`agent`].
 
 mod agent;
+mod schedule;
 
 use std::path::Path;
 
@@ -21,8 +22,9 @@ pub enum Command {
     /// --agent: add cairn's session hooks to that agent's configuration
     Install(InstallArgs),
     /// Point core.hooksPath back where it was before `cairn hooks install`; with --agent:
-    /// remove exactly what `cairn hooks install --agent` added
-    Uninstall(agent::Target),
+    /// remove exactly what `cairn hooks install --agent` added; with --schedule: remove the
+    /// maintain timer
+    Uninstall(UninstallArgs),
     /// Run the hook for EVENT: the previous hook of that name, then cairn's part (pre-commit:
     /// refuse a commit that stages a secret or a malformed ADR, MEMORY.md or JSONL line;
     /// post-commit, post-merge: update the index in the background; with --agent:
@@ -36,6 +38,25 @@ pub struct InstallArgs {
     pub commit: CommitArgs,
     #[command(flatten)]
     pub agent: agent::Target,
+    /// Instead of the git hooks: run `cairn maintain` on a timer (hourly, daily or weekly): a
+    /// systemd user timer where systemd runs, else the crontab line to add
+    #[arg(long, value_name = "EVERY", conflicts_with = "agent")]
+    pub schedule: Option<String>,
+    /// With --schedule: systemd, cron, or auto (systemd when /run/systemd/system exists)
+    #[arg(long, default_value = "auto", requires = "schedule")]
+    pub scheduler: String,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct UninstallArgs {
+    #[command(flatten)]
+    pub agent: agent::Target,
+    /// Instead of the git hooks: remove the maintain timer (`install --schedule`)
+    #[arg(long, conflicts_with = "agent")]
+    pub schedule: bool,
+    /// With --schedule: systemd, cron, or auto (systemd when /run/systemd/system exists)
+    #[arg(long, default_value = "auto", requires = "schedule")]
+    pub scheduler: String,
 }
 
 #[derive(Debug, clap::Args)]
@@ -52,8 +73,14 @@ pub struct RunArgs {
 pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
     match cmd {
         Command::Install(a) if a.agent.agent.is_some() => agent::install(ctx, &a.agent, a.commit),
+        Command::Install(InstallArgs {
+            schedule: Some(every),
+            scheduler,
+            ..
+        }) => schedule::install(ctx, &every, &scheduler),
         Command::Install(_) => install(ctx),
-        Command::Uninstall(t) if t.agent.is_some() => agent::uninstall(ctx, &t),
+        Command::Uninstall(u) if u.agent.agent.is_some() => agent::uninstall(ctx, &u.agent),
+        Command::Uninstall(u) if u.schedule => schedule::uninstall(ctx, &u.scheduler),
         Command::Uninstall(_) => uninstall(ctx),
         Command::Run(args) if args.agent.agent.is_some() => {
             agent::run(ctx, &args.event, &args.agent)

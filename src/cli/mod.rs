@@ -12,6 +12,7 @@ mod forget;
 mod hooks;
 mod index;
 mod init;
+mod maintain;
 mod mcp;
 pub(crate) mod memory;
 mod observe;
@@ -123,6 +124,10 @@ pub enum Command {
     Sync(sync::Args),
     /// What became of a text or record: transcript, card, observer, gate, dedup, score, rank
     Why(why::Args),
+    /// The nightly pass over the observations: merge duplicates, mark stale, soft-delete
+    Maintain(maintain::Args),
+    /// Undo a supersede, stale mark or soft delete of observations
+    Restore(maintain::RestoreArgs),
 }
 
 /// `--no-commit`, flattened into the arguments of every command that commits (a read-only
@@ -156,6 +161,8 @@ impl Command {
             Command::Sessions(sessions::Command::Ingest(a)) => a.commit,
             Command::Observe(a) => a.commit,
             Command::Reflect(a) => a.commit,
+            Command::Maintain(a) => a.commit,
+            Command::Restore(a) => a.commit,
             Command::Doctor(a) => a.commit,
             Command::Hooks(hooks::Command::Install(a)) => a.commit,
             Command::Triage(a) => a.commit,
@@ -338,6 +345,11 @@ impl Ctx {
         warnings.extend(done.warnings);
         Ok((done.refs, warnings))
     }
+}
+
+/// The paths a killed command left uncommitted (`.cairn/pending.json`), as they are now.
+pub(crate) fn pending_paths(repo: &Repo) -> Vec<String> {
+    pending(repo)
 }
 
 fn pending(repo: &Repo) -> Vec<String> {
@@ -531,6 +543,8 @@ pub(crate) fn execute(ctx: &Ctx, command: Command) -> Result<Report> {
         Command::Sessions(cmd) => sessions::run(ctx, cmd),
         Command::Observe(args) => observe::run(ctx, args),
         Command::Reflect(args) => reflect::run(ctx, args),
+        Command::Maintain(args) => maintain::run(ctx, args),
+        Command::Restore(args) => maintain::restore(ctx, args),
         Command::Stats(args) => stats::run(ctx, args),
         Command::Hooks(cmd) => hooks::run(ctx, cmd),
         Command::Index(args) => index::index(ctx, args),

@@ -280,6 +280,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
                 by: Some(observer.to_string()),
                 from: None,
                 hash: Some(s.hashes[i].clone()),
+                count: None,
             };
             lines.push(serde_json::to_string(&e).expect("event serializes"));
         }

@@ -27,6 +27,7 @@
 pub mod agents;
 pub mod background;
 pub mod lint;
+pub mod schedule;
 
 use std::path::{Path, PathBuf};
 

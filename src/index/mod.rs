@@ -867,6 +867,16 @@ impl Index {
         self.search_by_vector(&q, filter, limit, min_similarity)
     }
 
+    /// The stored vectors (scale, int8 numbers) of the texts whose [`vectors::text_hash`] is
+    /// in `hashes`, as the index holds them (each indexed document's text has one once the
+    /// index is up to date, unless embedding failed).
+    pub fn stored_vectors(
+        &self,
+        hashes: &HashSet<u64>,
+    ) -> std::collections::HashMap<u64, (f32, Vec<i8>)> {
+        self.store().map(|s| s.lookup(hashes)).unwrap_or_default()
+    }
+
     /// Vectors for texts about to be stored, from the configured model.
     pub fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         self.vectorizer()?.documents(texts)
@@ -1017,6 +1027,15 @@ impl Index {
             ))
         };
         clauses.push((Occur::MustNot, term(f.status, "deleted")));
+        // A superseded observation's place is taken by the one that superseded it (`cairn
+        // maintain`); ADRs keep their superseded status in view.
+        clauses.push((
+            Occur::MustNot,
+            Box::new(BooleanQuery::new(vec![
+                (Occur::Must, term(f.kind, Kind::Observation.as_str())),
+                (Occur::Must, term(f.status, "superseded")),
+            ])),
+        ));
         if !filter.include_hold {
             clauses.push((Occur::MustNot, term(f.verdict, "hold")));
         }
@@ -1349,6 +1368,7 @@ impl Index {
 /// Whether a document passes a filter (the vector list is filtered after its scan).
 fn passes(doc: &Doc, filter: &Filter) -> bool {
     doc.status != "deleted"
+        && !(doc.kind == Kind::Observation && doc.status == "superseded")
         && (filter.include_hold || doc.verdict != "hold")
         && (filter.kinds.is_empty() || filter.kinds.contains(&doc.kind))
         && filter.category.as_ref().is_none_or(|c| *c == doc.category)

@@ -278,6 +278,20 @@ impl Store {
             .collect()
     }
 
+    /// The stored vector (scale, int8 numbers) of each hash in `want` the store holds; of a
+    /// hash stored twice, the first row.
+    pub fn lookup(&self, want: &HashSet<u64>) -> std::collections::HashMap<u64, (f32, Vec<i8>)> {
+        let mut out = std::collections::HashMap::with_capacity(want.len());
+        for row in self.rows() {
+            let hash = u64::from_le_bytes(row[..8].try_into().expect("8 bytes"));
+            if want.contains(&hash) && !out.contains_key(&hash) {
+                let scale = f32::from_le_bytes(row[8..12].try_into().expect("4 bytes"));
+                out.insert(hash, (scale, row[12..].iter().map(|&b| b as i8).collect()));
+            }
+        }
+        out
+    }
+
     /// Appends vectors (unit length, `dims` long) under their hashes.
     pub fn append(&mut self, items: &[(u64, Vec<f32>)]) -> Result<()> {
         if items.is_empty() {

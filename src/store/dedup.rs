@@ -96,6 +96,24 @@ pub fn confirm(
     raw: f64,
     threshold: f64,
 ) -> Result<Option<f64>> {
+    confirm_with(new, stored, raw, threshold, &mut |a, b| {
+        let v = index.embed_documents(&[a, b])?;
+        Ok(match v.as_slice() {
+            [x, y] => f64::from(crate::embed::cosine(x, y)),
+            _ => 0.0,
+        })
+    })
+}
+
+/// [`confirm`] with the similarity of two distinctive parts given by `similarity` (so that a
+/// sweep over many pairs can embed each part once).
+pub fn confirm_with(
+    new: &str,
+    stored: &str,
+    raw: f64,
+    threshold: f64,
+    similarity: &mut dyn FnMut(&str, &str) -> Result<f64>,
+) -> Result<Option<f64>> {
     let first = |t: &str| t.lines().next().unwrap_or(t).to_string();
     let (a, b) = (first(new), first(stored));
     let (fa, fb) = (ErrorFix::parse(&a), ErrorFix::parse(&b));
@@ -112,11 +130,7 @@ pub fn confirm(
     if da == db {
         return Ok(Some(1.0));
     }
-    let v = index.embed_documents(&[da.as_str(), db.as_str()])?;
-    let sim = match v.as_slice() {
-        [x, y] => f64::from(crate::embed::cosine(x, y)),
-        _ => 0.0,
-    };
+    let sim = similarity(&da, &db)?;
     Ok((sim > threshold).then_some(sim))
 }
 
@@ -134,6 +148,7 @@ pub fn merge_event(m: &Merge, from: &str, now: DateTime<Utc>) -> String {
         by: None,
         from: Some(from.to_string()),
         hash: None,
+        count: None,
     };
     serde_json::to_string(&e).expect("event serializes")
 }

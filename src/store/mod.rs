@@ -87,6 +87,27 @@ pub struct Event {
     /// For `observed`: the hash of the turn card's line as it was observed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash: Option<String>,
+    /// For `supersede` (written by `cairn maintain`): the superseded observation's own merged
+    /// count, which the observation `by` takes while this one stays superseded ([`load_all`]
+    /// adds it, and what this one had taken in turn; a `restore` gives it back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+}
+
+impl Event {
+    /// An event of `op` about `id` at `ts`, with no other field.
+    pub fn new(op: Op, id: &str, ts: &str) -> Event {
+        Event {
+            op,
+            id: id.to_string(),
+            ts: ts.to_string(),
+            timestamp: None,
+            by: None,
+            from: None,
+            hash: None,
+            count: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -248,40 +269,161 @@ pub fn apply(folded: &mut Folded, event: &Event) {
 
 /// Every observation with its events folded in, in the order written, and any torn tails.
 pub fn load_all(repo: &Repo) -> Result<(Vec<Folded>, Vec<jsonl::TornTail>)> {
-    let mut out: Vec<Folded> = Vec::new();
-    let mut at: HashMap<String, usize> = HashMap::new();
-    let mut pending: Vec<Event> = Vec::new();
+    let loaded = load(repo)?;
+    Ok((loaded.folded, loaded.torn))
+}
+
+/// The store folded, with what `cairn maintain` needs beyond [`Folded`].
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Every observation with its events folded in, in the order written; `merged_count`
+    /// includes the counts taken from the observations it superseded.
+    pub folded: Vec<Folded>,
+    pub torn: Vec<jsonl::TornTail>,
+    /// By id: how much of `merged_count` was taken from superseded observations (the rest is
+    /// the observation's own: its record and its `merge` events).
+    pub taken: HashMap<String, u32>,
+    /// By id: the time of the `restore` that is an observation's last event (a person's
+    /// decision that nothing changed since).
+    pub restored: HashMap<String, String>,
+}
+
+/// The store folded ([`Loaded`]).
+pub fn load(repo: &Repo) -> Result<Loaded> {
+    let mut folder = Folder::default();
     let mut torn_tails = Vec::new();
     for path in day_files(repo)? {
         let (lines, torn) = read_file(&path)?;
         torn_tails.extend(torn);
         for (_, line) in lines {
             match line {
-                Line::Observation(obs) => {
-                    if at.contains_key(&obs.id) {
-                        continue;
-                    }
-                    at.insert(obs.id.clone(), out.len());
-                    out.push(Folded {
-                        obs,
-                        state: State::Active,
-                        superseded_by: None,
-                    });
-                }
-                Line::Event(e) => match at.get(&e.id) {
-                    Some(&i) => apply(&mut out[i], &e),
-                    None => pending.push(e),
-                },
+                Line::Observation(obs) => folder.observation(obs),
+                Line::Event(e) => folder.event(e),
             }
         }
     }
-    // Events that arrived (by a merge of two machines' files) before their observation.
-    for e in pending {
-        if let Some(&i) = at.get(&e.id) {
-            apply(&mut out[i], &e);
+    let mut loaded = folder.finish();
+    loaded.torn = torn_tails;
+    Ok(loaded)
+}
+
+/// Folds observations and events, in the order they were written, into [`Loaded`].
+#[derive(Debug, Default)]
+pub struct Folder {
+    out: Vec<Folded>,
+    at: HashMap<String, usize>,
+    /// Events that arrived (by a merge of two machines' files) before their observation.
+    pending: Vec<Event>,
+    /// Superseded id → (the id that took its count, the count).
+    transfers: HashMap<String, (String, u32)>,
+    restored: HashMap<String, String>,
+}
+
+impl Folder {
+    pub fn observation(&mut self, obs: Observation) {
+        if self.at.contains_key(&obs.id) {
+            return;
+        }
+        self.at.insert(obs.id.clone(), self.out.len());
+        self.out.push(Folded {
+            obs,
+            state: State::Active,
+            superseded_by: None,
+        });
+    }
+
+    pub fn event(&mut self, e: Event) {
+        match self.at.get(&e.id) {
+            Some(&i) => self.apply_at(i, &e),
+            None => self.pending.push(e),
         }
     }
-    Ok((out, torn_tails))
+
+    fn apply_at(&mut self, i: usize, e: &Event) {
+        apply(&mut self.out[i], e);
+        match e.op {
+            Op::Observed => {}
+            Op::Restore => {
+                self.transfers.remove(&e.id);
+                self.restored.insert(e.id.clone(), e.ts.clone());
+            }
+            Op::Supersede => {
+                self.restored.remove(&e.id);
+                match (&e.by, e.count) {
+                    (Some(by), Some(n)) => {
+                        self.transfers.insert(e.id.clone(), (by.clone(), n));
+                    }
+                    _ => {
+                        self.transfers.remove(&e.id);
+                    }
+                }
+            }
+            Op::Merge | Op::Stale | Op::Delete => {
+                self.restored.remove(&e.id);
+            }
+        }
+    }
+
+    /// The fold: pending events applied, then each superseded observation's count added to
+    /// the one that took it (with what it had taken in turn, so a chain W → S → T gives T all
+    /// three, and restoring W takes exactly W's part back).
+    pub fn finish(mut self) -> Loaded {
+        for e in std::mem::take(&mut self.pending) {
+            if let Some(&i) = self.at.get(&e.id) {
+                self.apply_at(i, &e);
+            }
+        }
+        // Live transfers: the weaker is still superseded by the one named.
+        let mut into: HashMap<usize, Vec<(usize, u32)>> = HashMap::new();
+        for (weaker, (by, n)) in &self.transfers {
+            if let (Some(&w), Some(&b)) = (self.at.get(weaker), self.at.get(by))
+                && self.out[w].superseded_by.as_deref() == Some(by.as_str())
+                && w != b
+            {
+                into.entry(b).or_default().push((w, *n));
+            }
+        }
+        let mut taken: HashMap<usize, u32> = HashMap::new();
+        let mut visiting = std::collections::HashSet::new();
+        let ids: Vec<usize> = into.keys().copied().collect();
+        for b in ids {
+            taken_by(b, &into, &mut taken, &mut visiting);
+        }
+        let mut out = Loaded::default();
+        for (&i, &n) in &taken {
+            if n > 0 {
+                self.out[i].obs.merged_count = self.out[i].obs.merged_count.saturating_add(n);
+                out.taken.insert(self.out[i].obs.id.clone(), n);
+            }
+        }
+        out.folded = self.out;
+        out.restored = self.restored;
+        out
+    }
+}
+
+/// What observation `b` took from those it superseded: each one's count plus what that one
+/// took in turn (memoized; a cycle, which only hand edits can make, counts once).
+fn taken_by(
+    b: usize,
+    into: &HashMap<usize, Vec<(usize, u32)>>,
+    taken: &mut HashMap<usize, u32>,
+    visiting: &mut std::collections::HashSet<usize>,
+) -> u32 {
+    if let Some(&n) = taken.get(&b) {
+        return n;
+    }
+    if !visiting.insert(b) {
+        return 0;
+    }
+    let mut n = 0u32;
+    for &(w, count) in into.get(&b).map(Vec::as_slice).unwrap_or_default() {
+        n = n
+            .saturating_add(count)
+            .saturating_add(taken_by(w, into, taken, visiting));
+    }
+    taken.insert(b, n);
+    n
 }
 
 /// Whether an observation with `id` is already stored, was merged into another (a scan of
@@ -406,6 +548,7 @@ mod tests {
             by: None,
             from: None,
             hash: None,
+            count: None,
         };
         apply(&mut f, &ev(Op::Merge, Some("2026-02-01T00:00:00.000Z")));
         assert_eq!(
@@ -420,6 +563,54 @@ mod tests {
         assert_eq!(f.state, State::Deleted, "stale does not undelete");
         apply(&mut f, &ev(Op::Restore, None));
         assert_eq!(f.state, State::Active);
+    }
+
+    #[test]
+    fn a_supersede_gives_its_count_along_a_chain_and_a_restore_takes_back_its_part() {
+        let o = |id: &str, merged: u32| -> Observation {
+            serde_json::from_value(serde_json::json!({
+                "id": id, "observation": id, "timestamp": "2026-01-01T00:00:00.000Z",
+                "write_verdict": "allow", "category_id": "projects", "merged_count": merged,
+            }))
+            .unwrap()
+        };
+        let sup = |id: &str, by: &str, count: u32| {
+            let mut e = Event::new(Op::Supersede, id, "t");
+            e.by = Some(by.into());
+            e.count = Some(count);
+            e
+        };
+        let fold = |events: &[Event], events_first: bool| {
+            let mut f = Folder::default();
+            // Events before their observations (a union merge of two machines' files) fold
+            // the same.
+            if events_first {
+                events.iter().for_each(|e| f.event(e.clone()));
+            }
+            for (id, m) in [("w", 2), ("s", 3), ("t", 1)] {
+                f.observation(o(id, m));
+            }
+            if !events_first {
+                events.iter().for_each(|e| f.event(e.clone()));
+            }
+            let l = f.finish();
+            let count = |id: &str| {
+                l.folded
+                    .iter()
+                    .find(|x| x.obs.id == id)
+                    .map(|x| x.obs.merged_count)
+            };
+            (count("w"), count("s"), count("t"))
+        };
+        let chain = [sup("w", "s", 2), sup("s", "t", 3)];
+        assert_eq!(fold(&chain, false), (Some(2), Some(5), Some(6)));
+        assert_eq!(fold(&chain, true), (Some(2), Some(5), Some(6)));
+        let restored = [
+            chain[0].clone(),
+            chain[1].clone(),
+            Event::new(Op::Restore, "w", "t2"),
+        ];
+        assert_eq!(fold(&restored, false), (Some(2), Some(3), Some(4)));
     }
 
     #[test]

@@ -1,0 +1,558 @@
+//! `cairn maintain`: the nightly pass over the observations — a dedup sweep, stale marking
+//! and soft deletion — planned here as events, written by `cli/maintain.rs` in one append and
+//! one commit.
+//!
+//! Everything is an event in `vault/observations/` (`supersede`, `stale`, `delete`); nothing
+//! is removed from the files, and `cairn restore ID` undoes any of them. Planning is a pure
+//! function of the folded store, the recall counts, the vectors and the time ([`plan`]), so a
+//! second run over the result plans nothing:
+//!
+//! - **Dedup sweep.** Over the observations that are active and not superseded, and not
+//!   [exempt](Input::restored): candidate pairs from [`lsh`] (sign-bit bands of the stored int8
+//!   vectors), scored exactly; a pair at cosine ≥ `[maintain] dedup_cosine` is confirmed on its
+//!   distinctive part ([`crate::store::dedup::confirm_with`]: two error fixes of the built-in
+//!   observer's template must be about the same program and error). Observations are then
+//!   taken strongest first ([`stronger`]); each one not yet superseded supersedes every
+//!   confirmed neighbour not yet taken, carrying the neighbour's own merged count (`count`).
+//!   The survivors are thus pairwise unconfirmed, and a chain A~B, B~C (not A~C) ends the same
+//!   on every run: the strongest of the three takes its neighbours, and the third survives only
+//!   if it is no neighbour of the survivor.
+//! - **Stale.** An observation active and not superseded, never recalled, whose time (or its
+//!   last restore, whichever is later) is more than `stale_days` before now is marked `stale`;
+//!   one (stale already, or marked now) more than `delete_days` old is soft-deleted (`delete`).
+//! - **Restored** observations (a `restore` is their last event) are a person's decision: they
+//!   take no part in the sweep until something changes them (a merge, another event), and
+//!   their stale clock starts again at the restore.
+
+pub mod lsh;
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::observe::gate::Verdict;
+use crate::recall::counts::Count;
+use crate::store::{Event, Folded, Loaded, Op, State};
+
+/// What a run is allowed to do.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub dedup_cosine: f64,
+    pub stale_days: u32,
+    pub delete_days: u32,
+    pub now: DateTime<Utc>,
+}
+
+/// An observation's vector as the store holds it: int8 numbers and their scale.
+pub type Vector = (f32, Vec<i8>);
+
+/// What planning reads.
+pub struct Input<'a> {
+    pub loaded: &'a Loaded,
+    /// Recall counts by observation id (`.cairn/recalls.jsonl`).
+    pub recalls: &'a HashMap<String, Count>,
+    /// The vector of each observation in `loaded.folded`, by position (`None`: none known,
+    /// the observation is left out of the sweep).
+    pub vectors: &'a [Option<Vector>],
+}
+
+/// One planned event, with what a person needs to judge it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    pub op: Op,
+    pub id: String,
+    /// The observation's text, shortened.
+    pub text: String,
+    pub category: String,
+    /// For `supersede`: the observation that takes its place.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// For `supersede`: the confirmed similarity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
+    /// For `supersede`: the merged count it carries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// For `supersede`: the merged count of `by` once the run's events are folded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by_merged_count: Option<u32>,
+    pub why: String,
+}
+
+impl Change {
+    /// The word a listing shows for it.
+    pub fn op_word(&self) -> &'static str {
+        match self.op {
+            Op::Supersede => "merge",
+            Op::Stale => "stale",
+            Op::Delete => "delete",
+            _ => "change",
+        }
+    }
+
+    /// The event line to append.
+    pub fn event(&self, now: DateTime<Utc>) -> Event {
+        let mut e = Event::new(self.op, &self.id, &crate::time::format(now));
+        e.by = self.by.clone();
+        e.count = self.count;
+        e
+    }
+}
+
+/// What the sweep found, and how much work it took.
+#[derive(Debug, Default, Serialize)]
+pub struct Plan {
+    pub changes: Vec<Change>,
+    pub merged: usize,
+    pub stale: usize,
+    pub deleted: usize,
+    /// Observations the sweep compared (active, not superseded, with a vector, not exempt).
+    pub swept: usize,
+    /// Restored observations left out of the sweep.
+    pub exempt: usize,
+    /// Candidate pairs the filter let through, and those at or above the threshold.
+    pub candidates: usize,
+    pub similar: usize,
+    /// Similar pairs whose distinctive parts disagreed (template texts about other things).
+    pub unconfirmed: usize,
+}
+
+/// What decides strength besides the record: its own merged count (its record's and its
+/// `merge` events', not what it took from observations it superseded) and its recall count.
+#[derive(Debug, Clone, Copy)]
+pub struct Weight {
+    pub own: u32,
+    pub recalled: u64,
+}
+
+/// The ordering of strength: `Greater` when `a` is the stronger. Decided, in turn, by: allow
+/// over hold; the higher own merged count; the more often recalled; the higher write
+/// confidence; the newer time; the smaller id (so that any two differ). The own count, not the
+/// folded one, so that what a run carries over cannot reorder the rest of that run when it is
+/// finished after a crash.
+pub fn stronger(a: &Folded, wa: Weight, b: &Folded, wb: Weight) -> Ordering {
+    let allow = |f: &Folded| f.obs.write_verdict == Verdict::Allow;
+    allow(a)
+        .cmp(&allow(b))
+        .then(wa.own.cmp(&wb.own))
+        .then(wa.recalled.cmp(&wb.recalled))
+        .then(a.obs.write_confidence.total_cmp(&b.obs.write_confidence))
+        .then(a.obs.timestamp.cmp(&b.obs.timestamp))
+        .then(b.obs.id.cmp(&a.obs.id))
+}
+
+/// A text shortened for a listing: its first line, at most `max` characters.
+pub fn shorten(text: &str, max: usize) -> String {
+    let first = text.lines().next().unwrap_or(text);
+    if first.chars().count() <= max && !text.contains('\n') {
+        return first.to_string();
+    }
+    let cut: String = first.chars().take(max.saturating_sub(1)).collect();
+    format!("{}…", cut.trim_end())
+}
+
+/// Plans the run. `similarity` gives the cosine of two distinctive parts (the built-in
+/// observer's error fixes), for [`crate::store::dedup::confirm_with`].
+pub fn plan(
+    input: &Input,
+    settings: &Settings,
+    similarity: &mut dyn FnMut(&str, &str) -> Result<f64>,
+) -> Result<Plan> {
+    let folded = &input.loaded.folded;
+    let recalled = |f: &Folded| input.recalls.get(&f.obs.id).map_or(0, |c| c.count);
+    let own = |f: &Folded| {
+        f.obs
+            .merged_count
+            .saturating_sub(input.loaded.taken.get(&f.obs.id).copied().unwrap_or(0))
+    };
+    let weight = |f: &Folded| Weight {
+        own: own(f),
+        recalled: recalled(f),
+    };
+    let mut plan = Plan::default();
+
+    // 1. The dedup sweep.
+    let live = |f: &Folded| f.state == State::Active && f.superseded_by.is_none();
+    let mut swept: Vec<usize> = Vec::new();
+    for (i, f) in folded.iter().enumerate() {
+        if !live(f) {
+            continue;
+        }
+        if input.loaded.restored.contains_key(&f.obs.id) {
+            plan.exempt += 1;
+            continue;
+        }
+        if input
+            .vectors
+            .get(i)
+            .is_some_and(|v| v.as_ref().is_some_and(|(s, _)| *s > 0.0))
+        {
+            swept.push(i);
+        }
+    }
+    plan.swept = swept.len();
+    let vecs: Vec<&[i8]> = swept
+        .iter()
+        .map(|&i| {
+            input.vectors[i]
+                .as_ref()
+                .map_or(&[][..], |v| v.1.as_slice())
+        })
+        .collect();
+    let scales: Vec<f32> = swept
+        .iter()
+        .map(|&i| input.vectors[i].as_ref().map_or(0.0, |v| v.0))
+        .collect();
+    let pairs = lsh::candidates(&vecs, lsh::BANDS, lsh::BITS);
+    plan.candidates = pairs.len();
+    let threshold = settings.dedup_cosine;
+    // Neighbours by position in `swept`, with their confirmed similarity.
+    let mut near: HashMap<u32, Vec<(u32, f64)>> = HashMap::new();
+    for (a, b) in pairs {
+        let (x, y) = (a as usize, b as usize);
+        let cos = f64::from(crate::embed::dot_i8(vecs[x], vecs[y]) as f32 * scales[x] * scales[y]);
+        if cos < threshold {
+            continue;
+        }
+        plan.similar += 1;
+        let (fa, fb) = (&folded[swept[x]].obs, &folded[swept[y]].obs);
+        match crate::store::dedup::confirm_with(
+            &fa.observation,
+            &fb.observation,
+            cos,
+            threshold,
+            similarity,
+        )? {
+            Some(sim) => {
+                near.entry(a).or_default().push((b, sim));
+                near.entry(b).or_default().push((a, sim));
+            }
+            None => plan.unconfirmed += 1,
+        }
+    }
+    // Strongest first; each survivor takes its neighbours not yet taken.
+    let mut order: Vec<u32> = near.keys().copied().collect();
+    order.sort_by(|&x, &y| {
+        let (a, b) = (&folded[swept[x as usize]], &folded[swept[y as usize]]);
+        stronger(b, weight(b), a, weight(a))
+    });
+    let mut taken: HashMap<u32, (u32, f64)> = HashMap::new();
+    for &x in &order {
+        if taken.contains_key(&x) {
+            continue;
+        }
+        let mut neighbours = near.get(&x).cloned().unwrap_or_default();
+        neighbours.sort_by_key(|n| n.0);
+        for (y, sim) in neighbours {
+            if taken.contains_key(&y) {
+                continue;
+            }
+            let (s, w) = (&folded[swept[x as usize]], &folded[swept[y as usize]]);
+            if stronger(s, weight(s), w, weight(w)) == Ordering::Greater {
+                taken.insert(y, (x, sim));
+            }
+        }
+    }
+    let mut superseded: Vec<(u32, (u32, f64))> = taken.into_iter().collect();
+    superseded.sort_by_key(|(y, _)| swept[*y as usize]);
+    let mut gone = std::collections::HashSet::new();
+    // What each survivor holds once the run is folded: its count, plus each one it takes
+    // with what that one had taken.
+    let mut after: HashMap<u32, u32> = HashMap::new();
+    for (y, (x, _)) in &superseded {
+        let w = &folded[swept[*y as usize]];
+        let s = &folded[swept[*x as usize]];
+        let add = own(w).max(1) + input.loaded.taken.get(&w.obs.id).copied().unwrap_or(0);
+        *after.entry(*x).or_insert(s.obs.merged_count) += add;
+    }
+    for (y, (x, sim)) in superseded {
+        let (w, s) = (&folded[swept[y as usize]], &folded[swept[x as usize]]);
+        gone.insert(swept[y as usize]);
+        plan.changes.push(Change {
+            op: Op::Supersede,
+            id: w.obs.id.clone(),
+            text: shorten(&w.obs.observation, 80),
+            category: w.obs.category_id.clone(),
+            by: Some(s.obs.id.clone()),
+            similarity: Some((sim * 1000.0).round() / 1000.0),
+            count: Some(own(w).max(1)),
+            by_merged_count: after.get(&x).copied(),
+            why: format!(
+                "duplicate of {} (cosine {:.3}): {}",
+                s.obs.id,
+                sim,
+                shorten(&s.obs.observation, 60)
+            ),
+        });
+        plan.merged += 1;
+    }
+
+    // 2. Stale and soft delete.
+    let day_ms = 86_400_000i64;
+    let now_ms = settings.now.timestamp_millis();
+    for (i, f) in folded.iter().enumerate() {
+        if f.superseded_by.is_some() || f.state == State::Deleted || gone.contains(&i) {
+            continue;
+        }
+        if recalled(f) > 0 {
+            continue;
+        }
+        let Some(time) = parse_time(&f.obs.timestamp) else {
+            continue;
+        };
+        let mut since = time.timestamp_millis();
+        if let Some(r) = input
+            .loaded
+            .restored
+            .get(&f.obs.id)
+            .and_then(|t| parse_time(t))
+        {
+            since = since.max(r.timestamp_millis());
+        }
+        let days = (now_ms - since) / day_ms;
+        let base = |op: Op, why: String| Change {
+            op,
+            id: f.obs.id.clone(),
+            text: shorten(&f.obs.observation, 80),
+            category: f.obs.category_id.clone(),
+            by: None,
+            similarity: None,
+            count: None,
+            by_merged_count: None,
+            why,
+        };
+        let mut stale_now = false;
+        if f.state == State::Active && days > i64::from(settings.stale_days) {
+            plan.changes.push(base(
+                Op::Stale,
+                format!(
+                    "{days} days old, never recalled (stale after {})",
+                    settings.stale_days
+                ),
+            ));
+            plan.stale += 1;
+            stale_now = true;
+        }
+        if (stale_now || f.state == State::Stale) && days > i64::from(settings.delete_days) {
+            plan.changes.push(base(
+                Op::Delete,
+                format!(
+                    "stale, {days} days old, never recalled (deleted after {})",
+                    settings.delete_days
+                ),
+            ));
+            plan.deleted += 1;
+        }
+    }
+    Ok(plan)
+}
+
+fn parse_time(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// Counts of the observations per category and per verdict, by state after the run would be
+/// applied, for telemetry and the report: `{category: {verdict: {state: n}}}`.
+pub fn breakdown(
+    folded: &[Folded],
+    changes: &[Change],
+) -> BTreeMap<String, BTreeMap<String, BTreeMap<String, usize>>> {
+    // A stale mark and a delete of one observation: the delete, which comes later, counts.
+    let by_id: HashMap<&str, Op> = changes.iter().map(|c| (c.id.as_str(), c.op)).collect();
+    let mut out: BTreeMap<String, BTreeMap<String, BTreeMap<String, usize>>> = BTreeMap::new();
+    for f in folded {
+        let state = match (by_id.get(f.obs.id.as_str()), f.state, &f.superseded_by) {
+            (Some(Op::Delete), ..) | (_, State::Deleted, _) => "deleted",
+            (Some(Op::Supersede), ..) | (_, _, Some(_)) => "superseded",
+            (Some(Op::Stale), ..) | (_, State::Stale, _) => "stale",
+            _ => "active",
+        };
+        *out.entry(f.obs.category_id.clone())
+            .or_default()
+            .entry(f.obs.write_verdict.as_str().to_string())
+            .or_default()
+            .entry(state.to_string())
+            .or_default() += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Folder, Observation};
+
+    const NOW: &str = "2026-12-01T00:00:00Z";
+
+    fn obs(id: &str, merged: u32, time: &str) -> Observation {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "observation": format!("text of {id}"), "timestamp": time,
+            "write_verdict": "allow", "category_id": "projects", "merged_count": merged,
+        }))
+        .unwrap()
+    }
+
+    /// A unit vector at `degrees` in the plane of the first two dims, quantized.
+    fn at(degrees: f64) -> Option<Vector> {
+        let mut v = vec![0f32; 256];
+        v[0] = degrees.to_radians().cos() as f32;
+        v[1] = degrees.to_radians().sin() as f32;
+        let (q, s) = crate::embed::quantize(&v);
+        Some((s, q))
+    }
+
+    fn settings() -> Settings {
+        Settings {
+            dedup_cosine: 0.85,
+            stale_days: 90,
+            delete_days: 180,
+            now: crate::time::parse(NOW, Utc::now()).unwrap(),
+        }
+    }
+
+    fn fold(records: &[Observation], events: &[Event]) -> Loaded {
+        let mut f = Folder::default();
+        for o in records {
+            f.observation(o.clone());
+        }
+        for e in events {
+            f.event(e.clone());
+        }
+        f.finish()
+    }
+
+    fn run(loaded: &Loaded, vectors: &[Option<Vector>]) -> Plan {
+        let recalls = HashMap::new();
+        let input = Input {
+            loaded,
+            recalls: &recalls,
+            vectors,
+        };
+        plan(&input, &settings(), &mut |_, _| Ok(0.0)).unwrap()
+    }
+
+    fn events(p: &Plan) -> Vec<Event> {
+        p.changes.iter().map(|c| c.event(settings().now)).collect()
+    }
+
+    fn pairs(p: &Plan) -> Vec<(String, String)> {
+        p.changes
+            .iter()
+            .map(|c| (c.id.clone(), c.by.clone().unwrap_or_default()))
+            .collect()
+    }
+
+    const RECENT: &str = "2026-11-20T00:00:00Z";
+
+    #[test]
+    fn a_chain_ends_the_same_whichever_link_is_strongest_and_a_second_run_does_nothing() {
+        // A~B and B~C (cosine 0.87), A and C apart (0.5).
+        let vectors = [at(0.0), at(30.0), at(60.0)];
+        for (merged, want) in [
+            // B strongest: it takes both.
+            ([1, 3, 1], vec![("a", "b"), ("c", "b")]),
+            // A strongest: it takes B; C is no neighbour of A and survives.
+            ([3, 2, 1], vec![("b", "a")]),
+        ] {
+            let records: Vec<Observation> = ["a", "b", "c"]
+                .iter()
+                .zip(merged)
+                .map(|(id, m)| obs(id, m, RECENT))
+                .collect();
+            let loaded = fold(&records, &[]);
+            let first = run(&loaded, &vectors);
+            let want: Vec<(String, String)> = want
+                .iter()
+                .map(|(w, s)| (w.to_string(), s.to_string()))
+                .collect();
+            assert_eq!(pairs(&first), want);
+            let after = fold(&records, &events(&first));
+            assert!(run(&after, &vectors).changes.is_empty(), "idempotent");
+        }
+    }
+
+    #[test]
+    fn the_stronger_takes_the_count_and_a_restore_gives_it_back() {
+        let records = vec![obs("a", 1, RECENT), obs("b", 4, RECENT)];
+        let vectors = [at(0.0), at(10.0)];
+        let first = run(&fold(&records, &[]), &vectors);
+        assert_eq!(first.changes[0].count, Some(1));
+        assert_eq!(first.changes[0].by_merged_count, Some(5));
+        let mut evs = events(&first);
+        let folded = fold(&records, &evs);
+        assert_eq!(folded.folded[1].obs.merged_count, 5);
+        evs.push(Event::new(Op::Restore, "a", NOW));
+        let restored = fold(&records, &evs);
+        assert_eq!(restored.folded[1].obs.merged_count, 4);
+        assert_eq!(restored.folded[0].superseded_by, None);
+        // The restored one is exempt: the pair is left as the person left it.
+        let again = run(&restored, &vectors);
+        assert!(again.changes.is_empty());
+        assert_eq!(again.exempt, 1);
+    }
+
+    #[test]
+    fn a_run_finished_after_a_crash_plans_exactly_the_rest() {
+        // Six observations in two chains, old enough to go stale: every prefix of the events
+        // written, planned again, gives the rest.
+        let old = "2026-07-01T00:00:00Z";
+        let records: Vec<Observation> = (0..6)
+            .map(|i| obs(&format!("o{i}"), 1 + (i % 3) as u32, old))
+            .collect();
+        let vectors = [at(0.0), at(25.0), at(50.0), at(120.0), at(140.0), at(160.0)];
+        let full = run(&fold(&records, &[]), &vectors);
+        let all = events(&full);
+        assert!(full.merged >= 2 && full.stale >= 2, "{full:?}");
+        for k in 0..all.len() {
+            let rest = run(&fold(&records, &all[..k]), &vectors);
+            assert_eq!(events(&rest), all[k..].to_vec(), "after {k} events");
+        }
+    }
+
+    #[test]
+    fn strength_goes_allow_then_count_recalls_confidence_time_id() {
+        let w = |own, recalled| Weight { own, recalled };
+        let a = Folded {
+            obs: obs("a", 1, RECENT),
+            state: State::Active,
+            superseded_by: None,
+        };
+        let mut b = a.clone();
+        b.obs.id = "b".into();
+        assert_eq!(
+            stronger(&a, w(1, 0), &b, w(1, 0)),
+            Ordering::Greater,
+            "smaller id"
+        );
+        assert_eq!(
+            stronger(&a, w(1, 0), &b, w(2, 0)),
+            Ordering::Less,
+            "merged count"
+        );
+        assert_eq!(
+            stronger(&a, w(1, 3), &b, w(1, 0)),
+            Ordering::Greater,
+            "recalls"
+        );
+        b.obs.timestamp = "2026-11-21T00:00:00Z".into();
+        assert_eq!(stronger(&a, w(1, 0), &b, w(1, 0)), Ordering::Less, "newer");
+        b.obs.write_verdict = Verdict::Hold;
+        assert_eq!(
+            stronger(&a, w(1, 0), &b, w(9, 9)),
+            Ordering::Greater,
+            "allow first"
+        );
+    }
+
+    #[test]
+    fn shorten_keeps_the_first_line_within_the_limit() {
+        assert_eq!(shorten("short", 10), "short");
+        assert_eq!(shorten("a longer text here", 10), "a longer…");
+        assert_eq!(shorten("first\nsecond", 40), "first…");
+    }
+}
