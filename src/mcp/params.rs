@@ -128,6 +128,9 @@ pub struct RecallParams {
     pub mode: Option<Mode>,
     /// Add why each result ranks where it does (each list's rank and score, decay)
     pub explain: Option<bool>,
+    /// false: use the query as written, without the LLM rewrite the profile may ask for
+    /// (faster) [default: as the profile says]
+    pub rewrite: Option<bool>,
 }
 
 impl RecallParams {
@@ -142,6 +145,7 @@ impl RecallParams {
             format: recall::Format::Md,
             explain: self.explain.unwrap_or(false),
             mode: self.mode.map(|m| m.as_str().to_string()),
+            no_rewrite: self.rewrite == Some(false),
         }))
     }
 }
