@@ -17,6 +17,7 @@ mod provider;
 mod recall;
 mod reflect;
 mod review;
+mod rewrite;
 mod sessions;
 mod shell;
 mod slog;
