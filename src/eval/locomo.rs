@@ -162,6 +162,8 @@ pub struct Outcome {
     pub questions: usize,
     pub skipped: usize,
     pub table: Table,
+    /// What became of the questions' rewrites (all zero without one).
+    pub rewrites: super::Tally,
 }
 
 /// Evaluates the conversations (all, or those named) at each k.
@@ -176,6 +178,7 @@ pub fn run(
     let mut table = Table::default();
     let mut outcome_ids = Vec::new();
     let (mut questions, mut skipped) = (0, 0);
+    let mut rewrites = super::Tally::default();
     for c in conversations
         .iter()
         .filter(|c| only.is_empty() || only.contains(&c.id))
@@ -184,7 +187,10 @@ pub fn run(
         skipped += c.skipped;
         let filled = super::fill(&c.memories, c.now, options)?;
         for q in &c.questions {
-            let ranked = filled.ask(&q.question, max_k, c.now)?;
+            let (ranked, rewrite) = filled.ask_rewritten(&q.question, max_k, c.now)?;
+            if let Some(outcome) = &rewrite {
+                rewrites.add(outcome);
+            }
             let groups: Vec<String> = if q.category == 5 {
                 vec!["5 (adversarial)".into()]
             } else {
@@ -205,6 +211,7 @@ pub fn run(
         questions,
         skipped,
         table,
+        rewrites,
     })
 }
 

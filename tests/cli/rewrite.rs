@@ -534,3 +534,123 @@ fn lean_no_rewrite_search_and_brief_make_no_call() {
     assert!(events(&repo, "rewrite").is_empty());
     assert!(seen.lock().unwrap().is_empty(), "no chat call was made");
 }
+
+/// A small conversation in LoCoMo's shape (made up here: LoCoMo's licence keeps it out of the
+/// repository), with four questions and their evidence.
+fn locomo_file(dir: &Path) -> std::path::PathBuf {
+    let turn = |id: &str, speaker: &str, text: &str| json!({"speaker": speaker, "dia_id": id, "text": text});
+    let data = json!([{
+        "sample_id": "conv-made-up",
+        "conversation": {
+            "speaker_a": "Ana", "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                turn("D1:1", "Ana", "I restored the production database to a point in time last night with WAL replay."),
+                turn("D1:2", "Ben", "Nice, how long did that take?"),
+                turn("D1:3", "Ana", "About forty minutes, mostly downloading the base backup."),
+                turn("D1:4", "Ben", "I adopted a kitten named Miso this weekend."),
+            ],
+            "session_2_date_time": "10:37 am on 27 June, 2023",
+            "session_2": [
+                turn("D2:1", "Ana", "We moved the build hosts to the new NFS server."),
+                turn("D2:2", "Ben", "Miso knocked my coffee onto the keyboard."),
+                turn("D2:3", "Ana", "The stale NFS handles needed root to unmount."),
+                turn("D2:4", "Ben", "I am training for a marathon in October."),
+            ],
+        },
+        "qa": [
+            {"question": "What did Ana do with PITR?", "answer": "restored the database", "evidence": ["D1:1"], "category": 1},
+            {"question": "What is the name of Ben's pet?", "answer": "Miso", "evidence": ["D1:4", "D2:2"], "category": 1},
+            {"question": "What needed root on the file server?", "answer": "unmounting stale handles", "evidence": ["D2:3"], "category": 4},
+            {"question": "Which race is Ben preparing for?", "answer": "a marathon", "evidence": ["D2:4"], "category": 2},
+        ],
+    }]);
+    let path = dir.join("made-up-locomo.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&data).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn eval_with_a_rewrite_that_gives_each_question_back_scores_as_without_one() {
+    let (env, repo) = Env::repo();
+    let file = locomo_file(env.path());
+    let file = file.to_str().unwrap();
+    let plain = run(&env, &repo, &["--json", "eval", "locomo", file])
+        .code(0)
+        .data();
+    assert_eq!(plain["questions"], 4);
+    assert_eq!(plain["rewrite"], Value::Null);
+    // A profile that rewrites needs a provider.
+    run(
+        &env,
+        &repo,
+        &["eval", "locomo", file, "--profile", "balanced"],
+    )
+    .code(2)
+    .stderr_has("names no provider");
+
+    let mut server = mockito::Server::new();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let _mock = chat(
+        &mut server,
+        "ollama",
+        |user| format!("<query>{}</query>", asked(user)),
+        seen.clone(),
+    );
+    configure(&repo, "ollama", &server.url(), 2000);
+    let args = ["--json", "eval", "locomo", file, "--profile", "balanced"];
+    let same = run(&env, &repo, &args).code(0).data();
+    assert_eq!(seen.lock().unwrap().len(), 4, "one rewrite per question");
+    assert_eq!(same["rewrite"]["same"], 4, "{same}");
+    assert_eq!(same["rewrite"]["used"], 0);
+    assert_eq!(
+        same["results"], plain["results"],
+        "every figure, at every k"
+    );
+    // lean does not rewrite: no call.
+    let lean = run(
+        &env,
+        &repo,
+        &["--json", "eval", "locomo", file, "--profile", "lean"],
+    )
+    .code(0)
+    .data();
+    assert_eq!(lean["rewrite"], Value::Null);
+    assert_eq!(seen.lock().unwrap().len(), 4);
+
+    // A rewrite that names things: each question's rewrite is searched and fused.
+    let mut server = mockito::Server::new();
+    let _mock = chat(
+        &mut server,
+        "ollama",
+        |user| {
+            format!(
+                "<query>{} point-in-time recovery restore database</query>",
+                asked(user)
+            )
+        },
+        Arc::default(),
+    );
+    let toml = read(&repo, "cairn.toml");
+    let old = toml
+        .split("base_url = \"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    std::fs::write(
+        repo.join("cairn.toml"),
+        toml.replacen(old, &server.url(), 1),
+    )
+    .unwrap();
+    let used = run(&env, &repo, &args).code(0);
+    assert_eq!(used.data()["rewrite"]["used"], 4, "{}", used.stdout);
+    let human = run(&env, &repo, &args[1..]).code(0).stdout;
+    assert!(
+        human.contains(
+            "rewrite by ollama test-model (balanced): 4 used, 0 same, 0 timed out, 0 failed"
+        ),
+        "{human}"
+    );
+}
