@@ -467,6 +467,25 @@ mod tests {
     }
 
     #[test]
+    fn rewrite_false_is_the_command_lines_no_rewrite() {
+        for (rewrite, want) in [(None, false), (Some(true), false), (Some(false), true)] {
+            let p = RecallParams {
+                query: Some("nfs".into()),
+                rewrite,
+                ..RecallParams::default()
+            };
+            let Ok(Command::Recall(args)) = p.command() else {
+                panic!("recall params make a recall");
+            };
+            assert_eq!(args.no_rewrite, want, "{rewrite:?}");
+        }
+        let Command::Recall(cli) = parse(&["cairn", "recall", "x"]) else {
+            panic!("recall parses to Recall");
+        };
+        assert!(!cli.no_rewrite, "the profile decides by default");
+    }
+
+    #[test]
     fn a_dash_is_refused_where_the_command_line_reads_stdin() {
         let p = SlogParams {
             action: "deploy".into(),
