@@ -231,7 +231,16 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
             ""
         },
         outcome.table.render(&groups, &args.common.k)
-    );
+    ) + &outcome
+        .baseline
+        .as_ref()
+        .map(|t| {
+            format!(
+                "\nthe same questions without the rewrite, on the same indexes:\n{}",
+                t.render(&groups, &args.common.k)
+            )
+        })
+        .unwrap_or_default();
     let data = json!({
         "file": file,
         "mode": args.common.mode_name(),
@@ -243,6 +252,7 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
         "skipped": outcome.skipped,
         "rewrite": rewrite,
         "results": outcome.table.means(),
+        "baseline": outcome.baseline.as_ref().map(|t| t.means()),
     });
     Ok(Report::new("eval_locomo", data, human))
 }

@@ -151,15 +151,22 @@ pub fn fill(memories: &[Memory], now: DateTime<Utc>, options: &Options) -> Resul
 impl Filled {
     /// The benchmark ids of the top `limit` memories recalled for `question` at `now`.
     pub fn ask(&self, question: &str, limit: usize, now: DateTime<Utc>) -> Result<Vec<String>> {
-        Ok(self.ask_rewritten(question, limit, now)?.0)
+        Ok(self.ask_rewritten(question, limit, now, true)?.0)
     }
 
-    /// As [`Filled::ask`], with what became of the question's rewrite when one was asked for.
+    /// Whether questions are rewritten.
+    pub fn rewrites(&self) -> bool {
+        self.rewrite.is_some()
+    }
+
+    /// As [`Filled::ask`], with what became of the question's rewrite when one was asked for
+    /// (`rewrite` false: the question as written, for a baseline on the same index).
     pub fn ask_rewritten(
         &self,
         question: &str,
         limit: usize,
         now: DateTime<Utc>,
+        rewrite: bool,
     ) -> Result<(Vec<String>, Option<recall::rewrite::Outcome>)> {
         let filter = Filter {
             include_hold: true,
@@ -173,17 +180,17 @@ impl Filled {
             mode: self.mode,
         };
         let (results, outcome) = match &self.rewrite {
-            None => (
-                recall::recall(&self.index, &self.repo.config, &request)?,
-                None,
-            ),
-            Some(rw) => {
+            Some(rw) if rewrite => {
                 let (results, outcome) =
                     recall::recall_rewritten(&self.index, &self.repo.config, &request, || {
                         recall::rewrite::ask(&rw.client, question, rw.profile)
                     })?;
                 (results, Some(outcome))
             }
+            _ => (
+                recall::recall(&self.index, &self.repo.config, &request)?,
+                None,
+            ),
         };
         Ok((results.into_iter().map(|r| r.source).collect(), outcome))
     }
