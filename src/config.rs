@@ -159,7 +159,10 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        let profile = |limit, rewrite| Profile { limit, rewrite };
+        let profile = |limit, rewrite| Profile {
+            limit,
+            rewrite: Some(rewrite),
+        };
         Config {
             recall: Recall::default(),
             profiles: BTreeMap::from([
@@ -231,8 +234,10 @@ impl Default for Recall {
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     pub limit: usize,
+    /// Whether recall rewrites the query through the LLM; unset, the profile's own default
+    /// (balanced and deep do, lean does not), so a table that sets only `limit` keeps it.
     #[serde(default)]
-    pub rewrite: bool,
+    pub rewrite: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -447,6 +452,14 @@ mod tests {
     #[test]
     fn empty_file_is_the_default() {
         assert_eq!(Config::parse("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn a_profile_table_without_rewrite_keeps_the_profiles_own_default() {
+        let c = Config::parse("[profiles.balanced]\nlimit = 5\n").unwrap();
+        assert_eq!(c.profiles["balanced"].rewrite, None);
+        assert!(crate::recall::Profile::Balanced.rewrites(&c));
+        assert!(!crate::recall::Profile::Lean.rewrites(&c));
     }
 
     #[test]

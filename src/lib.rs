@@ -26,7 +26,8 @@
 //! - [`reflect`]: observations become proposals (built-in by vector, or one LLM call); proposal refs.
 //! - [`index`]: the only importer of tantivy; every record indexed, kept up to date by checkpoints.
 //! - [`sessions`]: reading Claude Code, Codex and pi transcripts into turns and episodes.
-//! - [`recall`]: decay-weighted recall, plain search, the session briefing.
+//! - [`recall`]: decay-weighted recall (with the LLM query rewrite of the balanced and deep
+//!   profiles), plain search, the session briefing.
 //! - [`embed`]: the built-in static embedding model, compiled in; int8 vector math.
 //! - [`eval`]: retrieval quality on LoCoMo and LongMemEval files, through the same code paths.
 //! - [`provider`]: the only HTTP code (reqwest): embeddings from Ollama, OpenAI-format, Voyage.

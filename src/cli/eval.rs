@@ -45,10 +45,15 @@ pub struct CommonArgs {
     /// no word with it must cover by meaning (0 keeps every one)
     #[arg(long)]
     pub relevance_soft: Option<f64>,
+    /// Recall each question as `cairn recall --profile NAME` would: with the query rewrite
+    /// when the profile rewrites, through the `[llm]` of the knowledge repository found
+    /// (`--repo`, CAIRN_REPO, or the current directory) [default: no rewrite]
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
 }
 
 impl CommonArgs {
-    fn options(&self) -> Result<eval::Options> {
+    fn options(&self, ctx: &Ctx) -> Result<eval::Options> {
         let mode = self
             .mode
             .as_deref()
@@ -64,7 +69,47 @@ impl CommonArgs {
             fusion: self.fusion.clone(),
             relevance_cosine: self.relevance_cosine,
             relevance_soft: self.relevance_soft,
+            rewrite: self.rewrite(ctx)?,
         })
+    }
+
+    /// The rewrite `--profile` asks for, if its profile rewrites.
+    fn rewrite(&self, ctx: &Ctx) -> Result<Option<eval::Rewrite>> {
+        let Some(name) = &self.profile else {
+            return Ok(None);
+        };
+        let profile = match crate::recall::Profile::choose(name, "", false)? {
+            _ if name.trim().eq_ignore_ascii_case("auto") => {
+                return Err(Error::bad_input(
+                    "--profile auto depends on each question: use lean, balanced or deep",
+                ));
+            }
+            p => p,
+        };
+        let repo = ctx.repo()?;
+        if !profile.rewrites(&repo.config) {
+            return Ok(None);
+        }
+        let llm = &repo.config.llm;
+        let settings = crate::provider::http::Settings::within(std::time::Duration::from_millis(
+            llm.rewrite_timeout_ms,
+        ));
+        let client = crate::provider::ChatClient::with_settings(
+            llm,
+            &settings,
+            &crate::provider::http::process_env,
+        )?
+        .ok_or_else(|| {
+            Error::bad_input(format!(
+                "--profile {} rewrites through [llm], but {} names no provider",
+                profile.as_str(),
+                repo.path("cairn.toml").display()
+            ))
+            .with_fix(
+                "set [llm] provider, base_url and model in cairn.toml, or leave out --profile",
+            )
+        })?;
+        Ok(Some(eval::Rewrite { client, profile }))
     }
 
     fn mode_name(&self) -> String {
@@ -120,18 +165,50 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
         .filter(|c| args.conversations.is_empty() || args.conversations.contains(&c.id))
         .map(|c| c.questions.len())
         .sum();
+    let options = args.common.options(ctx)?;
     let bar = output::progress(total as u64, ctx.interactive, "questions");
     let outcome = eval::locomo::run(
         &conversations,
         &args.conversations,
         &args.common.k,
-        &args.common.options()?,
+        &options,
         |n| bar.inc(n as u64),
     )?;
     bar.finish_and_clear();
     let groups = ["1-4", "1", "2", "3", "4", "5 (adversarial)"];
+    let rewrite = options.rewrite.as_ref().map(|rw| {
+        let t = &outcome.rewrites;
+        json!({
+            "profile": rw.profile.as_str(),
+            "provider": rw.client.api().name(),
+            "model": rw.client.model(),
+            "used": t.used,
+            "same": t.same,
+            "timeout": t.timeout,
+            "failed": t.failed,
+            "tokens_in": t.tokens_in,
+            "tokens_out": t.tokens_out,
+        })
+    });
+    let rewrite_note = options
+        .rewrite
+        .as_ref()
+        .map(|rw| {
+            let t = &outcome.rewrites;
+            format!(
+                ", rewrite by {} {} ({}): {} used, {} same, {} timed out, {} failed",
+                rw.client.api().name(),
+                rw.client.model(),
+                rw.profile.as_str(),
+                t.used,
+                t.same,
+                t.timeout,
+                t.failed
+            )
+        })
+        .unwrap_or_default();
     let human = format!(
-        "LoCoMo {}: {} ({}), {} ({} skipped without evidence), mode {}{}{}\n{}",
+        "LoCoMo {}: {} ({}), {} ({} skipped without evidence), mode {}{}{}{rewrite_note}\n{}",
         file.display(),
         crate::output::count(outcome.conversations.len(), "conversation"),
         outcome.conversations.join(", "),
@@ -154,7 +231,16 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
             ""
         },
         outcome.table.render(&groups, &args.common.k)
-    );
+    ) + &outcome
+        .baseline
+        .as_ref()
+        .map(|t| {
+            format!(
+                "\nthe same questions without the rewrite, on the same indexes:\n{}",
+                t.render(&groups, &args.common.k)
+            )
+        })
+        .unwrap_or_default();
     let data = json!({
         "file": file,
         "mode": args.common.mode_name(),
@@ -164,7 +250,9 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
         "conversations": outcome.conversations,
         "questions": outcome.questions,
         "skipped": outcome.skipped,
+        "rewrite": rewrite,
         "results": outcome.table.means(),
+        "baseline": outcome.baseline.as_ref().map(|t| t.means()),
     });
     Ok(Report::new("eval_locomo", data, human))
 }
@@ -173,7 +261,8 @@ fn longmemeval(ctx: &Ctx, args: CommonArgs) -> Result<Report> {
     check_ks(&args.k)?;
     let file = path(ctx, args.file.clone());
     let bar = output::progress(0, ctx.interactive, "questions");
-    let outcome = eval::longmemeval::run(&file, &args.k, &args.options()?, |n| bar.inc(n as u64))?;
+    let options = args.options(ctx)?;
+    let outcome = eval::longmemeval::run(&file, &args.k, &options, |n| bar.inc(n as u64))?;
     bar.finish_and_clear();
     let human = format!(
         "LongMemEval {}: {}, mode {}\n{}",

@@ -1,6 +1,6 @@
 //! `cairn recall`, `cairn search` and `cairn brief`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -8,6 +8,8 @@ use super::Ctx;
 use crate::error::{Error, Result};
 use crate::index::{Filter, Index, Kind};
 use crate::output::{Next, Report};
+use crate::provider::ChatClient;
+use crate::recall::rewrite::{self, Status};
 use crate::recall::{self, Profile, Request};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -47,6 +49,9 @@ pub struct RecallArgs {
     /// Ranked lists: words, vectors, or hybrid (both fused) [default: from cairn.toml]
     #[arg(long)]
     pub mode: Option<String>,
+    /// Use the query as written: no LLM rewrite, even when the profile asks for one (faster)
+    #[arg(long)]
+    pub no_rewrite: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -149,14 +154,49 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
     let index = Index::open(&repo)?;
     let mode = recall::Mode::parse(args.mode.as_deref().unwrap_or(&repo.config.recall.mode))?;
     let request = Request {
-        query: recall::rewrite(&query, profile, &repo.config),
+        query: query.clone(),
         limit,
         filter,
         now: ctx.now,
         mode,
     };
-    let results = redacted(recall::recall(&index, &repo.config, &request)?);
+    let llm = &repo.config.llm;
+    let budget = Duration::from_millis(llm.rewrite_timeout_ms);
+    let off = rewrite::off_reason(
+        profile,
+        profile.rewrites(&repo.config),
+        args.no_rewrite,
+        &query,
+        !llm.provider.trim().is_empty(),
+    );
+    let (results, outcome, client) = match off {
+        Some(reason) => (
+            recall::recall(&index, &repo.config, &request)?,
+            rewrite::Outcome::off(reason),
+            None,
+        ),
+        None => match rewrite_client(llm, budget) {
+            Ok(client) => {
+                let (results, outcome) =
+                    recall::recall_rewritten(&index, &repo.config, &request, || {
+                        rewrite::ask(&client, &query, profile)
+                    })?;
+                (results, outcome, Some(client))
+            }
+            // A misconfigured [llm] (an unknown provider, a key variable not set) fails the
+            // rewrite, not the recall.
+            Err(e) => (
+                recall::recall(&index, &repo.config, &request)?,
+                rewrite::Outcome::failed(e.to_string()),
+                None,
+            ),
+        },
+    };
+    let results = redacted(results);
     let mut warnings = index.warnings();
+    if matches!(outcome.status, Status::Timeout | Status::Failed) {
+        warnings.push(outcome.describe(budget));
+    }
     // A read-only repository (the index says so) records nothing: no counts, no telemetry.
     if !index.read_only() {
         let observed: Vec<&str> = results
@@ -165,26 +205,53 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
             .map(|r| r.id.as_str())
             .collect();
         recall::counts::record(&repo, &observed, ctx.now)?;
-        let meta = json!({ "query": query, "profile": profile.as_str(), "results": results.len() });
+        if outcome.asked() {
+            let meta = outcome.metadata(client.as_ref(), &query);
+            let asked_at = Instant::now()
+                .checked_sub(outcome.duration)
+                .unwrap_or(started);
+            let ok = matches!(outcome.status, Status::Used | Status::Same);
+            warnings.extend(crate::telemetry::emit(
+                &repo, ctx.now, "recall", "rewrite", ok, asked_at, meta,
+            ));
+        }
+        let meta = json!({
+            "query": query, "profile": profile.as_str(), "results": results.len(),
+            "rewrite": outcome.status,
+        });
         warnings.extend(crate::telemetry::emit(
             &repo, ctx.now, "recall", "recall", true, started, meta,
         ));
     }
-    let human = match args.format {
-        _ if results.is_empty() => String::new(),
-        Format::Md => recall::to_markdown(
-            &results,
-            args.explain,
-            &recall::turns::heads(&index, &results),
-        ),
-        Format::Text => recall::to_text(
-            &results,
-            args.explain,
-            &recall::turns::heads(&index, &results),
-        ),
+    let rewrite_line = match args.format {
+        _ if !args.explain => String::new(),
+        Format::Md => format!("_{}_\n\n", outcome.describe(budget)),
+        Format::Text => format!("{}\n\n", outcome.describe(budget)),
     };
+    let human = rewrite_line
+        + &match args.format {
+            _ if results.is_empty() => String::new(),
+            Format::Md => recall::to_markdown(
+                &results,
+                args.explain,
+                &recall::turns::heads(&index, &results),
+            ),
+            Format::Text => recall::to_text(
+                &results,
+                args.explain,
+                &recall::turns::heads(&index, &results),
+            ),
+        };
     let data = json!({
         "query": query,
+        "rewrite": {
+            "status": outcome.status,
+            "query": outcome.query,
+            "used": outcome.used().is_some(),
+            "reason": outcome.reason,
+            "duration_ms": u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+            "timeout_ms": llm.rewrite_timeout_ms,
+        },
         "profile": profile.as_str(),
         "mode": request.mode.as_str(),
         "limit": limit,
@@ -197,6 +264,20 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
         .empty_when(results.is_empty(), nothing_relevant(&query)))
 }
 
+/// The chat client for a rewrite: `[llm]` with the whole call held to `budget`.
+fn rewrite_client(
+    llm: &crate::config::Llm,
+    budget: Duration,
+) -> std::result::Result<ChatClient, String> {
+    let settings = crate::provider::http::Settings::within(budget);
+    match ChatClient::with_settings(llm, &settings, &crate::provider::http::process_env) {
+        Ok(Some(client)) => Ok(client),
+        Ok(None) => Err("[llm] names no provider".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Plain ranked search never rewrites: it is the fast, literal path.
 pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     let repo = ctx.repo()?;
     let words = args.words.join(" ");
@@ -242,6 +323,10 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
         .empty_when(results.is_empty(), nothing_relevant(&words)))
 }
 
+/// The briefing recalls with the project's words as written: no LLM rewrite. It runs in the
+/// agent's session-start hook, where a chat call (up to `rewrite_timeout_ms`, 2 s by default)
+/// would be most of the hook's time, and its query is a bag of names (project, branch, tools)
+/// that a rewrite has no question to improve.
 pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
     let started = Instant::now();
     let repo = ctx.repo()?;

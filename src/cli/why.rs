@@ -39,7 +39,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             let profile = Profile::choose(&asked, q, ctx.stdout_terminal)?;
             let mode = recall::Mode::parse(&repo.config.recall.mode)?;
             Some(Request {
-                query: recall::rewrite(q, profile, &repo.config),
+                // The query as written: a rank that an LLM's rewrite would move is not a
+                // diagnosis anyone can repeat.
+                query: q.to_string(),
                 limit: profile.limit(&repo.config),
                 filter: Filter {
                     kinds: Vec::new(),

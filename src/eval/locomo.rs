@@ -162,6 +162,11 @@ pub struct Outcome {
     pub questions: usize,
     pub skipped: usize,
     pub table: Table,
+    /// What became of the questions' rewrites (all zero without one).
+    pub rewrites: super::Tally,
+    /// With a rewrite: the same questions without it, on the same indexes (a paired
+    /// baseline: a fresh index may order equal scores differently from run to run).
+    pub baseline: Option<Table>,
 }
 
 /// Evaluates the conversations (all, or those named) at each k.
@@ -176,6 +181,8 @@ pub fn run(
     let mut table = Table::default();
     let mut outcome_ids = Vec::new();
     let (mut questions, mut skipped) = (0, 0);
+    let mut rewrites = super::Tally::default();
+    let mut baseline: Option<Table> = None;
     for c in conversations
         .iter()
         .filter(|c| only.is_empty() || only.contains(&c.id))
@@ -184,7 +191,14 @@ pub fn run(
         skipped += c.skipped;
         let filled = super::fill(&c.memories, c.now, options)?;
         for q in &c.questions {
-            let ranked = filled.ask(&q.question, max_k, c.now)?;
+            let (ranked, rewrite) = filled.ask_rewritten(&q.question, max_k, c.now, true)?;
+            if let Some(outcome) = &rewrite {
+                rewrites.add(outcome);
+            }
+            let plain = match filled.rewrites() {
+                true => Some(filled.ask_rewritten(&q.question, max_k, c.now, false)?.0),
+                false => None,
+            };
             let groups: Vec<String> = if q.category == 5 {
                 vec!["5 (adversarial)".into()]
             } else {
@@ -194,6 +208,13 @@ pub fn run(
                 let s = score::score(&ranked, &q.gold, *k);
                 for g in &groups {
                     table.add(g, *k, s);
+                }
+                if let Some(plain) = &plain {
+                    let s = score::score(plain, &q.gold, *k);
+                    let base = baseline.get_or_insert_with(Table::default);
+                    for g in &groups {
+                        base.add(g, *k, s);
+                    }
                 }
             }
             questions += 1;
@@ -205,6 +226,8 @@ pub fn run(
         questions,
         skipped,
         table,
+        rewrites,
+        baseline,
     })
 }
 

@@ -35,6 +35,7 @@ pub struct Filled {
     repo: Repo,
     index: Index,
     mode: crate::recall::Mode,
+    rewrite: Option<Rewrite>,
 }
 
 /// What an evaluation may change from the built-in defaults, to measure a choice.
@@ -52,6 +53,43 @@ pub struct Options {
     /// cairn.toml's defaults).
     pub relevance_cosine: Option<f64>,
     pub relevance_soft: Option<f64>,
+    /// Rewrite each question through an LLM as `cairn recall` does at a rewriting profile.
+    pub rewrite: Option<Rewrite>,
+}
+
+/// The query rewrite an evaluation measures: the provider of a knowledge repository's `[llm]`
+/// (its client held to `rewrite_timeout_ms`) and the profile whose prompt is used.
+#[derive(Debug, Clone)]
+pub struct Rewrite {
+    pub client: crate::provider::ChatClient,
+    pub profile: crate::recall::Profile,
+}
+
+/// How many questions' rewrites ended each way.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Tally {
+    pub used: usize,
+    pub same: usize,
+    pub timeout: usize,
+    pub failed: usize,
+    /// Tokens read and written by the rewrites, as the provider counts them.
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+}
+
+impl Tally {
+    pub fn add(&mut self, outcome: &recall::rewrite::Outcome) {
+        use recall::rewrite::Status;
+        match outcome.status {
+            Status::Used => self.used += 1,
+            Status::Same => self.same += 1,
+            Status::Timeout => self.timeout += 1,
+            Status::Failed => self.failed += 1,
+            Status::Off => {}
+        }
+        self.tokens_in += outcome.tokens.0;
+        self.tokens_out += outcome.tokens.1;
+    }
 }
 
 /// Makes a fresh repository holding `memories`, indexed.
@@ -106,12 +144,30 @@ pub fn fill(memories: &[Memory], now: DateTime<Utc>, options: &Options) -> Resul
         repo,
         index,
         mode,
+        rewrite: options.rewrite.clone(),
     })
 }
 
 impl Filled {
     /// The benchmark ids of the top `limit` memories recalled for `question` at `now`.
     pub fn ask(&self, question: &str, limit: usize, now: DateTime<Utc>) -> Result<Vec<String>> {
+        Ok(self.ask_rewritten(question, limit, now, true)?.0)
+    }
+
+    /// Whether questions are rewritten.
+    pub fn rewrites(&self) -> bool {
+        self.rewrite.is_some()
+    }
+
+    /// As [`Filled::ask`], with what became of the question's rewrite when one was asked for
+    /// (`rewrite` false: the question as written, for a baseline on the same index).
+    pub fn ask_rewritten(
+        &self,
+        question: &str,
+        limit: usize,
+        now: DateTime<Utc>,
+        rewrite: bool,
+    ) -> Result<(Vec<String>, Option<recall::rewrite::Outcome>)> {
         let filter = Filter {
             include_hold: true,
             ..Filter::default()
@@ -123,8 +179,20 @@ impl Filled {
             now,
             mode: self.mode,
         };
-        let results = recall::recall(&self.index, &self.repo.config, &request)?;
-        Ok(results.into_iter().map(|r| r.source).collect())
+        let (results, outcome) = match &self.rewrite {
+            Some(rw) if rewrite => {
+                let (results, outcome) =
+                    recall::recall_rewritten(&self.index, &self.repo.config, &request, || {
+                        recall::rewrite::ask(&rw.client, question, rw.profile)
+                    })?;
+                (results, Some(outcome))
+            }
+            _ => (
+                recall::recall(&self.index, &self.repo.config, &request)?,
+                None,
+            ),
+        };
+        Ok((results.into_iter().map(|r| r.source).collect(), outcome))
     }
 }
 

@@ -128,6 +128,9 @@ pub struct RecallParams {
     pub mode: Option<Mode>,
     /// Add why each result ranks where it does (each list's rank and score, decay)
     pub explain: Option<bool>,
+    /// false: use the query as written, without the LLM rewrite the profile may ask for
+    /// (faster) [default: as the profile says]
+    pub rewrite: Option<bool>,
 }
 
 impl RecallParams {
@@ -142,6 +145,7 @@ impl RecallParams {
             format: recall::Format::Md,
             explain: self.explain.unwrap_or(false),
             mode: self.mode.map(|m| m.as_str().to_string()),
+            no_rewrite: self.rewrite == Some(false),
         }))
     }
 }
@@ -460,6 +464,25 @@ mod tests {
                 serde_json::from_value(serde_json::json!(s.as_str())).expect("a status");
             assert_eq!(status.as_str(), s.as_str());
         }
+    }
+
+    #[test]
+    fn rewrite_false_is_the_command_lines_no_rewrite() {
+        for (rewrite, want) in [(None, false), (Some(true), false), (Some(false), true)] {
+            let p = RecallParams {
+                query: Some("nfs".into()),
+                rewrite,
+                ..RecallParams::default()
+            };
+            let Ok(Command::Recall(args)) = p.command() else {
+                panic!("recall params make a recall");
+            };
+            assert_eq!(args.no_rewrite, want, "{rewrite:?}");
+        }
+        let Command::Recall(cli) = parse(&["cairn", "recall", "x"]) else {
+            panic!("recall parses to Recall");
+        };
+        assert!(!cli.no_rewrite, "the profile decides by default");
     }
 
     #[test]

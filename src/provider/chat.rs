@@ -885,6 +885,72 @@ mod tests {
         mock.assert();
     }
 
+    #[test]
+    fn a_budget_ends_the_whole_call_retries_included() {
+        let mut server = Server::new();
+        let mock = server
+            .mock("POST", "/api/chat")
+            .with_chunked_body(|w| {
+                for _ in 0..150 {
+                    std::thread::sleep(Duration::from_millis(20));
+                    w.write_all(b" ")?;
+                }
+                w.write_all(OLLAMA_REPLY.as_bytes())
+            })
+            .expect_at_least(1)
+            .create();
+        let config = config("ollama", &server.url(), "m", "");
+        // Each attempt alone may take 2 s; the whole call may take 300 ms.
+        let settings = crate::provider::http::Settings {
+            budget: Some(Duration::from_millis(300)),
+            ..settings(Duration::from_secs(2))
+        };
+        let client = ChatClient::with_settings(&config, &settings, &no_env)
+            .unwrap()
+            .unwrap();
+        let started = Instant::now();
+        let err = client.complete("s", "u", 64).unwrap_err();
+        let elapsed = started.elapsed();
+        assert!(err.timed_out(), "{err:?}");
+        assert!(err.to_string().contains("budget 300ms"), "{err}");
+        // Not 3 × 2 s: the budget, give or take the scheduler.
+        assert!(elapsed < Duration::from_millis(1500), "{elapsed:?}");
+        mock.assert();
+    }
+
+    #[test]
+    fn a_budget_stops_retrying_a_500_when_the_next_wait_would_pass_it() {
+        let mut server = Server::new();
+        let mock = server
+            .mock("POST", "/v1/chat/completions")
+            .with_status(500)
+            .with_body("{}")
+            .expect(1)
+            .create();
+        let config = config("openai", &server.url(), "m", "");
+        // The first wait is 500 ms; a budget of 200 ms has no room for it.
+        let settings = crate::provider::http::Settings {
+            budget: Some(Duration::from_millis(200)),
+            retry: crate::provider::http::Retry {
+                attempts: 3,
+                base_delay: Duration::from_millis(500),
+                max_delay: Duration::from_secs(1),
+            },
+            ..settings(Duration::from_secs(2))
+        };
+        let client = ChatClient::with_settings(&config, &settings, &no_env)
+            .unwrap()
+            .unwrap();
+        let started = Instant::now();
+        let err = client.complete("s", "u", 64).unwrap_err();
+        assert_eq!((err.status(), err.attempts()), (Some(500), 1), "{err:?}");
+        assert!(
+            started.elapsed() < Duration::from_millis(450),
+            "no wait was slept"
+        );
+        mock.assert();
+    }
+
     /// Each reply without its text is an error saying what was wrong, and is not retried.
     #[test]
     fn replies_of_the_wrong_shape_are_errors() {

@@ -5,7 +5,10 @@
 //! will not get better by asking again), and redirects are not followed. Waits double from
 //! [`Retry::base_delay`] (200 ms, then 400 ms, …); a `Retry-After` in seconds is honoured, but
 //! no wait exceeds [`Retry::max_delay`]. The timeout applies to each attempt (connect, send
-//! and the whole reply), so the worst case is `attempts × timeout` plus the waits.
+//! and the whole reply), so the worst case is `attempts × timeout` plus the waits; a client
+//! given a [`Settings::budget`] (the query rewrite's `rewrite_timeout_ms`) ends the whole call,
+//! retries and waits included, when it runs out: each attempt gets at most what is left, and no
+//! retry is waited for that would start after it.
 //!
 //! The key is read once from the environment variable that `cairn.toml` names, kept in an
 //! [`ApiKey`] whose `Debug` hides it, sent as a sensitive header, and blanked out of any reply
@@ -74,6 +77,10 @@ pub struct Settings {
     /// Use the `HTTP(S)_PROXY` / `NO_PROXY` environment variables (tests turn this off, so
     /// that a proxy on the machine can never see their loopback requests).
     pub env_proxy: bool,
+    /// The whole call, every attempt and wait included, ends within this (a call that runs
+    /// out is a timed-out [`Error::Transport`], or the last failure when a wait would pass it).
+    /// `None`: only the per-attempt timeout and the retries bound it.
+    pub budget: Option<Duration>,
 }
 
 impl Settings {
@@ -83,6 +90,18 @@ impl Settings {
             timeout: Duration::from_secs(timeout_secs.max(1)),
             retry: Retry::default(),
             env_proxy: true,
+            budget: None,
+        }
+    }
+
+    /// The settings for a call that must end within `budget`, retries included (each attempt
+    /// is also held to it).
+    pub fn within(budget: Duration) -> Self {
+        Settings {
+            timeout: budget,
+            retry: Retry::default(),
+            env_proxy: true,
+            budget: Some(budget),
         }
     }
 }
@@ -289,6 +308,7 @@ pub struct Client {
     section: &'static str,
     timeout: Duration,
     retry: Retry,
+    budget: Option<Duration>,
     key: Option<ApiKey>,
     auth: Option<(HeaderName, HeaderValue)>,
     /// Fixed headers every request carries (Anthropic's `anthropic-version`).
@@ -386,6 +406,7 @@ impl Client {
             section,
             timeout: settings.timeout,
             retry,
+            budget: settings.budget,
             key,
             auth,
             headers: Vec::new(),
@@ -418,11 +439,23 @@ impl Client {
             provider: self.provider,
             message: format!("the request does not serialize: {e}"),
         })?;
+        let until = self.budget.map(|b| started + b);
+        // What is left of the budget (the per-attempt timeout when there is none).
+        let left = || match until {
+            Some(until) => until.saturating_duration_since(Instant::now()),
+            None => self.timeout,
+        };
+        // Whether a wait of `delay` would start the next attempt too late to do anything.
+        let too_late = |delay: Duration| until.is_some() && left() <= delay;
         let mut attempt = 0;
         loop {
             attempt += 1;
             let last = attempt >= self.retry.attempts;
-            match self.attempt(endpoint, &body) {
+            let timeout = self.timeout.min(left());
+            if timeout.is_zero() {
+                return Err(self.out_of_budget(endpoint, attempt - 1));
+            }
+            match self.attempt(endpoint, &body, timeout) {
                 Attempt::Reply {
                     status,
                     body: reply,
@@ -450,7 +483,8 @@ impl Client {
                     retry_after,
                     body: reply,
                 } => {
-                    if last || !retryable_status(status) {
+                    let delay = self.retry.delay(attempt, retry_after);
+                    if last || !retryable_status(status) || too_late(delay) {
                         return Err(Error::Status {
                             provider: self.provider,
                             url: endpoint.shown.clone(),
@@ -461,13 +495,14 @@ impl Client {
                             section: self.section,
                         });
                     }
-                    std::thread::sleep(self.retry.delay(attempt, retry_after));
+                    std::thread::sleep(delay);
                 }
                 Attempt::Failed(failure) => {
-                    if last || !failure.retryable() {
-                        return Err(self.transport_error(endpoint, attempt, &failure));
+                    let delay = self.retry.delay(attempt, None);
+                    if last || !failure.retryable() || too_late(delay) {
+                        return Err(self.transport_error(endpoint, attempt, &failure, timeout));
                     }
-                    std::thread::sleep(self.retry.delay(attempt, None));
+                    std::thread::sleep(delay);
                 }
                 Attempt::TooLarge => {
                     return Err(Error::Reply {
@@ -481,13 +516,14 @@ impl Client {
         }
     }
 
-    fn attempt(&self, endpoint: &Endpoint, body: &[u8]) -> Attempt {
+    fn attempt(&self, endpoint: &Endpoint, body: &[u8], timeout: Duration) -> Attempt {
         let mut request = self
             .http
             .post(endpoint.url.clone())
             // The client's own timeout bounds each wait for bytes; this one, set per request,
-            // bounds the whole exchange, so a server that trickles its reply is cut off too.
-            .timeout(self.timeout)
+            // bounds the whole exchange (connecting included), so a server that trickles its
+            // reply is cut off too; within a budget it is what the budget has left.
+            .timeout(timeout)
             .header(CONTENT_TYPE, "application/json")
             .body(body.to_vec());
         for (name, value) in self.headers.iter().chain(&self.auth) {
@@ -511,7 +547,27 @@ impl Client {
         }
     }
 
-    fn transport_error(&self, endpoint: &Endpoint, attempts: u32, failure: &Failure) -> Error {
+    /// The error of a call whose budget ran out before attempt `attempts + 1` could start.
+    fn out_of_budget(&self, endpoint: &Endpoint, attempts: u32) -> Error {
+        Error::Transport {
+            provider: self.provider,
+            url: endpoint.shown.clone(),
+            attempts,
+            timed_out: true,
+            message: format!(
+                "the budget of {:?} for the whole call ran out",
+                self.budget.unwrap_or(self.timeout)
+            ),
+        }
+    }
+
+    fn transport_error(
+        &self,
+        endpoint: &Endpoint,
+        attempts: u32,
+        failure: &Failure,
+        timeout: Duration,
+    ) -> Error {
         let message = match failure {
             Failure::Http(err) if err.is_connect() => {
                 format!("could not connect: {}", root_cause(err))
@@ -520,7 +576,10 @@ impl Client {
             Failure::Read(err) => format!("reading the reply: {}", root_cause(err)),
         };
         let message = match failure.timed_out() {
-            true => format!("{message} (limit {:?} per attempt)", self.timeout),
+            true => match self.budget {
+                Some(budget) => format!("{message} (budget {budget:?} for the whole call)"),
+                None => format!("{message} (limit {timeout:?} per attempt)"),
+            },
             false => message,
         };
         Error::Transport {
@@ -815,6 +874,7 @@ pub(crate) mod testing {
                 max_delay: Duration::from_millis(50),
             },
             env_proxy: false,
+            budget: None,
         }
     }
 

@@ -1,17 +1,21 @@
 //! Recall: what an agent should remember, ranked by words and time.
 //!
-//! Pipeline: the query (rewritten by an LLM when a profile asks for it and one is configured:
-//! [`rewrite`] is the hook, the identity until providers exist) → ranked lists (BM25 × decay
+//! Pipeline: the query → ranked lists (BM25 × decay
 //! from the index, vectors × decay, or, in hybrid, the default, BM25, soft word matches and
 //! vectors read undecayed and fused by standard score, then decayed: see [`hybrid`] and
 //! [`fuse`]) → relevance: a result must share a word with the query or come close enough by
-//! meaning ([`Relevance`]), so nonsense finds nothing → the profile's cap. Recalled
+//! meaning ([`Relevance`]), so nonsense finds nothing → the profile's cap. When the profile
+//! rewrites and `[llm]` names a provider, [`recall_rewritten`] asks the LLM for a better query
+//! while the original is searched, searches the rewrite the same way, and fuses the two
+//! rankings by rank ([`rewrite::merge`]); a rewrite that fails, times out or gives the query
+//! back leaves the original's ranking as it is. Recalled
 //! observations have their recall count raised ([`counts`]). The Markdown form quotes every
 //! recalled text as data from memory, never as instructions.
 
 pub mod counts;
 pub mod exact;
 pub mod project;
+pub mod rewrite;
 pub mod turns;
 
 use std::collections::BTreeMap;
@@ -85,10 +89,17 @@ pub fn auto(query: &str, terminal: bool) -> Profile {
     }
 }
 
-/// The query rewrite hook: an LLM may rephrase the query when a profile asks for it and a
-/// provider answers in time. Without a provider the query is used as written.
-pub fn rewrite(query: &str, _profile: Profile, _config: &Config) -> String {
-    query.to_string()
+impl Profile {
+    /// Whether `[profiles.NAME] rewrite` asks for a query rewrite (balanced and deep by
+    /// default, lean never).
+    pub fn rewrites(self, config: &Config) -> bool {
+        let default = self != Profile::Lean;
+        config
+            .profiles
+            .get(self.as_str())
+            .and_then(|p| p.rewrite)
+            .unwrap_or(default)
+    }
 }
 
 /// One recalled record, with everything needed to answer "why (not) this".
@@ -135,6 +146,10 @@ pub struct Recalled {
     pub time_decay: f64,
     /// The part of `decay` that comes from being superseded, deprecated or stale (1 when not).
     pub stale_factor: f64,
+    /// Where it ranked for the original query and for the LLM's rewrite, when recall fused
+    /// the two ([`rewrite::merge`]); results are then in the order of its `fused`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewrite: Option<rewrite::Ranks>,
     /// How the score was made, for `--explain`.
     #[serde(skip)]
     pub basis: Basis,
@@ -423,6 +438,7 @@ fn to_recalled(
         scores,
         points: BTreeMap::new(),
         soft_share: None,
+        rewrite: None,
         shares_word: false,
         age_days,
         time_decay,
@@ -504,6 +520,47 @@ fn no_words(query: &str) -> bool {
 
 /// Recalls for `request` from an up-to-date index.
 pub fn recall(index: &Index, config: &Config, request: &Request) -> Result<Vec<Recalled>> {
+    ranked(index, config, request, request.limit)
+}
+
+/// Recalls for `request`, with the query rewrite: `ask` (the LLM's answer within its budget)
+/// runs on a second thread while the original query is searched; a rewrite it gives
+/// ([`rewrite::Outcome::used`]) is searched the same way and the two rankings, each read to
+/// [`depth`] of the limit, are fused by rank ([`rewrite::merge`]). Any other outcome leaves
+/// the original's ranking exactly as [`recall`] gives it.
+pub fn recall_rewritten(
+    index: &Index,
+    config: &Config,
+    request: &Request,
+    ask: impl FnOnce() -> rewrite::Outcome + Send,
+) -> Result<(Vec<Recalled>, rewrite::Outcome)> {
+    let keep = depth(request.limit);
+    let (original, outcome) = std::thread::scope(|s| {
+        let asked = s.spawn(ask);
+        let original = ranked(index, config, request, keep);
+        let outcome = asked
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (original, outcome)
+    });
+    let mut original = original?;
+    let Some(query) = outcome.used() else {
+        // What `recall` gives: the lists are read as deep, and relevance keeps results in
+        // order, so the first `limit` of the longer ranking are the same.
+        original.truncate(request.limit);
+        return Ok((original, outcome));
+    };
+    let asked = Request {
+        query: query.to_string(),
+        ..request.clone()
+    };
+    let rewritten = ranked(index, config, &asked, keep)?;
+    Ok((rewrite::merge(original, rewritten, request.limit), outcome))
+}
+
+/// Recalls for `request`, its lists read as its limit says, keeping up to `keep` relevant
+/// results (more than the limit when two rankings are to be fused).
+fn ranked(index: &Index, config: &Config, request: &Request, keep: usize) -> Result<Vec<Recalled>> {
     let decay = Decay::from_config(&config.recall, request.now);
     let (query, filter, limit) = (&request.query, &request.filter, request.limit);
     if no_words(query) {
@@ -527,28 +584,31 @@ pub fn recall(index: &Index, config: &Config, request: &Request) -> Result<Vec<R
         }
         return Ok(out);
     }
-    let (fused, soft_total) = ranked(index, config, request, &decay)?;
-    Ok(Relevance::new(index, query, soft_total, config).keep(index, fused, limit))
+    let (fused, soft_total) = fused_lists(index, config, request, &decay, keep)?;
+    Ok(Relevance::new(index, query, soft_total, config).keep(index, fused, keep))
 }
 
 /// Every record the lists of [`recall`] read for a (non-empty) query, fused and decayed, in
-/// recall's order before relevance and the cap; and the IDF weight a full soft match scores.
-fn ranked(
+/// recall's order before relevance and the cap (the words list alone read to `keep`, at
+/// least the limit); and the IDF weight a full soft match scores.
+fn fused_lists(
     index: &Index,
     config: &Config,
     request: &Request,
     decay: &Decay,
+    keep: usize,
 ) -> Result<(Vec<Recalled>, f64)> {
     let (query, filter, limit) = (&request.query, &request.filter, request.limit);
     Ok(match request.mode {
         Mode::Words => {
             // BM25 × decay over every match, inside the collector (ADR 12).
-            let words = index.search(query, filter, limit, Some(decay))?;
+            let n = keep.max(limit);
+            let words = index.search(query, filter, n, Some(decay))?;
             let one = vec![Ranked {
                 name: "words",
                 hits: words,
             }];
-            (fuse(one, &[1.0], Some(decay), limit), 0.0)
+            (fuse(one, &[1.0], Some(decay), n), 0.0)
         }
         Mode::Vectors => {
             let mut hits = decayed(
@@ -616,7 +676,7 @@ pub fn standing(index: &Index, config: &Config, request: &Request, id: &str) -> 
         return Ok(Standing::NoWords);
     }
     let decay = Decay::from_config(&config.recall, request.now);
-    let (fused, soft_total) = ranked(index, config, request, &decay)?;
+    let (fused, soft_total) = fused_lists(index, config, request, &decay, request.limit)?;
     let relevance = Relevance::new(index, &request.query, soft_total, config);
     let mut terms = index.terms();
     let read = fused.len();
@@ -903,6 +963,22 @@ pub fn explain_line(r: &Recalled) -> String {
     let mut parts: Vec<String> = Vec::new();
     if r.basis == Basis::NoQuery {
         parts.push("no query: every record matches alike, ordered by decay".into());
+    }
+    if let Some(q) = &r.rewrite {
+        let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| format!("#{r}"));
+        let whose = if q.original.is_some() {
+            "the query's"
+        } else {
+            "the rewritten query's"
+        };
+        parts.push(format!(
+            "query {}, rewrite {} → rank-fused {:.4} = Σ 1 / ({} + rank) (what follows: {whose} \
+             ranking)",
+            rank(q.original),
+            rank(q.rewritten),
+            q.fused,
+            rewrite::RRF_K
+        ));
     }
     // The lists in the order recall reads them, then any other.
     let order = |name: &str| ["words", "soft", "vectors"].iter().position(|n| *n == name);
@@ -1255,6 +1331,27 @@ mod tests {
         let line = explain_line(&recalled(Basis::NoQuery));
         assert!(
             line.starts_with("no query") && line.ends_with("= decay"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn explain_says_where_a_result_ranked_for_each_query() {
+        let mut r = recalled(Basis::One);
+        r.ranks = BTreeMap::from([("words", 1)]);
+        r.scores = BTreeMap::from([("words", 2.0)]);
+        r.shares_word = true;
+        r.rewrite = Some(rewrite::Ranks {
+            original: None,
+            rewritten: Some(2),
+            fused: 1.0 / 62.0,
+        });
+        let line = explain_line(&r);
+        assert!(
+            line.starts_with(
+                "query -, rewrite #2 → rank-fused 0.0161 = Σ 1 / (60 + rank) (what follows: \
+                 the rewritten query's ranking); words #1"
+            ),
             "{line}"
         );
     }

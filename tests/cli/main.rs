@@ -19,6 +19,7 @@ mod provider;
 mod recall;
 mod reflect;
 mod review;
+mod rewrite;
 mod sessions;
 mod shell;
 mod slog;
