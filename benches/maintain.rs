@@ -323,7 +323,8 @@ fn filter_recall(texts: &[Text]) {
     let used = (cairn::maintain::lsh::BANDS, cairn::maintain::lsh::BITS);
     for (bands, bits) in [(48, 12), (64, 12), (48, 14), used, (96, 16)] {
         let t = Instant::now();
-        let pairs = cairn::maintain::lsh::candidates(&refs, bands, bits);
+        let center = cairn::maintain::lsh::center(&refs);
+        let pairs = cairn::maintain::lsh::candidates(&refs, &center, bands, bits);
         let found = pairs
             .iter()
             .filter(|&&(i, j)| f64::from(cos(i as usize, j as usize)) >= 0.85)

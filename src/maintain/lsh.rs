@@ -1,7 +1,7 @@
 //! The dedup sweep's candidate filter: locality-sensitive hashing on the sign bits of the
 //! stored int8 vectors, so that only pairs likely to be close are scored exactly.
 //!
-//! Each vector's sign pattern (bit `j` set when number `j` is above zero; the sign of its dot
+//! Each vector's sign pattern (bit `j` set when number `j` is above its mean over the observations,
 //! product with the `j`th axis) is cut into [`BANDS`] bands of [`BITS`] bits each, the bits of a
 //! band picked from the vector's dims by a fixed pseudo-random sequence. Two vectors whose
 //! angle is θ agree on a hyperplane's side with probability about `1 − θ/π`, so a pair at
@@ -20,6 +20,9 @@
 pub const BANDS: usize = 64;
 /// Sign bits per band.
 pub const BITS: usize = 16;
+/// Fewer observations than this are compared pair by pair (at most two million pairs): the
+/// bands are for large stores, and a mean over a handful of vectors is no centre.
+pub const EXACT_BELOW: usize = 2_000;
 
 /// The bit positions of each band, for vectors of `dims` numbers (fixed: a xorshift sequence
 /// from a constant seed).
@@ -45,27 +48,140 @@ pub fn band_bits(dims: usize, bands: usize, bits: usize) -> Vec<Vec<usize>> {
         .collect()
 }
 
-/// The candidate pairs `(i, j)`, `i < j`, of `vectors` (int8, all of one length): those that
-/// share the sign bits of at least one band, each once, in no particular order.
-pub fn candidates(vectors: &[&[i8]], bands: usize, bits: usize) -> Vec<(u32, u32)> {
-    let n = vectors.len();
-    let Some(dims) = vectors.first().map(|v| v.len()) else {
-        return Vec::new();
-    };
-    let plan = band_bits(dims, bands, bits);
-    // keys[i * bands + b]: vector i's bits in band b.
-    let mut keys = vec![0u32; n * bands];
+/// Every vector's bands, grouped so that the vectors sharing a band with one vector can be
+/// walked without listing every candidate pair first: the sweep asks only for the neighbours
+/// of the observations it keeps, among those still in play ([`Buckets::sharing`]), and each
+/// walk drops from the buckets what is no longer in play, so a member taken early is not
+/// walked over again by every later one.
+pub struct Buckets {
+    n: usize,
+    bands: usize,
+    /// Band by band, the vectors sorted by their key; a bucket is a run of one key.
+    order: Vec<u32>,
+    /// `bucket_of[b * n + i]`: the bucket of vector `i` in band `b` (`u32::MAX`: alone).
+    bucket_of: Vec<u32>,
+    /// Each bucket's start in `order` and how many of its members are still in play.
+    start: Vec<u32>,
+    len: Vec<u32>,
+}
+
+impl Buckets {
+    /// The bands of `vectors` (int8, all of one length), their bits taken from `center`.
+    pub fn new(vectors: &[&[i8]], center: &[i8], bands: usize, bits: usize) -> Buckets {
+        let n = vectors.len();
+        let dims = vectors.first().map_or(0, |v| v.len());
+        let keys = keys(vectors, center, &band_bits(dims.max(1), bands, bits), bands);
+        let mut order = Vec::with_capacity(n * bands);
+        let mut bucket_of = vec![u32::MAX; n * bands];
+        let (mut start, mut len) = (Vec::new(), Vec::new());
+        for b in 0..bands {
+            // Key and index side by side: sorting reads no other memory.
+            let mut o: Vec<(u32, u32)> = (0..n).map(|i| (keys[i * bands + b], i as u32)).collect();
+            o.sort_unstable();
+            let mut run = 0;
+            while run < n {
+                let mut end = run + 1;
+                while end < n && o[end].0 == o[run].0 {
+                    end += 1;
+                }
+                if end - run > 1 {
+                    for &(_, i) in &o[run..end] {
+                        bucket_of[b * n + i as usize] = start.len() as u32;
+                    }
+                    start.push((b * n + run) as u32);
+                    len.push((end - run) as u32);
+                }
+                run = end;
+            }
+            order.extend(o.into_iter().map(|(_, i)| i));
+        }
+        Buckets {
+            n,
+            bands,
+            order,
+            bucket_of,
+            start,
+            len,
+        }
+    }
+
+    /// Calls `visit` with every vector in play (`in_play`) that shares at least one band with
+    /// vector `i` (once per band it shares); `i` and what is out of play leave the buckets
+    /// walked.
+    pub fn sharing(
+        &mut self,
+        i: usize,
+        in_play: impl Fn(usize) -> bool,
+        mut visit: impl FnMut(usize),
+    ) {
+        for b in 0..self.bands {
+            let bucket = self.bucket_of[b * self.n + i];
+            if bucket == u32::MAX {
+                continue;
+            }
+            let bucket = bucket as usize;
+            let s = self.start[bucket] as usize;
+            let mut w = s;
+            for r in s..s + self.len[bucket] as usize {
+                let j = self.order[r] as usize;
+                if j == i || !in_play(j) {
+                    continue;
+                }
+                self.order[w] = j as u32;
+                w += 1;
+                visit(j);
+            }
+            self.len[bucket] = (w - s) as u32;
+        }
+    }
+}
+
+/// The mean of each number over `vectors` (int8, all of one length), rounded: the point the
+/// sign bits are taken from. Embeddings are not centred on zero (a number that is positive in
+/// most texts puts most of them on one side of its hyperplane, and the buckets grow), so the
+/// bits compare each number with its mean; the mean of the same vectors is the same on every
+/// run, which keeps the candidates fixed.
+pub fn center(vectors: &[&[i8]]) -> Vec<i8> {
+    let dims = vectors.first().map_or(0, |v| v.len());
+    let mut sums = vec![0i64; dims];
+    for v in vectors {
+        for (s, &x) in sums.iter_mut().zip(v.iter()) {
+            *s += i64::from(x);
+        }
+    }
+    let n = vectors.len().max(1) as f64;
+    sums.iter()
+        .map(|&s| (s as f64 / n).round().clamp(-127.0, 127.0) as i8)
+        .collect()
+}
+
+fn keys(vectors: &[&[i8]], center: &[i8], plan: &[Vec<usize>], bands: usize) -> Vec<u32> {
+    let mut keys = vec![0u32; vectors.len() * bands];
     for (i, v) in vectors.iter().enumerate() {
         for (b, band) in plan.iter().enumerate() {
             let mut k = 0u32;
             for (t, &j) in band.iter().enumerate() {
-                if v.get(j).is_some_and(|&x| x > 0) {
+                if v.get(j)
+                    .is_some_and(|&x| x > center.get(j).copied().unwrap_or(0))
+                {
                     k |= 1 << t;
                 }
             }
             keys[i * bands + b] = k;
         }
     }
+    keys
+}
+
+/// The candidate pairs `(i, j)`, `i < j`, of `vectors` (int8, all of one length): those that
+/// share the sign bits of at least one band, each once, in no particular order.
+pub fn candidates(vectors: &[&[i8]], center: &[i8], bands: usize, bits: usize) -> Vec<(u32, u32)> {
+    let n = vectors.len();
+    let Some(dims) = vectors.first().map(|v| v.len()) else {
+        return Vec::new();
+    };
+    // keys[i * bands + b]: vector i's bits in band b.
+    let keys = keys(vectors, center, &band_bits(dims, bands, bits), bands);
     let mut out = Vec::new();
     let mut order: Vec<u32> = (0..n as u32).collect();
     for b in 0..bands {
@@ -98,6 +214,31 @@ pub fn candidates(vectors: &[&[i8]], bands: usize, bits: usize) -> Vec<(u32, u32
 mod tests {
     use super::*;
 
+    #[test]
+    fn buckets_visit_exactly_the_candidate_pairs() {
+        // Few bits per band so that many pairs share one: every candidate pair is visited
+        // from both ends, and nothing else is.
+        let vs = vectors(300, 7);
+        let refs: Vec<&[i8]> = vs.iter().map(Vec::as_slice).collect();
+        let mut want: Vec<(u32, u32)> = candidates(&refs, &center(&refs), 8, 4);
+        want.sort_unstable();
+        assert!(want.len() > 1000, "{}", want.len());
+        let mut buckets = Buckets::new(&refs, &center(&refs), 8, 4);
+        let mut got = std::collections::BTreeSet::new();
+        for i in 0..refs.len() {
+            // Each walk drops `i` from its buckets: a later one sees only those after it.
+            buckets.sharing(
+                i,
+                |_| true,
+                |j| {
+                    assert!(j > i, "{j} was dropped when {i} walked");
+                    got.insert((i as u32, j as u32));
+                },
+            );
+        }
+        assert_eq!(got.into_iter().collect::<Vec<_>>(), want);
+    }
+
     fn vectors(n: usize, seed: u64) -> Vec<Vec<i8>> {
         let mut x = seed;
         (0..n)
@@ -119,7 +260,7 @@ mod tests {
         let mut vs = vectors(200, 7);
         vs.push(vs[3].clone());
         let refs: Vec<&[i8]> = vs.iter().map(Vec::as_slice).collect();
-        let pairs = candidates(&refs, BANDS, BITS);
+        let pairs = candidates(&refs, &center(&refs), BANDS, BITS);
         assert!(pairs.contains(&(3, 200)));
         let unique: std::collections::HashSet<_> = pairs.iter().collect();
         assert_eq!(unique.len(), pairs.len(), "each pair once");

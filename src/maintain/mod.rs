@@ -8,15 +8,16 @@
 //! second run over the result plans nothing:
 //!
 //! - **Dedup sweep.** Over the observations that are active and not superseded, and not
-//!   [exempt](Input::restored): candidate pairs from [`lsh`] (sign-bit bands of the stored int8
-//!   vectors), scored exactly; a pair at cosine ≥ `[maintain] dedup_cosine` is confirmed on its
-//!   distinctive part ([`crate::store::dedup::confirm_with`]: two error fixes of the built-in
-//!   observer's template must be about the same program and error). Observations are then
-//!   taken strongest first ([`stronger`]); each one not yet superseded supersedes every
-//!   confirmed neighbour not yet taken, carrying the neighbour's own merged count (`count`).
-//!   The survivors are thus pairwise unconfirmed, and a chain A~B, B~C (not A~C) ends the same
-//!   on every run: the strongest of the three takes its neighbours, and the third survives only
-//!   if it is no neighbour of the survivor.
+//!   [exempt](Input::restored): observations are taken strongest first ([`stronger`]); each
+//!   one not yet taken is kept and scored exactly against the observations not yet taken that
+//!   share a band of sign bits with it ([`lsh::Buckets`], from the stored int8 vectors); one at
+//!   cosine ≥ `[maintain] dedup_cosine`, confirmed on its distinctive part
+//!   ([`crate::store::dedup::confirm_with`]: two error fixes of the built-in observer's
+//!   template must be about the same program and error), is superseded by it, carrying its
+//!   own merged count (`count`). Only the kept ones' neighbours are scored, so a cluster of k
+//!   copies costs k comparisons, not k². The survivors are pairwise unconfirmed, and a chain
+//!   A~B, B~C (not A~C) ends the same on every run: the strongest of the three takes its
+//!   neighbours, and the third survives only if it is no neighbour of the survivor.
 //! - **Stale.** An observation active and not superseded, never recalled, whose time (or its
 //!   last restore, whichever is later) is more than `stale_days` before now is marked `stale`;
 //!   one (stale already, or marked now) more than `delete_days` old is soft-deleted (`delete`).
@@ -113,7 +114,8 @@ pub struct Plan {
     pub swept: usize,
     /// Restored observations left out of the sweep.
     pub exempt: usize,
-    /// Candidate pairs the filter let through, and those at or above the threshold.
+    /// Pairs scored exactly (a kept observation and one not yet taken that shares a band with
+    /// it), and those at or above the threshold.
     pub candidates: usize,
     pub similar: usize,
     /// Similar pairs whose distinctive parts disagreed (template texts about other things).
@@ -206,56 +208,86 @@ pub fn plan(
         .iter()
         .map(|&i| input.vectors[i].as_ref().map_or(0.0, |v| v.0))
         .collect();
-    let pairs = lsh::candidates(&vecs, lsh::BANDS, lsh::BITS);
-    plan.candidates = pairs.len();
+    // The centre of every observation's vector (not only the swept ones), so that a second
+    // run, which sweeps fewer, bands them the same.
+    let all: Vec<&[i8]> = input
+        .vectors
+        .iter()
+        .flatten()
+        .filter(|v| v.0 > 0.0)
+        .map(|v| v.1.as_slice())
+        .collect();
+    // Below EXACT_BELOW every pair is scored (one band of no bits: one bucket), which costs
+    // less than the bands and finds every pair.
+    let (bands, bits) = if vecs.len() < lsh::EXACT_BELOW {
+        (1, 0)
+    } else {
+        (lsh::BANDS, lsh::BITS)
+    };
+    let mut buckets = lsh::Buckets::new(&vecs, &lsh::center(&all), bands, bits);
     let threshold = settings.dedup_cosine;
-    // Neighbours by position in `swept`, with their confirmed similarity.
-    let mut near: HashMap<u32, Vec<(u32, f64)>> = HashMap::new();
-    for (a, b) in pairs {
-        let (x, y) = (a as usize, b as usize);
-        let cos = f64::from(crate::embed::dot_i8(vecs[x], vecs[y]) as f32 * scales[x] * scales[y]);
-        if cos < threshold {
-            continue;
-        }
-        plan.similar += 1;
-        let (fa, fb) = (&folded[swept[x]].obs, &folded[swept[y]].obs);
-        match crate::store::dedup::confirm_with(
-            &fa.observation,
-            &fb.observation,
-            cos,
-            threshold,
-            similarity,
-        )? {
-            Some(sim) => {
-                near.entry(a).or_default().push((b, sim));
-                near.entry(b).or_default().push((a, sim));
-            }
-            None => plan.unconfirmed += 1,
-        }
-    }
-    // Strongest first; each survivor takes its neighbours not yet taken.
-    let mut order: Vec<u32> = near.keys().copied().collect();
+    let weights: Vec<Weight> = swept.iter().map(|&i| weight(&folded[i])).collect();
+    // Strongest first; each one not yet taken keeps its place and takes every confirmed
+    // neighbour not yet taken (all weaker: a stronger one was kept before it, and would have
+    // taken it). Only the kept ones' neighbours are scored, so a cluster of k copies costs k
+    // comparisons, not k².
+    let mut order: Vec<u32> = (0..swept.len() as u32).collect();
     order.sort_by(|&x, &y| {
-        let (a, b) = (&folded[swept[x as usize]], &folded[swept[y as usize]]);
-        stronger(b, weight(b), a, weight(a))
+        let (x, y) = (x as usize, y as usize);
+        stronger(&folded[swept[y]], weights[y], &folded[swept[x]], weights[x])
     });
-    let mut taken: HashMap<u32, (u32, f64)> = HashMap::new();
+    let mut taken: Vec<Option<(u32, f64)>> = vec![None; swept.len()];
+    let mut kept = vec![false; swept.len()];
+    // seen[y] == x: y was already scored against x (it shares several bands with it).
+    let mut seen = vec![u32::MAX; swept.len()];
+    let mut scored: Vec<(usize, f64)> = Vec::new();
     for &x in &order {
-        if taken.contains_key(&x) {
+        let x = x as usize;
+        if taken[x].is_some() {
             continue;
         }
-        let mut neighbours = near.get(&x).cloned().unwrap_or_default();
-        neighbours.sort_by_key(|n| n.0);
-        for (y, sim) in neighbours {
-            if taken.contains_key(&y) {
-                continue;
-            }
-            let (s, w) = (&folded[swept[x as usize]], &folded[swept[y as usize]]);
-            if stronger(s, weight(s), w, weight(w)) == Ordering::Greater {
-                taken.insert(y, (x, sim));
+        kept[x] = true;
+        scored.clear();
+        let mut compared = 0;
+        buckets.sharing(
+            x,
+            |y| taken[y].is_none() && !kept[y],
+            |y| {
+                if seen[y] == x as u32 {
+                    return;
+                }
+                seen[y] = x as u32;
+                compared += 1;
+                let cos = f64::from(
+                    crate::embed::dot_i8(vecs[x], vecs[y]) as f32 * scales[x] * scales[y],
+                );
+                if cos >= threshold {
+                    scored.push((y, cos));
+                }
+            },
+        );
+        plan.candidates += compared;
+        scored.sort_by_key(|&(y, _)| y);
+        for &(y, cos) in &scored {
+            plan.similar += 1;
+            let (fx, fy) = (&folded[swept[x]].obs, &folded[swept[y]].obs);
+            match crate::store::dedup::confirm_with(
+                &fx.observation,
+                &fy.observation,
+                cos,
+                threshold,
+                similarity,
+            )? {
+                Some(sim) => taken[y] = Some((x as u32, sim)),
+                None => plan.unconfirmed += 1,
             }
         }
     }
+    let taken: Vec<(u32, (u32, f64))> = taken
+        .into_iter()
+        .enumerate()
+        .filter_map(|(y, t)| t.map(|t| (y as u32, t)))
+        .collect();
     let mut superseded: Vec<(u32, (u32, f64))> = taken.into_iter().collect();
     superseded.sort_by_key(|(y, _)| swept[*y as usize]);
     let mut gone = std::collections::HashSet::new();
