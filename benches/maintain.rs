@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use cairn::embed::Embedder;
 
 mod common;
-use common::{load, median, ms, setting};
+use common::{copy_dir, git, load, median, ms, setting};
 
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 const NOW: &str = "2026-12-01T10:00:00Z";
@@ -407,31 +407,6 @@ fn prepare(repo: &Path, texts: &[Text]) {
         String::from_utf8_lossy(&out.stderr)
     );
     std::fs::write(repo.join(".cairn/recalls.jsonl"), recalls).expect("write recalls");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(from)
-        .arg(to)
-        .status()
-        .expect("cp -a");
-    assert!(status.success(), "cp -a failed");
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=bench", "-c", "user.email=bench@localhost"])
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn cairn(repo: &Path, args: &[&str]) -> Command {

@@ -23,7 +23,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{load, median, ms, setting};
+use common::{copy_dir, git, load, median, ms, setting};
 
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 const NOW: &str = "2026-12-01T10:00:00Z";
@@ -411,31 +411,6 @@ fn memory() -> String {
         }
     }
     out
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(from)
-        .arg(to)
-        .status()
-        .expect("cp -a");
-    assert!(status.success(), "cp -a failed");
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=bench", "-c", "user.email=bench@localhost"])
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn cairn(repo: &Path, args: &[&str]) -> Command {

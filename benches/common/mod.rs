@@ -2,6 +2,8 @@
 //! machine is shared and noisy), milliseconds, and medians. Each bench uses some of it.
 #![allow(dead_code)]
 
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 /// The load averages of /proc/loadavg (1, 5 and 15 minutes).
@@ -41,4 +43,31 @@ pub fn setting<T: std::str::FromStr>(flag: &str, env: &str, default: T) -> T {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// Runs git in `dir` with a bench identity; panics with git's stderr when it fails.
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=bench", "-c", "user.email=bench@localhost"])
+        .args(args)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Copies `from` to `to` with `cp -a` (times kept, so the copy's index stays up to date).
+pub fn copy_dir(from: &Path, to: &Path) {
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("cp -a");
+    assert!(status.success(), "cp -a failed");
 }
