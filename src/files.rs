@@ -71,8 +71,10 @@ pub fn append_lines(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<Ap
     append_checked(path, line, recovered_dir, true)
 }
 
-/// Appends whole lines to a file of derived state, without looking for bad lines (the file may
-/// grow long; it is never committed).
+/// Appends whole lines without looking for bad lines: for a file of derived state (it may grow
+/// long; it is never committed), and for the later chunks of one batch whose first chunk went
+/// through [`append_lines`] (the file was looked at once; reading it again for every chunk made a
+/// large batch quadratic in the file's length).
 pub fn append_derived(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<Appended> {
     append_checked(path, line, recovered_dir, false)
 }

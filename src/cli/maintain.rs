@@ -146,8 +146,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         for (n, chunk) in lines.chunks(CHUNK).enumerate() {
             if n > 0 {
                 super::failpoint("maintain-mid-append");
+                store::append_more(&repo, chunk, ctx.now)?;
+            } else {
+                store::append(&repo, chunk, ctx.now)?;
             }
-            store::append(&repo, chunk, ctx.now)?;
         }
         super::failpoint("maintain-after-append");
         written.push(rel.clone());

@@ -54,15 +54,14 @@ pub fn band_bits(dims: usize, bands: usize, bits: usize) -> Vec<Vec<usize>> {
 /// walk drops from the buckets what is no longer in play, so a member taken early is not
 /// walked over again by every later one.
 pub struct Buckets {
-    n: usize,
     bands: usize,
     /// Band by band, the vectors sorted by their key; a bucket is a run of one key.
     order: Vec<u32>,
-    /// `bucket_of[b * n + i]`: the bucket of vector `i` in band `b` (`u32::MAX`: alone).
+    /// `bucket_of[i * bands + b]`: the bucket of vector `i` in band `b` (`u32::MAX`: alone);
+    /// one vector's buckets side by side, since the sweep asks for them together.
     bucket_of: Vec<u32>,
     /// Each bucket's start in `order` and how many of its members are still in play.
-    start: Vec<u32>,
-    len: Vec<u32>,
+    buckets: Vec<(u32, u32)>,
 }
 
 impl Buckets {
@@ -73,10 +72,12 @@ impl Buckets {
         let keys = keys(vectors, center, &band_bits(dims.max(1), bands, bits), bands);
         let mut order = Vec::with_capacity(n * bands);
         let mut bucket_of = vec![u32::MAX; n * bands];
-        let (mut start, mut len) = (Vec::new(), Vec::new());
+        let mut buckets = Vec::new();
+        let mut o: Vec<(u32, u32)> = Vec::with_capacity(n);
         for b in 0..bands {
             // Key and index side by side: sorting reads no other memory.
-            let mut o: Vec<(u32, u32)> = (0..n).map(|i| (keys[i * bands + b], i as u32)).collect();
+            o.clear();
+            o.extend((0..n).map(|i| (keys[i * bands + b], i as u32)));
             o.sort_unstable();
             let mut run = 0;
             while run < n {
@@ -86,22 +87,19 @@ impl Buckets {
                 }
                 if end - run > 1 {
                     for &(_, i) in &o[run..end] {
-                        bucket_of[b * n + i as usize] = start.len() as u32;
+                        bucket_of[i as usize * bands + b] = buckets.len() as u32;
                     }
-                    start.push((b * n + run) as u32);
-                    len.push((end - run) as u32);
+                    buckets.push(((b * n + run) as u32, (end - run) as u32));
                 }
                 run = end;
             }
-            order.extend(o.into_iter().map(|(_, i)| i));
+            order.extend(o.iter().map(|&(_, i)| i));
         }
         Buckets {
-            n,
             bands,
             order,
             bucket_of,
-            start,
-            len,
+            buckets,
         }
     }
 
@@ -114,15 +112,15 @@ impl Buckets {
         in_play: impl Fn(usize) -> bool,
         mut visit: impl FnMut(usize),
     ) {
-        for b in 0..self.bands {
-            let bucket = self.bucket_of[b * self.n + i];
+        let mine = &self.bucket_of[i * self.bands..(i + 1) * self.bands];
+        for &bucket in mine {
             if bucket == u32::MAX {
                 continue;
             }
-            let bucket = bucket as usize;
-            let s = self.start[bucket] as usize;
+            let (start, len) = &mut self.buckets[bucket as usize];
+            let s = *start as usize;
             let mut w = s;
-            for r in s..s + self.len[bucket] as usize {
+            for r in s..s + *len as usize {
                 let j = self.order[r] as usize;
                 if j == i || !in_play(j) {
                     continue;
@@ -131,7 +129,7 @@ impl Buckets {
                 w += 1;
                 visit(j);
             }
-            self.len[bucket] = (w - s) as u32;
+            *len = (w - s) as u32;
         }
     }
 }
@@ -157,15 +155,19 @@ pub fn center(vectors: &[&[i8]]) -> Vec<i8> {
 
 fn keys(vectors: &[&[i8]], center: &[i8], plan: &[Vec<usize>], bands: usize) -> Vec<u32> {
     let mut keys = vec![0u32; vectors.len() * bands];
+    let mut above: Vec<u32> = Vec::new();
     for (i, v) in vectors.iter().enumerate() {
+        // Each number's side of its mean once, then every band gathers its bits from it.
+        above.clear();
+        above.extend(
+            v.iter()
+                .enumerate()
+                .map(|(j, &x)| u32::from(x > center.get(j).copied().unwrap_or(0))),
+        );
         for (b, band) in plan.iter().enumerate() {
             let mut k = 0u32;
             for (t, &j) in band.iter().enumerate() {
-                if v.get(j)
-                    .is_some_and(|&x| x > center.get(j).copied().unwrap_or(0))
-                {
-                    k |= 1 << t;
-                }
+                k |= above.get(j).copied().unwrap_or(0) << t;
             }
             keys[i * bands + b] = k;
         }

@@ -237,30 +237,37 @@ pub fn plan(
         stronger(&folded[swept[y]], weights[y], &folded[swept[x]], weights[x])
     });
     let mut taken: Vec<Option<(u32, f64)>> = vec![None; swept.len()];
-    let mut kept = vec![false; swept.len()];
+    // out[y]: y is kept or taken (out of play); one small array the bucket walks read.
+    let mut out = vec![false; swept.len()];
+    // The swept vectors side by side, so a score reads one place, not a pointer first.
+    let dims = vecs.iter().map(|v| v.len()).max().unwrap_or(0);
+    let mut flat = vec![0i8; swept.len() * dims];
+    for (k, v) in vecs.iter().enumerate() {
+        flat[k * dims..k * dims + v.len()].copy_from_slice(v);
+    }
+    let row = |k: usize| &flat[k * dims..(k + 1) * dims];
     // seen[y] == x: y was already scored against x (it shares several bands with it).
     let mut seen = vec![u32::MAX; swept.len()];
     let mut scored: Vec<(usize, f64)> = Vec::new();
     for &x in &order {
         let x = x as usize;
-        if taken[x].is_some() {
+        if out[x] {
             continue;
         }
-        kept[x] = true;
+        out[x] = true;
         scored.clear();
         let mut compared = 0;
         buckets.sharing(
             x,
-            |y| taken[y].is_none() && !kept[y],
+            |y| !out[y],
             |y| {
                 if seen[y] == x as u32 {
                     return;
                 }
                 seen[y] = x as u32;
                 compared += 1;
-                let cos = f64::from(
-                    crate::embed::dot_i8(vecs[x], vecs[y]) as f32 * scales[x] * scales[y],
-                );
+                let cos =
+                    f64::from(crate::embed::dot_i8(row(x), row(y)) as f32 * scales[x] * scales[y]);
                 if cos >= threshold {
                     scored.push((y, cos));
                 }
@@ -278,7 +285,10 @@ pub fn plan(
                 threshold,
                 similarity,
             )? {
-                Some(sim) => taken[y] = Some((x as u32, sim)),
+                Some(sim) => {
+                    taken[y] = Some((x as u32, sim));
+                    out[y] = true;
+                }
                 None => plan.unconfirmed += 1,
             }
         }

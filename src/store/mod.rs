@@ -500,16 +500,42 @@ pub fn append(
     lines: &[String],
     now: DateTime<Utc>,
 ) -> Result<(String, Option<PathBuf>)> {
+    append_chunks(repo, lines, now, true)
+}
+
+/// Appends more lines of a batch whose first lines [`append`] wrote to the same day file in
+/// this run (under the repository lock): the file was checked for bad lines then, and is not
+/// read again.
+pub fn append_more(
+    repo: &Repo,
+    lines: &[String],
+    now: DateTime<Utc>,
+) -> Result<(String, Option<PathBuf>)> {
+    append_chunks(repo, lines, now, false)
+}
+
+fn append_chunks(
+    repo: &Repo,
+    lines: &[String],
+    now: DateTime<Utc>,
+    check: bool,
+) -> Result<(String, Option<PathBuf>)> {
     let rel = day_file(now);
     let mut recovered = None;
-    // Batches go in chunks so one write stays a reasonable size; each chunk is whole lines.
-    for chunk in lines.chunks(512) {
+    // Batches go in chunks so one write stays a reasonable size; each chunk is whole lines. The
+    // file is checked for bad lines before the first chunk only.
+    for (n, chunk) in lines.chunks(512).enumerate() {
         let mut bytes = Vec::with_capacity(chunk.iter().map(|l| l.len() + 1).sum());
         for l in chunk {
             bytes.extend_from_slice(l.as_bytes());
             bytes.push(b'\n');
         }
-        let out = files::append_lines(&repo.path(&rel), &bytes, &repo.recovered_dir())?;
+        let (path, dir) = (repo.path(&rel), repo.recovered_dir());
+        let out = if check && n == 0 {
+            files::append_lines(&path, &bytes, &dir)?
+        } else {
+            files::append_derived(&path, &bytes, &dir)?
+        };
         recovered = recovered.or(out.recovered);
     }
     Ok((rel, recovered))
