@@ -181,7 +181,14 @@ pub fn warn(warnings: &[String]) {
 pub fn emit(report: &Report, json: bool) -> i32 {
     warn(&report.warnings);
     let text = if json {
-        let mut line = envelope(report).to_string();
+        // Straight to text: a large report is not copied into a second tree first.
+        let envelope = Envelope {
+            v: 1,
+            kind: report.kind,
+            data: &report.data,
+            next: &report.next,
+        };
+        let mut line = serde_json::to_string(&envelope).expect("envelope serializes");
         line.push('\n');
         line
     } else {
