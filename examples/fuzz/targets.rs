@@ -122,7 +122,7 @@ pub fn all() -> Vec<Target> {
         },
         Target {
             name: "observations",
-            calls: "store::load (store::read_file, parse_line, the fold), sources::observation_doc; import's cli::remember::read_candidates (store::write::validate, redaction)",
+            calls: "store::load (store::read_file, parse_line, the fold), sources::observation_doc; store::write::read_candidates (`import observations`: validate, redaction)",
             max_len: 64 * KB,
             dict: &[
                 "{\"op\":\"merge\",\"id\":\"ob-1\",\"ts\":\"2026-11-30T10:00:00Z\"}\n",
@@ -344,6 +344,27 @@ pub fn all() -> Vec<Target> {
             run: config,
         },
         Target {
+            name: "agent_settings",
+            calls: "hooks::agents::install and uninstall (splice::Doc) on a Claude Code settings.json and a Codex hooks.json; hooks::agents::read_input (the hook's stdin)",
+            max_len: 16 * KB,
+            dict: &[
+                "\"hooks\":{",
+                "\"SessionStart\":[",
+                "\"PreCompact\":[",
+                "\"SessionEnd\":[",
+                "{\"matcher\":\"\",\"hooks\":[{\"type\":\"command\",\"command\":\"x\"}]}",
+                "\"session_id\":",
+                "\"transcript_path\":",
+                "\"cwd\":",
+                "\"hook_event_name\":",
+                "/* */",
+                "//",
+                "\t",
+                "    ",
+            ],
+            run: agent_settings,
+        },
+        Target {
             name: "mcp",
             calls: "mcp::decode_request (rmcp's ClientJsonRpcMessage, each tool's params and command)",
             max_len: 16 * KB,
@@ -558,6 +579,64 @@ fn config(bytes: &[u8]) {
     let _ = cairn::provider::model_id(&c.embed);
 }
 
+fn agent_settings(bytes: &[u8]) {
+    use cairn::hooks::agents::{self, Agent};
+    thread_local!(static REPO: Repo = scratch("agent_settings"));
+    let _ = agents::read_input(bytes);
+    REPO.with(|repo| {
+        for agent in [Agent::Claude, Agent::Codex] {
+            let file = write(repo, "settings.json", bytes);
+            let installed = agents::install(agent, &file, repo.root());
+            let Ok(removed) = agents::uninstall(agent, &file) else {
+                continue;
+            };
+            // Uninstall cuts exactly what install inserted: a file that held none of cairn's
+            // hooks comes back byte for byte. One exception, known: an event's list (or the
+            // `hooks` object) that was empty before install is removed with it (uninstall
+            // cannot tell it from one install made); to the agents empty and absent are alike.
+            let ours = String::from_utf8_lossy(bytes).contains("hooks run");
+            if installed.is_ok_and(|o| o.changed && !o.created) && !ours && !removed.deleted {
+                let after = std::fs::read(&file).unwrap_or_default();
+                if had_empty_event_list(bytes) {
+                    assert!(
+                        without_empty_event_lists(&after) == without_empty_event_lists(bytes),
+                        "install then uninstall changed the settings ({agent:?})"
+                    );
+                } else {
+                    assert!(
+                        after == bytes,
+                        "install then uninstall changed the file ({agent:?})"
+                    );
+                }
+            }
+        }
+    });
+}
+
+const EVENTS: [&str; 3] = ["SessionStart", "PreCompact", "SessionEnd"];
+
+fn had_empty_event_list(bytes: &[u8]) -> bool {
+    let v: serde_json::Value = serde_json::from_slice(bytes).unwrap_or_default();
+    v["hooks"].as_object().is_some_and(|h| h.is_empty())
+        || EVENTS
+            .iter()
+            .any(|e| v["hooks"][e].as_array().is_some_and(Vec::is_empty))
+}
+
+/// The settings as JSON, without the events' empty lists (and a `hooks` left empty by that).
+fn without_empty_event_lists(bytes: &[u8]) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_slice(bytes).unwrap_or_default();
+    if let Some(hooks) = v.get_mut("hooks").and_then(|h| h.as_object_mut()) {
+        hooks.retain(|k, l| !(EVENTS.contains(&k.as_str()) && l.as_array().is_some_and(Vec::is_empty)));
+    }
+    if v["hooks"].as_object().is_some_and(|h| h.is_empty()) {
+        if let Some(root) = v.as_object_mut() {
+            root.remove("hooks");
+        }
+    }
+    v
+}
+
 fn mcp(bytes: &[u8]) {
     for line in bytes.split(|&b| b == b'\n') {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -674,6 +753,8 @@ mod reply {
     }
 
     fn serve(conn: std::net::TcpStream) {
+        // One write a reply and no Nagle delay, or each call waits out a delayed ACK.
+        let _ = conn.set_nodelay(true);
         let Ok(mut out) = conn.try_clone() else {
             return;
         };
@@ -700,11 +781,13 @@ mod reply {
                 return;
             }
             let body = BODY.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            let head = format!(
+            let mut reply = format!(
                 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
                 body.len()
-            );
-            if out.write_all(head.as_bytes()).is_err() || out.write_all(&body).is_err() {
+            )
+            .into_bytes();
+            reply.extend_from_slice(&body);
+            if out.write_all(&reply).is_err() {
                 return;
             }
         }
