@@ -11,9 +11,10 @@
 //! fixed crashes stay as regression seeds), then runs for `--secs` seconds (default 60) or
 //! `--runs` executions, each input a seed with 1 to 16 stacked mutations (`mutate.rs`). An
 //! execution fails when it panics (caught, the input saved to `fuzz/crashes/TARGET/`, the
-//! run goes on), runs longer than `--timeout-ms` (a hang: a watchdog thread saves the input
-//! and stops the process, exit 3) or lifts the process's resident memory over `--rss-mb`
-//! (sampled every 10 ms by the same watchdog; saved, exit 4). Inputs are capped in size per
+//! run goes on), runs longer than `--timeout-ms` of CPU time or ten times that of wall time (a
+//! hang: a watchdog thread saves the input and stops the process, exit 3) or lifts the
+//! process's resident memory over `--rss-mb` (sampled every 10 ms by the same watchdog; saved,
+//! exit 4). Inputs are capped in size per
 //! target, so memory stays bounded by the cap times the parser's blow-up. Printed per target:
 //! executions, seconds, executions a second, distinct crashes (by panic location), peak
 //! resident memory. Exit 0 when nothing failed, 1 when something panicked.
@@ -41,6 +42,8 @@ struct Running {
 static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
 /// Milliseconds since `EPOCH` when the current execution started; 0 between executions.
 static STARTED_MS: AtomicU64 = AtomicU64::new(0);
+/// How many executions have started: tells the watchdog one execution from the next.
+static EXECS: AtomicU64 = AtomicU64::new(0);
 static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
 
 fn epoch() -> Instant {
@@ -152,7 +155,7 @@ fn main() {
     }));
     watchdog(o.timeout, o.rss_mb);
     println!(
-        "fuzz: seed {}, per input at most {} ms and {} MiB resident; load {}",
+        "fuzz: seed {}, per input at most {} ms of CPU and {} MiB resident; load {}",
         o.seed,
         o.timeout.as_millis(),
         o.rss_mb,
@@ -193,7 +196,11 @@ fn run_target(t: &targets::Target, o: &Options) -> (u64, usize) {
             let key = at.split('\t').next().unwrap_or_default().to_string();
             if !found.contains_key(&key) {
                 let path = save(&crashes_dir, "crash", input);
-                eprintln!("{}: panicked at {at}\n  input saved to {}", t.name, path.display());
+                eprintln!(
+                    "{}: panicked at {at}\n  input saved to {}",
+                    t.name,
+                    path.display()
+                );
                 found.insert(key, path);
             }
         }
@@ -251,6 +258,7 @@ fn execute(t: &targets::Target, input: &[u8], crashes: &Path) -> Option<String> 
             }
         }
     }
+    EXECS.fetch_add(1, Ordering::SeqCst);
     STARTED_MS.store(now_ms(), Ordering::SeqCst);
     let result = panic::catch_unwind(AssertUnwindSafe(|| (t.run)(input)));
     STARTED_MS.store(0, Ordering::SeqCst);
@@ -266,19 +274,29 @@ fn execute(t: &targets::Target, input: &[u8], crashes: &Path) -> Option<String> 
     }
 }
 
-/// A thread that stops the process when an execution runs past `timeout` or the resident
-/// memory passes `rss_mb`, after saving the input.
+/// A thread that stops the process when an execution runs past `timeout` of CPU time (the
+/// main thread's, so that a loaded machine does not make a slow input a hang) or past ten
+/// times `timeout` of wall time (an input that blocks), or the resident memory passes
+/// `rss_mb`, after saving the input.
 fn watchdog(timeout: Duration, rss_mb: u64) {
     std::thread::spawn(move || {
+        // The execution last seen, and the main thread's CPU time when it was first seen.
+        let mut seen = (0u64, Duration::ZERO);
         loop {
             std::thread::sleep(Duration::from_millis(10));
             let started = STARTED_MS.load(Ordering::SeqCst);
             if started == 0 {
                 continue;
             }
+            let cpu = main_thread_cpu();
+            let exec = EXECS.load(Ordering::SeqCst);
+            if seen.0 != exec {
+                seen = (exec, cpu);
+            }
+            let ran_cpu = cpu.saturating_sub(seen.1);
             let ran = Duration::from_millis(now_ms().saturating_sub(started));
             let rss = rss_mb_now();
-            let (kind, code) = if ran > timeout {
+            let (kind, code) = if ran_cpu > timeout || ran > timeout * 10 {
                 ("hang", 3)
             } else if rss > rss_mb as f64 {
                 ("oom", 4)
@@ -291,9 +309,10 @@ fn watchdog(timeout: Duration, rss_mb: u64) {
             if let Some(r) = running.as_ref() {
                 let path = save(&r.crashes, kind, &r.input);
                 eprintln!(
-                    "{}: {kind}: an input ran {} ms with {:.0} MiB resident (limits {} ms, {} MiB)\n  input saved to {}",
+                    "{}: {kind}: an input ran {} ms ({} ms of CPU) with {:.0} MiB resident (limits {} ms of CPU, {} MiB)\n  input saved to {}",
                     r.target,
                     ran.as_millis(),
+                    ran_cpu.as_millis(),
                     rss,
                     timeout.as_millis(),
                     rss_mb,
@@ -304,6 +323,21 @@ fn watchdog(timeout: Duration, rss_mb: u64) {
             std::process::exit(code);
         }
     });
+}
+
+/// The CPU time (user and system) of the main thread, from /proc (in clock ticks of 10 ms).
+fn main_thread_cpu() -> Duration {
+    let pid = std::process::id();
+    std::fs::read_to_string(format!("/proc/self/task/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            // Fields after the command name, which is in parentheses and may hold spaces.
+            let rest = &s[s.rfind(')')? + 2..];
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+            Some(Duration::from_millis(ticks * 10))
+        })
+        .unwrap_or_default()
 }
 
 fn save(dir: &Path, kind: &str, input: &[u8]) -> PathBuf {

@@ -627,7 +627,9 @@ fn had_empty_event_list(bytes: &[u8]) -> bool {
 fn without_empty_event_lists(bytes: &[u8]) -> serde_json::Value {
     let mut v: serde_json::Value = serde_json::from_slice(bytes).unwrap_or_default();
     if let Some(hooks) = v.get_mut("hooks").and_then(|h| h.as_object_mut()) {
-        hooks.retain(|k, l| !(EVENTS.contains(&k.as_str()) && l.as_array().is_some_and(Vec::is_empty)));
+        hooks.retain(|k, l| {
+            !(EVENTS.contains(&k.as_str()) && l.as_array().is_some_and(Vec::is_empty))
+        });
     }
     if v["hooks"].as_object().is_some_and(|h| h.is_empty()) {
         if let Some(root) = v.as_object_mut() {
@@ -648,7 +650,10 @@ fn mcp(bytes: &[u8]) {
 /// rest is the reply body the local server answers with.
 fn split_head(bytes: &[u8]) -> (String, &[u8]) {
     match bytes.iter().position(|&b| b == b'\n') {
-        Some(i) => (String::from_utf8_lossy(&bytes[..i]).into_owned(), &bytes[i + 1..]),
+        Some(i) => (
+            String::from_utf8_lossy(&bytes[..i]).into_owned(),
+            &bytes[i + 1..],
+        ),
         None => (String::new(), bytes),
     }
 }

@@ -216,8 +216,9 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
             )
         })?;
     // Read and check every line before writing anything.
-    let candidates = store::write::read_candidates(&text, &file.display().to_string(), raw, &redactor)
-        .map_err(Error::bad_input)?;
+    let candidates =
+        store::write::read_candidates(&text, &file.display().to_string(), raw, &redactor)
+            .map_err(Error::bad_input)?;
     let source = format!("import:{}", super::file_name(&file));
     let _lock = repo.lock()?;
     let mut seen = store::ids(&repo)?;
