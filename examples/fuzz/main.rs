@@ -194,15 +194,15 @@ fn run_target(t: &targets::Target, o: &Options) -> (u64, usize) {
     let exec = |input: &[u8], found: &mut BTreeMap<String, PathBuf>| {
         if let Some(at) = execute(t, input, &crashes_dir) {
             let key = at.split('\t').next().unwrap_or_default().to_string();
-            if !found.contains_key(&key) {
+            found.entry(key).or_insert_with(|| {
                 let path = save(&crashes_dir, "crash", input);
                 eprintln!(
                     "{}: panicked at {at}\n  input saved to {}",
                     t.name,
                     path.display()
                 );
-                found.insert(key, path);
-            }
+                path
+            });
         }
     };
     for seed in &seeds {

@@ -394,9 +394,8 @@ pub fn decode_request(line: &[u8]) -> std::result::Result<Option<Command>, Strin
         ClientRequest::CallToolRequest(call) => {
             let args = call.params.arguments.unwrap_or_default();
             match tool_command(&call.params.name, args) {
-                ToolCall::Unknown => Err(format!("no tool {}", call.params.name)),
-                ToolCall::Arguments(message) => Err(message),
-                ToolCall::Command(command) => command.map(Some).map_err(|e| e.message),
+                None => Err(format!("no tool {}", call.params.name)),
+                Some(command) => command.map(Some).map_err(|e| e.message),
             }
         }
         ClientRequest::ReadResourceRequest(read) => {
@@ -414,22 +413,17 @@ pub fn decode_request(line: &[u8]) -> std::result::Result<Option<Command>, Strin
 }
 
 /// A tool call's arguments, taken as rmcp's `Parameters` takes them (absent arguments are an
-/// empty object), turned into the tool's command.
-enum ToolCall {
-    Unknown,
-    Arguments(String),
-    Command(Result<Command>),
-}
-
-fn tool_command(name: &str, args: rmcp::model::JsonObject) -> ToolCall {
+/// empty object), turned into the tool's command; `None` for a tool the server does not have.
+fn tool_command(name: &str, args: rmcp::model::JsonObject) -> Option<Result<Command>> {
     fn parse<P: serde::de::DeserializeOwned>(
         args: rmcp::model::JsonObject,
         command: fn(P) -> Result<Command>,
-    ) -> ToolCall {
-        match serde_json::from_value::<P>(Value::Object(args)) {
-            Ok(p) => ToolCall::Command(command(p)),
-            Err(e) => ToolCall::Arguments(format!("failed to deserialize parameters: {e}")),
-        }
+    ) -> Option<Result<Command>> {
+        Some(
+            serde_json::from_value::<P>(Value::Object(args))
+                .map_err(|e| Error::bad_input(format!("failed to deserialize parameters: {e}")))
+                .and_then(command),
+        )
     }
     match name {
         "recall" => parse(args, RecallParams::command),
@@ -441,9 +435,9 @@ fn tool_command(name: &str, args: rmcp::model::JsonObject) -> ToolCall {
         "adr_new" => parse(args, AdrNewParams::command),
         "adr_list" => parse(args, AdrListParams::command),
         "adr_show" => parse(args, AdrShowParams::command),
-        "memory_show" => ToolCall::Command(Ok(memory_show())),
-        "review_list" => ToolCall::Command(Ok(review_list())),
-        _ => ToolCall::Unknown,
+        "memory_show" => Some(Ok(memory_show())),
+        "review_list" => Some(Ok(review_list())),
+        _ => None,
     }
 }
 
@@ -456,10 +450,7 @@ mod tests {
         // `tool_command` mirrors the router's table for the fuzz target; a tool added to the
         // server and not there would leave its arguments unfuzzed.
         for tool in Server::tool_router().list_all() {
-            let known = !matches!(
-                tool_command(&tool.name, rmcp::model::JsonObject::new()),
-                ToolCall::Unknown
-            );
+            let known = tool_command(&tool.name, rmcp::model::JsonObject::new()).is_some();
             assert!(known, "tool {} is missing from tool_command", tool.name);
         }
     }
