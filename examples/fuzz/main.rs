@@ -20,6 +20,7 @@
 //! resident memory. Exit 0 when nothing failed, 1 when something panicked.
 
 mod mutate;
+mod reply;
 mod targets;
 
 use std::collections::BTreeMap;

@@ -15,6 +15,8 @@ use cairn::index::sources;
 use cairn::redact::Redactor;
 use cairn::repo::Repo;
 
+use crate::reply;
+
 pub struct Target {
     pub name: &'static str,
     /// The entry points it calls.
@@ -762,76 +764,4 @@ fn settings() -> cairn::provider::http::Settings {
     let mut s = cairn::provider::http::Settings::from_timeout_secs(5);
     s.env_proxy = false;
     s
-}
-
-/// A local HTTP/1.1 server that answers every POST with 200 and the body set last.
-mod reply {
-    use std::io::{BufRead, BufReader, Read, Write};
-    use std::net::TcpListener;
-    use std::sync::{Mutex, OnceLock};
-
-    static BODY: Mutex<Vec<u8>> = Mutex::new(Vec::new());
-
-    pub fn set(body: &[u8]) {
-        let mut b = BODY.lock().unwrap_or_else(|p| p.into_inner());
-        b.clear();
-        b.extend_from_slice(body);
-    }
-
-    /// The server's base URL, started on first use.
-    pub fn server() -> String {
-        static URL: OnceLock<String> = OnceLock::new();
-        URL.get_or_init(|| {
-            let listener = TcpListener::bind("127.0.0.1:0").expect("a local port");
-            let url = format!("http://{}", listener.local_addr().expect("an address"));
-            std::thread::spawn(move || {
-                for conn in listener.incoming().flatten() {
-                    std::thread::spawn(move || serve(conn));
-                }
-            });
-            url
-        })
-        .clone()
-    }
-
-    fn serve(conn: std::net::TcpStream) {
-        // One write a reply and no Nagle delay, or each call waits out a delayed ACK.
-        let _ = conn.set_nodelay(true);
-        let Ok(mut out) = conn.try_clone() else {
-            return;
-        };
-        let mut reader = BufReader::new(conn);
-        loop {
-            let mut length = 0usize;
-            let mut line = String::new();
-            loop {
-                line.clear();
-                match reader.read_line(&mut line) {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) => {}
-                }
-                if line == "\r\n" || line == "\n" {
-                    break;
-                }
-                let lower = line.to_ascii_lowercase();
-                if let Some(v) = lower.strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut request = vec![0; length];
-            if reader.read_exact(&mut request).is_err() {
-                return;
-            }
-            let body = BODY.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            let mut reply = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-                body.len()
-            )
-            .into_bytes();
-            reply.extend_from_slice(&body);
-            if out.write_all(&reply).is_err() {
-                return;
-            }
-        }
-    }
 }
