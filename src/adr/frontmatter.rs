@@ -48,6 +48,19 @@ pub fn parse(split: &Split<'_>) -> Result<yaml_serde::Mapping, YamlError> {
     if split.yaml.trim().is_empty() {
         return Ok(yaml_serde::Mapping::new());
     }
+    let brackets = split
+        .yaml
+        .bytes()
+        .filter(|b| matches!(b, b'[' | b'{'))
+        .count();
+    if brackets > MAX_BRACKETS {
+        return Err(YamlError {
+            line: split.first_line,
+            message: format!(
+                "malformed frontmatter: {brackets} `[` and `{{` (more than {MAX_BRACKETS}), nested too deep to read"
+            ),
+        });
+    }
     match yaml_serde::from_str::<Value>(split.yaml) {
         Ok(Value::Mapping(map)) => Ok(map),
         Ok(_) => Err(YamlError {
@@ -63,6 +76,13 @@ pub fn parse(split: &Split<'_>) -> Result<yaml_serde::Mapping, YamlError> {
         }),
     }
 }
+
+/// The most `[` and `{` a frontmatter may hold. The YAML parser's scanner spends time in
+/// proportion to the nesting depth on every token, so 30,000 `[` in a row took seconds before
+/// the parser's own recursion limit (128) refused them (found by fuzzing; the input is
+/// `fuzz/corpus/adr/regress-deep-flow.md`). The count bounds the depth whatever the quoting,
+/// and no real frontmatter comes near it.
+pub const MAX_BRACKETS: usize = 1024;
 
 /// A YAML error message without the parser's own "at line L column C", which counts from the
 /// frontmatter's start and would contradict the file line cairn reports.
@@ -175,6 +195,22 @@ mod tests {
         assert_eq!(line_of(&s, "title"), Some(3));
         assert!(split("# no frontmatter\n").is_none());
         assert!(split("---\nnever closed\n").is_none());
+    }
+
+    #[test]
+    fn deeply_nested_flow_collections_are_refused_before_the_yaml_parser() {
+        // Regression (fuzzing): 16,000 `[` cost the YAML parser seconds (its scanner is
+        // quadratic in the depth) before it reported its recursion limit.
+        let text = format!(
+            "---\nnumber: 9\nsuperseded-by: {}\n---\n# 9. t\n",
+            "[".repeat(16_000)
+        );
+        let err = parse(&split(&text).unwrap()).unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.message.contains("nested too deep"), "{}", err.message);
+        // A frontmatter with brackets in its lists still parses.
+        let ok = "---\nnumber: 9\ntags: [a, b]\nsupersedes: [{n: 1}]\n---\n";
+        assert!(parse(&split(ok).unwrap()).is_ok());
     }
 
     #[test]

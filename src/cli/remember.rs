@@ -216,24 +216,9 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
             )
         })?;
     // Read and check every line before writing anything.
-    let mut candidates = Vec::new();
-    // A byte order mark (some Windows editors write one) is not part of the first line.
-    for (i, line) in crate::jsonl::strip_bom(&text).lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let at = || format!("{}:{}", file.display(), i + 1);
-        if !line.trim_start().starts_with('{') {
-            return Err(Error::bad_input(format!("{}: not a JSON object", at())));
-        }
-        let c: Candidate = serde_json::from_str(line)
-            .map_err(|e| Error::bad_input(format!("{}: not a valid observation: {e}", at())))?;
-        store::write::validate(&c, raw).map_err(|m| Error::bad_input(format!("{}: {m}", at())))?;
-        let mut c = c;
-        c.observation = redactor.redact(&c.observation).into_owned();
-        c.narrative = c.narrative.map(|n| redactor.redact(&n).into_owned());
-        candidates.push(c);
-    }
+    let candidates =
+        store::write::read_candidates(&text, &file.display().to_string(), raw, &redactor)
+            .map_err(Error::bad_input)?;
     let source = format!("import:{}", super::file_name(&file));
     let _lock = repo.lock()?;
     let mut seen = store::ids(&repo)?;

@@ -307,8 +307,12 @@ pub fn plan(
     for (y, (x, _)) in &superseded {
         let w = &folded[swept[*y as usize]];
         let s = &folded[swept[*x as usize]];
-        let add = own(w).max(1) + input.loaded.taken.get(&w.obs.id).copied().unwrap_or(0);
-        *after.entry(*x).or_insert(s.obs.merged_count) += add;
+        // Saturating, as the fold's sums are: counts in the files may be hand-edited.
+        let add = own(w)
+            .max(1)
+            .saturating_add(input.loaded.taken.get(&w.obs.id).copied().unwrap_or(0));
+        let held = after.entry(*x).or_insert(s.obs.merged_count);
+        *held = held.saturating_add(add);
     }
     for (y, (x, sim)) in superseded {
         let (w, s) = (&folded[swept[y as usize]], &folded[swept[x as usize]]);

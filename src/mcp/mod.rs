@@ -375,3 +375,94 @@ impl ServerHandler for Server {
         .into())
     }
 }
+
+/// What the server makes of one line of its input, short of running it: the JSON-RPC message
+/// rmcp's stdio transport decodes (a byte order mark dropped, then `serde_json`), and for a
+/// tool call the command its arguments become, or for a resource read the command its URI
+/// names. `Err` is what the agent would be told. It exists for the fuzz target of the
+/// requests (`examples/fuzz`), which feeds it any bytes: it must answer, never panic.
+pub fn decode_request(line: &[u8]) -> std::result::Result<Option<Command>, String> {
+    use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
+    const BOM: &[u8] = b"\xef\xbb\xbf";
+    let line = line.strip_prefix(BOM).unwrap_or(line);
+    let message: ClientJsonRpcMessage =
+        serde_json::from_slice(line).map_err(|e| format!("not a JSON-RPC message: {e}"))?;
+    let JsonRpcMessage::Request(request) = message else {
+        return Ok(None);
+    };
+    match request.request {
+        ClientRequest::CallToolRequest(call) => {
+            let args = call.params.arguments.unwrap_or_default();
+            match tool_command(&call.params.name, args) {
+                None => Err(format!("no tool {}", call.params.name)),
+                Some(command) => command.map(Some).map_err(|e| e.message),
+            }
+        }
+        ClientRequest::ReadResourceRequest(read) => {
+            let uri = read.params.uri;
+            if uri == MEMORY_URI {
+                Ok(Some(memory_show()))
+            } else if let Some(n) = uri.strip_prefix(ADR_URI).and_then(|n| n.parse().ok()) {
+                Ok(Some(adr_show(n)))
+            } else {
+                Err(format!("no resource {uri}"))
+            }
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A tool call's arguments, taken as rmcp's `Parameters` takes them (absent arguments are an
+/// empty object), turned into the tool's command; `None` for a tool the server does not have.
+fn tool_command(name: &str, args: rmcp::model::JsonObject) -> Option<Result<Command>> {
+    fn parse<P: serde::de::DeserializeOwned>(
+        args: rmcp::model::JsonObject,
+        command: fn(P) -> Result<Command>,
+    ) -> Option<Result<Command>> {
+        Some(
+            serde_json::from_value::<P>(Value::Object(args))
+                .map_err(|e| Error::bad_input(format!("failed to deserialize parameters: {e}")))
+                .and_then(command),
+        )
+    }
+    match name {
+        "recall" => parse(args, RecallParams::command),
+        "search" => parse(args, SearchParams::command),
+        "brief" => parse(args, BriefParams::command),
+        "remember" => parse(args, RememberParams::command),
+        "slog" => parse(args, SlogParams::command),
+        "slog_query" => parse(args, SlogQueryParams::command),
+        "adr_new" => parse(args, AdrNewParams::command),
+        "adr_list" => parse(args, AdrListParams::command),
+        "adr_show" => parse(args, AdrShowParams::command),
+        "memory_show" => Some(Ok(memory_show())),
+        "review_list" => Some(Ok(review_list())),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_request_knows_every_tool_the_server_routes() {
+        // `tool_command` mirrors the router's table for the fuzz target; a tool added to the
+        // server and not there would leave its arguments unfuzzed.
+        for tool in Server::tool_router().list_all() {
+            let known = tool_command(&tool.name, rmcp::model::JsonObject::new()).is_some();
+            assert!(known, "tool {} is missing from tool_command", tool.name);
+        }
+    }
+
+    #[test]
+    fn decode_request_reads_a_tool_call_and_refuses_bad_arguments() {
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"words":"nfs"}}}"#;
+        assert!(matches!(decode_request(call), Ok(Some(Command::Search(_)))));
+        let bad = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"words":1}}}"#;
+        assert!(decode_request(bad).is_err());
+        let read = br#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"cairn://adr/7"}}"#;
+        assert!(matches!(decode_request(read), Ok(Some(Command::Adr(_)))));
+        assert!(decode_request(b"\xff{").is_err());
+    }
+}

@@ -247,7 +247,8 @@ fn malformed(m: jsonl::Malformed) -> Error {
 pub fn apply(folded: &mut Folded, event: &Event) {
     match event.op {
         Op::Merge => {
-            folded.obs.merged_count += 1;
+            // Saturating: a hand-edited count may already be the largest (found by fuzzing).
+            folded.obs.merged_count = folded.obs.merged_count.saturating_add(1);
             if let Some(t) = &event.timestamp {
                 folded.obs.timestamp = t.clone();
             }
@@ -544,6 +545,27 @@ fn append_chunks(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_merge_into_the_largest_count_saturates_instead_of_overflowing() {
+        // Regression (fuzzing, fuzz/corpus/observations/regress-count-overflow.jsonl): a line
+        // whose merged_count is u32::MAX and a merge event for it panicked in debug builds
+        // (`attempt to add with overflow`) and wrapped to 0 in release.
+        let obs = r#"{"id":"ob-1","session_id":"s","observation":"the user prefers tabs","observation_type":"preference","source":"cli","timestamp":"2026-11-30T10:00:00Z","priority":"high","write_verdict":"allow","write_confidence":0.9,"category_id":"preferences","category_confidence":0.8,"taxonomy_version":1,"merged_count":4294967295}"#;
+        let Line::Observation(o) = parse_line(Path::new("o.jsonl"), 1, obs).unwrap() else {
+            panic!("an observation");
+        };
+        let mut folded = Folded {
+            obs: o,
+            state: State::Active,
+            superseded_by: None,
+        };
+        apply(
+            &mut folded,
+            &Event::new(Op::Merge, "ob-1", "2026-12-01T00:00:00Z"),
+        );
+        assert_eq!(folded.obs.merged_count, u32::MAX);
+    }
 
     #[test]
     fn ids_come_from_normalized_text_and_source() {

@@ -61,6 +61,35 @@ pub struct Judged {
     pub observation: Option<Observation>,
 }
 
+/// The candidates of an import file's text (`cairn import observations FILE`), each checked
+/// ([`validate`]) and redacted, before anything is written: the first bad line is the error,
+/// `FILE:LINE: what is wrong`. Blank lines are skipped; a byte order mark (some Windows
+/// editors write one) is not part of the first line.
+pub fn read_candidates(
+    text: &str,
+    file: &str,
+    raw: bool,
+    redactor: &crate::redact::Redactor,
+) -> Result<Vec<Candidate>, String> {
+    let mut candidates = Vec::new();
+    for (i, line) in crate::jsonl::strip_bom(text).lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = || format!("{file}:{}", i + 1);
+        if !line.trim_start().starts_with('{') {
+            return Err(format!("{}: not a JSON object", at()));
+        }
+        let mut c: Candidate = serde_json::from_str(line)
+            .map_err(|e| format!("{}: not a valid observation: {e}", at()))?;
+        validate(&c, raw).map_err(|m| format!("{}: {m}", at()))?;
+        c.observation = redactor.redact(&c.observation).into_owned();
+        c.narrative = c.narrative.map(|n| redactor.redact(&n).into_owned());
+        candidates.push(c);
+    }
+    Ok(candidates)
+}
+
 /// Checks a candidate's fields; the message names what is wrong.
 pub fn validate(c: &Candidate, raw: bool) -> Result<(), String> {
     if c.observation.trim().is_empty() {

@@ -39,7 +39,11 @@
 //! agent's environment. `cairn` itself is found on PATH, as the git hook scripts find it. A
 //! matcher group whose one hook runs `hooks run … --agent NAME` is cairn's ([`is_ours`]);
 //! uninstall removes those groups and nothing else, by cutting exactly the bytes install
-//! inserted ([`splice`]), so the person's other settings and hooks stay byte for byte.
+//! inserted ([`splice`]), so the person's other settings and hooks stay byte for byte. One
+//! exception, found by fuzzing: an event list (or a `hooks` object) that was empty before
+//! install, and so holds only cairn's group after it, is removed whole, as one install made
+//! would be; the text cannot tell the two apart, and to both agents an empty list and none
+//! mean the same.
 //!
 //! This module decides and never prints; `cli/hooks/agent.rs` reports.
 
