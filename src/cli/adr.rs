@@ -138,15 +138,19 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
             _ => Ok(s),
         }
     };
+    // No secret reaches the repository (or a commit message): every text is redacted first.
+    let redactor = crate::redact::Redactor::configured(&repo.config.redact.patterns)
+        .map_err(|e| Error::new(Kind::Config, format!("cairn.toml [redact]: {e}")))?;
+    let red = |s: String| redactor.redact(&s).into_owned();
     let request = NewAdr {
-        title: args.title,
+        title: red(args.title),
         status,
-        tags: args.tags,
-        deciders: args.deciders,
+        tags: args.tags.into_iter().map(red).collect(),
+        deciders: args.deciders.into_iter().map(red).collect(),
         supersedes: args.supersedes,
-        context: read(args.context)?,
-        decision: read(args.decision)?,
-        consequences: read(args.consequences)?,
+        context: read(args.context)?.map(red),
+        decision: read(args.decision)?.map(red),
+        consequences: read(args.consequences)?.map(red),
     };
     let _lock = repo.lock()?;
     let (mut record, written) = adr::create(&repo, request, ctx.now.date_naive())?;
