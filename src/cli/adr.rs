@@ -108,6 +108,9 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
     }
 }
 
+/// The most an ADR section read from stdin may hold: a long decision is tens of kilobytes.
+const MAX_SECTION_BYTES: u64 = 1024 * 1024;
+
 fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
     let repo = ctx.repo()?;
     let status: Option<Status> = args
@@ -130,9 +133,7 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
     let read = |s: Option<String>| -> Result<Option<String>> {
         match s.as_deref() {
             Some("-") => {
-                let mut text = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                    .map_err(|e| Error::io("stdin", &e))?;
+                let text = super::read_stdin("an ADR section", MAX_SECTION_BYTES)?;
                 Ok(Some(text))
             }
             _ => Ok(s),

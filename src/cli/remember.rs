@@ -194,6 +194,13 @@ fn summary(text: &str) -> String {
     }
 }
 
+/// The largest file `import observations` reads (256 MiB; it is read whole and checked
+/// before anything is written).
+pub const MAX_IMPORT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The longest line of an import (1 MiB): an observation is a sentence or two with its fields.
+pub const MAX_IMPORT_LINE_BYTES: usize = 1024 * 1024;
+
 /// Above this many records an import dedups by id only (comparing each with every other by
 /// meaning grows with the square of the count).
 const DEDUP_LIMIT: usize = 5000;
@@ -207,6 +214,20 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     } else {
         ctx.cwd.join(file)
     };
+    // Read whole and checked before anything is written: the cap bounds what that costs.
+    let size = std::fs::metadata(&file)
+        .map_err(|e| Error::io(file.display(), &e))?
+        .len();
+    if size > MAX_IMPORT_BYTES {
+        return Err(Error::bad_input(format!(
+            "{} is {size} bytes, over the {MAX_IMPORT_BYTES} bytes an import may have; nothing was written",
+            file.display()
+        ))
+        .with_fix(format!(
+            "split it into parts of whole lines (`split -C 200M {} part-`) and import each",
+            file.display()
+        )));
+    }
     let text = std::fs::read_to_string(&file).map_err(|e| Error::io(file.display(), &e))?;
     let redactor =
         crate::redact::Redactor::configured(&repo.config.redact.patterns).map_err(|e| {
@@ -223,6 +244,14 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
             continue;
         }
         let at = || format!("{}:{}", file.display(), i + 1);
+        if line.len() > MAX_IMPORT_LINE_BYTES {
+            return Err(Error::bad_input(format!(
+                "{}: a line of {} bytes, over the {MAX_IMPORT_LINE_BYTES} bytes an observation may have; nothing was written",
+                at(),
+                line.len()
+            ))
+            .with_fix("an observation is a sentence or two: shorten that line, or drop it"));
+        }
         if !line.trim_start().starts_with('{') {
             return Err(Error::bad_input(format!("{}: not a JSON object", at())));
         }

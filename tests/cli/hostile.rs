@@ -407,3 +407,109 @@ fn secrets_through_memory_add_and_adr_new_and_import_never_reach_the_repository(
     }
     assert!(written.contains("[REDACTED:"), "redaction marks are there");
 }
+
+/// A sparse file of `len` bytes (no disk used): what a size cap sees before reading.
+fn sparse(path: &Path, len: u64) {
+    std::fs::File::create(path).unwrap().set_len(len).unwrap();
+}
+
+const MIB: u64 = 1024 * 1024;
+
+// The caps of ADR "input caps": a transcript over 256 MiB is skipped before a byte of it is
+// read (it would be read whole), named; the rest of the folder is ingested.
+#[test]
+fn a_transcript_over_the_cap_is_skipped_before_it_is_read() {
+    let (env, repo) = Env::repo();
+    let dir = env.path().join("t");
+    std::fs::create_dir(&dir).unwrap();
+    let huge = dir.join("huge.jsonl");
+    sparse(&huge, 256 * MIB + 1);
+    std::fs::write(
+        dir.join("small.jsonl"),
+        one_turn(
+            "5f0c7a1e-0000-4000-8000-0000000000bb",
+            "never deploy on fridays",
+            "Noted",
+        ),
+    )
+    .unwrap();
+    env.cairn_in(
+        &repo,
+        &["--now", NOW, "sessions", "ingest", huge.to_str().unwrap()],
+    )
+    .code(2)
+    .stderr_has("huge.jsonl: skipped: 268435457 bytes, over the 268435456 bytes");
+    assert_eq!(git_status(&env, &repo), "");
+    let data = env
+        .cairn_in(
+            &repo,
+            &[
+                "--json",
+                "--now",
+                NOW,
+                "sessions",
+                "ingest",
+                dir.to_str().unwrap(),
+            ],
+        )
+        .code(0)
+        .data();
+    assert_eq!(data["cards"], 1, "{data}");
+    assert!(data["skipped"].to_string().contains("huge.jsonl"), "{data}");
+}
+
+// An import is read whole and checked before anything is written: over 256 MiB it is refused
+// unread; a line over 1 MiB is refused naming file:line; nothing is written either way.
+#[test]
+fn an_import_over_the_caps_is_refused_naming_the_file_and_line() {
+    let (env, repo) = Env::repo();
+    let huge = env.path().join("huge.jsonl");
+    sparse(&huge, 256 * MIB + 1);
+    env.cairn_in(&repo, &["import", "observations", huge.to_str().unwrap()])
+        .code(2)
+        .stderr_has("over the 268435456 bytes an import may have")
+        .stderr_has("split");
+    let long = env.path().join("long.jsonl");
+    let ok = json!({"observation": "always run the migrations before a deploy", "source": "s"});
+    let over = json!({"observation": "x".repeat(MIB as usize), "source": "s"});
+    std::fs::write(&long, format!("{ok}\n{over}\n")).unwrap();
+    env.cairn_in(&repo, &["import", "observations", long.to_str().unwrap()])
+        .code(2)
+        .stderr_has("long.jsonl:2: a line of 1048")
+        .stderr_has("over the 1048576 bytes");
+    assert_eq!(git_status(&env, &repo), "");
+    assert!(jsonl_lines(&repo.join("vault/observations")).is_empty());
+}
+
+// Regression: `slog ACTION TOOL -` read all of stdin into memory before checking the detail's
+// 4,000 characters, so a stream of gigabytes was held whole.
+#[test]
+fn a_slog_detail_from_a_huge_stdin_is_refused_after_its_cap() {
+    use std::io::Write;
+    let (env, repo) = Env::repo();
+    let mut cmd = env.command(BIN, &repo);
+    cmd.args(["slog", "deploy", "api", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        let block = vec![b'a'; 1 << 20];
+        // 64 MiB offered; cairn stops reading after its cap (the pipe then closes).
+        for _ in 0..64 {
+            if stdin.write_all(&block).is_err() {
+                break;
+            }
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("stdin holds more than 16002 bytes"),
+        "{stderr}"
+    );
+    assert_eq!(git_status(&env, &repo), "");
+}
