@@ -31,7 +31,7 @@ struct Cost {
 }
 
 /// Runs `cmd` under GNU time and reads its maximum RSS; `said` is the last lines of stderr.
-fn measure(mut cmd: Command) -> Cost {
+fn measure(cmd: Command) -> Cost {
     let dir = tempfile::tempdir().expect("temp dir");
     let report = dir.path().join("time");
     let program = cmd.get_program().to_owned();
@@ -105,55 +105,48 @@ fn wc(path: &Path) -> Cost {
 }
 
 /// A Claude Code transcript of real shape, streamed to `path` until it holds `bytes`: turns
-/// of a prompt, a Bash call, its result (`result_bytes` of output) and an answer.
+/// of a prompt, a Bash call, its result (`result_bytes` of output) and an answer. Each turn's
+/// lines are made once by serde and numbered by `str::replace` (fast even unoptimized).
 fn transcript(path: &Path, bytes: u64, result_bytes: usize) {
     let file = std::fs::File::create(path).expect("create transcript");
     let mut w = BufWriter::with_capacity(1 << 20, file);
     let session = "5f0c7a1e-0000-4000-8000-00000000b16b";
-    let output = "x".repeat(result_bytes);
-    let mut written = 0u64;
-    let mut n = 0u64;
-    let mut parent = serde_json::Value::Null;
-    let mut line = |v: serde_json::Value, w: &mut BufWriter<std::fs::File>, n: &mut u64| {
-        *n += 1;
-        let uuid = format!("00000000-0000-4000-8000-{:012}", *n);
+    let common = |line: u8, v: serde_json::Value| {
         let mut v = v;
         let o = v.as_object_mut().expect("an object");
-        o.insert("uuid".into(), json!(uuid));
-        o.insert("parentUuid".into(), parent.clone());
+        o.insert(
+            "uuid".into(),
+            json!(format!("00000000-0000-4000-8000-@T@{line}")),
+        );
+        let parent = match line {
+            0 => json!("00000000-0000-4000-8000-@P@3"),
+            n => json!(format!("00000000-0000-4000-8000-@T@{}", n - 1)),
+        };
+        o.insert("parentUuid".into(), parent);
         o.insert("sessionId".into(), json!(session));
         o.insert("timestamp".into(), json!("2026-11-20T10:00:00.000Z"));
         o.insert("cwd".into(), json!("/home/ana/shop"));
-        parent = json!(uuid);
-        let text = v.to_string();
-        w.write_all(text.as_bytes()).expect("write");
-        w.write_all(b"\n").expect("write");
-        text.len() as u64 + 1
+        v.to_string()
     };
+    let output = "x".repeat(result_bytes);
+    let template = [
+        common(0, json!({"type": "user", "message": {"role": "user", "content": "turn @N@: run the tests and never skip the linter"}})),
+        common(1, json!({"type": "assistant", "message": {"id": "m@N@", "role": "assistant", "content": [{"type": "tool_use", "id": "toolu_@N@", "name": "Bash", "input": {"command": "cargo test"}}]}})),
+        common(2, json!({"type": "user", "message": {"role": "user", "content": [{"tool_use_id": "toolu_@N@", "type": "tool_result", "content": output, "is_error": false}]}})),
+        common(3, json!({"type": "assistant", "message": {"id": "m@N@e", "role": "assistant", "content": [{"type": "text", "text": "All tests pass."}], "stop_reason": "end_turn"}})),
+    ]
+    .join("\n")
+        + "\n";
+    let mut written = 0u64;
     let mut turn = 0u64;
     while written < bytes {
         turn += 1;
-        let id = format!("toolu_{turn}");
-        written += line(
-            json!({"type": "user", "message": {"role": "user", "content": format!("turn {turn}: run the tests and never skip the linter")}}),
-            &mut w,
-            &mut n,
-        );
-        written += line(
-            json!({"type": "assistant", "message": {"id": format!("m{turn}"), "role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Bash", "input": {"command": "cargo test"}}]}}),
-            &mut w,
-            &mut n,
-        );
-        written += line(
-            json!({"type": "user", "message": {"role": "user", "content": [{"tool_use_id": id, "type": "tool_result", "content": output, "is_error": false}]}}),
-            &mut w,
-            &mut n,
-        );
-        written += line(
-            json!({"type": "assistant", "message": {"id": format!("m{turn}e"), "role": "assistant", "content": [{"type": "text", "text": "All tests pass."}], "stop_reason": "end_turn"}}),
-            &mut w,
-            &mut n,
-        );
+        let text = template
+            .replace("@N@", &turn.to_string())
+            .replace("@T@", &format!("{turn:011}"))
+            .replace("@P@", &format!("{:011}", turn - 1));
+        w.write_all(text.as_bytes()).expect("write");
+        written += text.len() as u64;
     }
     w.flush().expect("flush");
 }
