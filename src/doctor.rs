@@ -67,6 +67,25 @@ pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<git::Change
             }
         }
     }
+    // Links are never followed (files::confine): each is named, for a person to replace.
+    for link in links(repo) {
+        let rel = link
+            .strip_prefix(repo.root())
+            .unwrap_or(&link)
+            .to_string_lossy()
+            .into_owned();
+        let target = std::fs::read_link(&link)
+            .map(|t| format!(" to {}", t.display()))
+            .unwrap_or_default();
+        findings.push(finding(
+            &rel,
+            None,
+            format!(
+                "a symbolic link{target}: cairn neither reads nor writes through it; replace it with the file or folder itself, or remove it"
+            ),
+            false,
+        ));
+    }
     let mut jsonl_files = Vec::new();
     for top in ["slog", "vault"] {
         collect_jsonl(&repo.path(top), &mut jsonl_files)?;
@@ -177,15 +196,40 @@ pub fn damaged_lines(repo: &Repo) -> Result<Vec<Finding>> {
     Ok(findings.into_iter().filter(|f| f.line.is_some()).collect())
 }
 
+/// Every symbolic link among the repository's records: MEMORY.md, cairn.toml and what is
+/// under `decisions/`, `slog/` and `vault/` (the links themselves, not what they point to).
+fn links(repo: &Repo) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = Vec::new();
+    for top in ["MEMORY.md", "cairn.toml", "decisions", "slog", "vault"] {
+        stack.push(repo.path(top));
+    }
+    while let Some(path) = stack.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            out.push(path);
+        } else if meta.is_dir()
+            && let Ok(read) = std::fs::read_dir(&path)
+        {
+            stack.extend(read.flatten().map(|e| e.path()));
+        }
+    }
+    out.sort();
+    out
+}
+
 fn collect_jsonl(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let read = match std::fs::read_dir(dir) {
+    let read = match files::read_dir_real(dir) {
         Ok(read) => read,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(err) => return Err(Error::io(dir.display(), &err)),
     };
     for entry in read {
-        let path = entry.map_err(|e| Error::io(dir.display(), &e))?.path();
-        if path.is_dir() {
+        let entry = entry.map_err(|e| Error::io(dir.display(), &e))?;
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
             collect_jsonl(&path, out)?;
         } else if path.extension().is_some_and(|e| e == "jsonl") {
             out.push(path);

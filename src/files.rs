@@ -15,6 +15,17 @@
 //! `cairn doctor` rewrites a damaged file by rename while holding its lock; an appender that
 //! waited for the lock finds the path now names another file and opens it again, so no line
 //! goes to the file that was replaced.
+//!
+//! # Never through a link
+//!
+//! A knowledge repository is fed by remotes and people cairn does not control, and git stores
+//! symbolic links as they are: `decisions/0009-x.md -> ~/.aws/credentials` or `vault -> /etc`
+//! arrives with a pull. Once [`confine`] has been told the repository's root, no write under it
+//! goes through a symbolic link or a `..` (outside `.cairn/` and `.git/`, which a person may
+//! place elsewhere on purpose): the write is refused, naming the link. Readers that walk the
+//! repository's folders use [`read_dir_real`], which leaves links out, and
+//! [`read_optional`] refuses a link, so what a link points to is never read, indexed or
+//! committed. `cairn doctor` names every such link (ADR: links are never followed).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -23,10 +34,110 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+/// The roots of the knowledge repositories this process opened (see [`confine`]).
+static CONFINED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// From now on, no write under `root` (outside `.cairn/` and `.git/`) goes through a symbolic
+/// link or `..`, and [`read_dir_real`] and [`read_optional`] do not follow links under it.
+/// Called by [`crate::repo::Repo::open`].
+pub fn confine(root: &Path) {
+    let mut roots = CONFINED.lock().unwrap_or_else(|e| e.into_inner());
+    if !roots.iter().any(|r| r == root) {
+        roots.push(root.to_path_buf());
+    }
+}
+
+/// What stands between `path` and a confined root: `Ok(None)` when the path is not under one,
+/// is under `.cairn/` or `.git/`, or no part of it is a link; `Ok(Some(link))` names the first
+/// part that is a symbolic link; an error when the path climbs out with `..`.
+fn link_on_the_way(path: &Path) -> Result<Option<PathBuf>> {
+    use std::path::Component;
+    let roots = CONFINED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for root in &roots {
+        let Ok(rel) = path.strip_prefix(root) else {
+            continue;
+        };
+        let mut at = root.clone();
+        for (i, part) in rel.components().enumerate() {
+            match part {
+                Component::Normal(name) => {
+                    if i == 0 && (name == crate::repo::DERIVED_DIR || name == ".git") {
+                        return Ok(None);
+                    }
+                    at.push(name);
+                    match std::fs::symlink_metadata(&at) {
+                        Ok(meta) if meta.file_type().is_symlink() => return Ok(Some(at)),
+                        Ok(_) => {}
+                        // Not there yet: nothing below it can be a link.
+                        Err(_) => return Ok(None),
+                    }
+                }
+                Component::CurDir => {}
+                _ => {
+                    return Err(Error::new(
+                        crate::error::Kind::BadInput,
+                        format!(
+                            "{} leads out of the repository {}; nothing was written",
+                            path.display(),
+                            root.display()
+                        ),
+                    ));
+                }
+            }
+        }
+        return Ok(None);
+    }
+    Ok(None)
+}
+
+/// Refuses a write to `path` that would go through a link (see [`confine`]).
+fn refuse_links(path: &Path) -> Result<()> {
+    match link_on_the_way(path)? {
+        None => Ok(()),
+        Some(link) => Err(link_error(&link, "writes")),
+    }
+}
+
+fn link_error(link: &Path, what: &str) -> Error {
+    let target = std::fs::read_link(link)
+        .map(|t| format!(" (to {})", t.display()))
+        .unwrap_or_default();
+    Error::new(
+        crate::error::Kind::BadInput,
+        format!(
+            "{} is a symbolic link{target}: cairn never {what} through a link inside the repository",
+            link.display()
+        ),
+    )
+    .with_fix("replace the link with the file or folder itself, or remove it; `cairn doctor` lists every link")
+}
+
+/// The entries of a folder inside the repository, without following links: a folder reached
+/// through a symbolic link reads as missing (`NotFound`) and entries that are links are left
+/// out, so nothing outside the repository is read through them (see [`confine`]).
+pub fn read_dir_real(
+    dir: &Path,
+) -> std::io::Result<impl Iterator<Item = std::io::Result<std::fs::DirEntry>> + use<>> {
+    let linked = std::fs::symlink_metadata(dir)?.file_type().is_symlink()
+        || matches!(link_on_the_way(dir), Ok(Some(_)) | Err(_));
+    if linked {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "a symbolic link, not followed",
+        ));
+    }
+    Ok(std::fs::read_dir(dir)?.filter(|entry| match entry {
+        Ok(e) => !e.file_type().is_ok_and(|t| t.is_symlink()),
+        Err(_) => true,
+    }))
+}
+
 /// Replaces (or creates) `path` with `bytes`, atomically. A new file gets the mode git gives
-/// one (0666 less the umask); a replaced file keeps its mode.
+/// one (0666 less the umask); a replaced file keeps its mode. Refused through a link inside a
+/// confined repository.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
+    refuse_links(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
     // tempfile's own default is 0600; the kernel takes the umask off the mode asked for here.
@@ -83,6 +194,7 @@ pub fn append_derived(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<
 /// is still the one the path names (doctor may have replaced it meanwhile).
 pub fn open_locked(path: &Path) -> Result<File> {
     use std::os::unix::fs::MetadataExt;
+    refuse_links(path)?;
     let io = |e: std::io::Error| Error::io(path.display(), &e);
     for _ in 0..100 {
         let file = OpenOptions::new()
@@ -108,6 +220,7 @@ pub fn open_locked(path: &Path) -> Result<File> {
 fn append_checked(path: &Path, line: &[u8], recovered_dir: &Path, check: bool) -> Result<Appended> {
     debug_assert!(line.ends_with(b"\n"));
     let io = |e: std::io::Error| Error::io(path.display(), &e);
+    refuse_links(path)?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
     }
@@ -199,8 +312,12 @@ fn last_line_start(file: &File, len: u64) -> std::io::Result<u64> {
     Ok(0)
 }
 
-/// Reads a whole file, or `None` when it does not exist.
+/// Reads a whole file, or `None` when it does not exist. A link inside a confined repository
+/// is refused, not followed.
 pub fn read_optional(path: &Path) -> Result<Option<String>> {
+    if let Some(link) = link_on_the_way(path)? {
+        return Err(link_error(&link, "reads"));
+    }
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),

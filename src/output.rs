@@ -32,6 +32,14 @@
 //! 0 ok; 1 ran fine but found nothing, or a check failed; 2 error or bad input;
 //! 130 interrupted. A closed stdout (`cairn … | head`) exits 0 silently. A command that found
 //! nothing says so in one line on stderr (without `--json`; with it, the empty `data` says so).
+//!
+//! # Text for people is inert
+//!
+//! Recalled text comes from transcripts cairn did not write, so it may carry terminal escape
+//! sequences that would recolour, retitle or rewrite a person's terminal. Everything printed
+//! for people (a command's human text, warnings, errors, notices) goes through [`inert`]:
+//! CSI, OSC and other escape sequences, C0 and C1 controls other than newline and tab, and the
+//! bidirectional overrides are removed. `--json` keeps the data as it is, escaped by JSON.
 
 use std::io::Write;
 
@@ -173,7 +181,7 @@ pub fn error_envelope(err: &Error) -> Value {
 /// whose stdout is the protocol).
 pub fn warn(warnings: &[String]) {
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", inert(warning));
     }
 }
 
@@ -192,7 +200,7 @@ pub fn emit(report: &Report, json: bool) -> i32 {
         line.push('\n');
         line
     } else {
-        let mut text = report.human.clone();
+        let mut text = inert(&report.human).into_owned();
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
@@ -206,7 +214,7 @@ pub fn emit(report: &Report, json: bool) -> i32 {
         return 2;
     }
     if let Some(nothing) = report.nothing.as_deref().filter(|_| !json) {
-        eprintln!("{nothing}");
+        eprintln!("{}", inert(nothing));
     }
     match report.status {
         Status::Ok => 0,
@@ -222,9 +230,9 @@ pub fn emit_error(err: &Error, json: bool) -> i32 {
         line.push('\n');
         let _ = write_stdout(line.as_bytes());
     }
-    eprintln!("error: {}", err.message);
+    eprintln!("error: {}", inert(&err.message));
     if let Some(fix) = &err.fix {
-        eprintln!("  to fix: {fix}");
+        eprintln!("  to fix: {}", inert(fix));
     }
     err.exit_code()
 }
@@ -263,7 +271,68 @@ fn plural(noun: &str) -> String {
 
 /// A line for people, on stderr (progress, notices).
 pub fn notice(message: &str) {
-    eprintln!("{message}");
+    eprintln!("{}", inert(message));
+}
+
+/// `text` without what a terminal would act on instead of showing: escape sequences (CSI
+/// `ESC [ … final`, OSC `ESC ] … BEL` or `ESC \\`, DCS/SOS/PM/APC up to `ESC \\`, and two-byte
+/// `ESC X`), their one-character C1 forms, every other C0 or C1 control except `\n` and `\t`
+/// (a lone `\r` would let a line overwrite the one before it), DEL, and the bidirectional
+/// overrides and isolates that reorder what is shown. Borrowed when there is nothing to remove.
+pub fn inert(text: &str) -> std::borrow::Cow<'_, str> {
+    let removed = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(removed) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        // The sequence's introducer: ESC and its next character, or the C1 form.
+        let intro = match c {
+            '\u{1b}' => chars.next_if(|n| ('\u{40}'..='\u{5f}').contains(n)),
+            '\u{90}' => Some('P'),
+            '\u{9b}' => Some('['),
+            '\u{9d}' => Some(']'),
+            '\u{98}' => Some('X'),
+            '\u{9e}' => Some('^'),
+            '\u{9f}' => Some('_'),
+            c if removed(c) => continue,
+            c => {
+                out.push(c);
+                continue;
+            }
+        };
+        match intro {
+            // CSI: parameters and intermediates, then one final byte.
+            Some('[') => {
+                while chars
+                    .next_if(|n| ('\u{20}'..='\u{3f}').contains(n))
+                    .is_some()
+                {}
+                chars.next_if(|n| ('\u{40}'..='\u{7e}').contains(n));
+            }
+            // OSC, DCS, SOS, PM, APC: a string up to BEL, ST (`ESC \\`) or its C1 form.
+            Some(']' | 'P' | 'X' | '^' | '_') => {
+                while let Some(n) = chars.next() {
+                    if n == '\u{7}' || n == '\u{9c}' {
+                        break;
+                    }
+                    if n == '\u{1b}' {
+                        chars.next_if_eq(&'\\');
+                        break;
+                    }
+                }
+            }
+            // A two-character escape (`ESC c`, `ESC 7` …) or a lone ESC: gone.
+            _ => {
+                chars.next_if(|n| ('\u{20}'..='\u{7e}').contains(n) && *n != '[');
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
@@ -288,6 +357,39 @@ pub fn progress(len: u64, terminal: bool, what: &str) -> indicatif::ProgressBar 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inert_text_keeps_words_and_loses_what_a_terminal_would_act_on() {
+        let cases: &[(&str, &str)] = &[
+            ("plain text\n\tindented", "plain text\n\tindented"),
+            ("\u{1b}[31mred\u{1b}[0m", "red"),
+            ("\u{1b}[2J\u{1b}[1;1Hclear", "clear"),
+            ("\u{1b}]0;pwned title\u{7}after", "after"),
+            (
+                "\u{1b}]8;;https://evil.example\u{1b}\\link\u{1b}]8;;\u{1b}\\",
+                "link",
+            ),
+            ("\u{1b}P1$rqm\u{1b}\\dcs", "dcs"),
+            ("\u{9b}31mc1 csi", "c1 csi"),
+            ("\u{9d}0;t\u{7}c1 osc", "c1 osc"),
+            ("over\rwrite", "overwrite"),
+            ("bell\u{7} nul\u{0} del\u{7f} bs\u{8}", "bell nul del bs"),
+            ("\u{1b}cReset", "Reset"),
+            ("\u{1b}", ""),
+            ("left\u{202e}thgir\u{2069}", "leftthgir"),
+            (
+                "kept: ünïcode ✓ and [brackets]",
+                "kept: ünïcode ✓ and [brackets]",
+            ),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(inert(raw), *want, "{raw:?}");
+        }
+        assert!(matches!(
+            inert("nothing to do"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 
     #[test]
     fn counts_take_the_singular_only_for_one() {

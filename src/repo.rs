@@ -73,6 +73,7 @@ impl Repo {
     /// Opens the repository rooted at `root`, reading its configuration.
     pub fn open(root: PathBuf) -> Result<Repo> {
         let config = Config::load(&root.join(config::FILE_NAME))?;
+        crate::files::confine(&root);
         Ok(Repo { root, config })
     }
 

@@ -409,7 +409,16 @@ fn run(
     }
 
     let mut written = Written::default();
+    // Records written elsewhere may hold a secret: none reaches the repository.
+    let redactor =
+        crate::redact::Redactor::configured(&repo.config.redact.patterns).map_err(|e| {
+            CairnError::new(
+                crate::error::Kind::Config,
+                format!("cairn.toml [redact]: {e}"),
+            )
+        })?;
     for ((source, plan), (rel, text)) in sources.iter().zip(plans).zip(texts) {
+        let text = redactor.redact(&text);
         files::write_atomic(&repo.path(&rel), text.as_bytes())?;
         written.paths.push(rel.clone());
         if in_place && renames.contains_key(&source.file_name) {

@@ -41,7 +41,7 @@ pub fn lint(repo: &Repo) -> Result<Vec<Problem>, Error> {
             .map_err(|e| crate::error::Error::io(path.display(), &e))?;
         records.push((rel, text));
     }
-    let dir_files: BTreeSet<String> = std::fs::read_dir(repo.path(DIR))
+    let dir_files: BTreeSet<String> = crate::files::read_dir_real(&repo.path(DIR))
         .map(|read| {
             read.filter_map(|e| e.ok())
                 .map(|e| e.file_name().to_string_lossy().into_owned())

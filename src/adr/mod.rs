@@ -377,7 +377,7 @@ pub fn parse(path: &Path, rel: &str, text: &str) -> Result<Adr, Error> {
 /// Every `decisions/*.md` record file, sorted by name, as repository-relative paths.
 pub fn record_files(repo: &Repo) -> Result<Vec<String>, Error> {
     let dir = repo.path(DIR);
-    let read = match std::fs::read_dir(&dir) {
+    let read = match crate::files::read_dir_real(&dir) {
         Ok(read) => read,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(err) => return Err(CairnError::io(dir.display(), &err).into()),

@@ -108,6 +108,9 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
     }
 }
 
+/// The most an ADR section read from stdin may hold: a long decision is tens of kilobytes.
+const MAX_SECTION_BYTES: u64 = 1024 * 1024;
+
 fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
     let repo = ctx.repo()?;
     let status: Option<Status> = args
@@ -130,23 +133,25 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
     let read = |s: Option<String>| -> Result<Option<String>> {
         match s.as_deref() {
             Some("-") => {
-                let mut text = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                    .map_err(|e| Error::io("stdin", &e))?;
+                let text = super::read_stdin("an ADR section", MAX_SECTION_BYTES)?;
                 Ok(Some(text))
             }
             _ => Ok(s),
         }
     };
+    // No secret reaches the repository (or a commit message): every text is redacted first.
+    let redactor = crate::redact::Redactor::configured(&repo.config.redact.patterns)
+        .map_err(|e| Error::new(Kind::Config, format!("cairn.toml [redact]: {e}")))?;
+    let red = |s: String| redactor.redact(&s).into_owned();
     let request = NewAdr {
-        title: args.title,
+        title: red(args.title),
         status,
-        tags: args.tags,
-        deciders: args.deciders,
+        tags: args.tags.into_iter().map(red).collect(),
+        deciders: args.deciders.into_iter().map(red).collect(),
         supersedes: args.supersedes,
-        context: read(args.context)?,
-        decision: read(args.decision)?,
-        consequences: read(args.consequences)?,
+        context: read(args.context)?.map(red),
+        decision: read(args.decision)?.map(red),
+        consequences: read(args.consequences)?.map(red),
     };
     let _lock = repo.lock()?;
     let (mut record, written) = adr::create(&repo, request, ctx.now.date_naive())?;

@@ -52,6 +52,15 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
             text,
             ..
         } => {
+            // No secret reaches the repository: the entry is redacted before it is written.
+            let text = crate::redact::redact_one(&repo.config.redact.patterns, &text)
+                .map_err(|e| {
+                    crate::error::Error::new(
+                        crate::error::Kind::Config,
+                        format!("cairn.toml [redact]: {e}"),
+                    )
+                })?
+                .into_owned();
             let _lock = repo.lock()?;
             let date = ctx.now.date_naive();
             let old = files::read_optional(&path)?.unwrap_or_default();

@@ -368,6 +368,26 @@ pub fn failpoint(name: &str) {
     }
 }
 
+/// What a command reads from stdin (`-` for a text argument), at most `max` bytes: more is
+/// refused before it is held in memory, so `… | cairn slog deploy api -` of a huge stream
+/// costs `max` bytes, not the stream. `what` names the text in the error.
+pub(crate) fn read_stdin(what: &str, max: u64) -> Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("stdin", &e))?;
+    if bytes.len() as u64 > max {
+        return Err(Error::bad_input(format!(
+            "stdin holds more than {max} bytes, more than {what} may have; nothing was written"
+        ))
+        .with_fix(format!("give a shorter {what}")));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| Error::bad_input(format!("stdin is not UTF-8 text; {what} must be")))
+}
+
 /// A commit message: a subject, then `Key: value` trailers.
 pub fn message(subject: &str, trailers: &[(&str, String)]) -> String {
     let mut m = subject.to_string();

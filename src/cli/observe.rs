@@ -59,7 +59,7 @@ struct Session {
 pub fn session_files(repo: &Repo) -> Result<Vec<String>> {
     let root = repo.path(cards::DIR);
     let mut out = Vec::new();
-    let agents = match std::fs::read_dir(&root) {
+    let agents = match crate::files::read_dir_real(&root) {
         Ok(r) => r,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
         Err(e) => return Err(Error::io(root.display(), &e)),
@@ -70,8 +70,8 @@ pub fn session_files(repo: &Repo) -> Result<Vec<String>> {
             continue;
         }
         let name = agent.file_name().to_string_lossy().into_owned();
-        let read =
-            std::fs::read_dir(agent.path()).map_err(|e| Error::io(agent.path().display(), &e))?;
+        let read = crate::files::read_dir_real(&agent.path())
+            .map_err(|e| Error::io(agent.path().display(), &e))?;
         for f in read {
             let f = f.map_err(|e| Error::io(agent.path().display(), &e))?;
             let file = f.file_name().to_string_lossy().into_owned();

@@ -194,6 +194,10 @@ fn summary(text: &str) -> String {
     }
 }
 
+/// The largest file `import observations` reads (256 MiB; it is read whole and checked
+/// before anything is written).
+pub const MAX_IMPORT_BYTES: u64 = 256 * 1024 * 1024;
+
 /// Above this many records an import dedups by id only (comparing each with every other by
 /// meaning grows with the square of the count).
 const DEDUP_LIMIT: usize = 5000;
@@ -207,6 +211,20 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     } else {
         ctx.cwd.join(file)
     };
+    // Read whole and checked before anything is written: the cap bounds what that costs.
+    let size = std::fs::metadata(&file)
+        .map_err(|e| Error::io(file.display(), &e))?
+        .len();
+    if size > MAX_IMPORT_BYTES {
+        return Err(Error::bad_input(format!(
+            "{} is {size} bytes, over the {MAX_IMPORT_BYTES} bytes an import may have; nothing was written",
+            file.display()
+        ))
+        .with_fix(format!(
+            "split it into parts of whole lines (`split -C 200M {} part-`) and import each",
+            file.display()
+        )));
+    }
     let text = std::fs::read_to_string(&file).map_err(|e| Error::io(file.display(), &e))?;
     let redactor =
         crate::redact::Redactor::configured(&repo.config.redact.patterns).map_err(|e| {

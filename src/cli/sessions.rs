@@ -415,6 +415,20 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             unchanged += 1;
             continue;
         }
+        if size > sessions::MAX_TRANSCRIPT_BYTES {
+            let reason = format!(
+                "{} bytes, over the {} bytes a transcript may have (it is read whole); nothing of it was read",
+                size,
+                sessions::MAX_TRANSCRIPT_BYTES
+            );
+            warnings.push(format!("{}: skipped: {reason}", file.display()));
+            skipped.push(json!({"file": key, "reason": reason}));
+            checkpoints.remove(&key);
+            if found.named {
+                unreadable_named.push(file.display().to_string());
+            }
+            continue;
+        }
         let bytes = std::fs::read(file).map_err(|e| Error::io(file.display(), &e))?;
         read_bytes += bytes.len() as u64;
         let stem = file

@@ -84,9 +84,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     };
     let detail = match args.detail.as_deref() {
         Some("-") => {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                .map_err(|e| Error::io("stdin", &e))?;
+            // Four bytes a character at most, and the newline a pipe adds.
+            let max = crate::slog::MAX_DETAIL_CHARS as u64 * 4 + 2;
+            let text = super::read_stdin("a detail", max)?;
             // A piped line ends in a newline; that is not part of the detail.
             text.trim_end_matches(['\n', '\r']).to_string()
         }

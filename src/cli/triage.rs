@@ -89,6 +89,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     let mut calls = 0u64;
     match &client {
         Some(client) if !rest.is_empty() => {
+            let redactor = crate::redact::Redactor::configured(&repo.config.redact.patterns)
+                .map_err(|e| Error::new(Kind::Config, format!("cairn.toml [redact]: {e}")))?;
             let batch_size = repo.config.triage.batch_size.max(1);
             for batch in rest.chunks(batch_size) {
                 match ask(client, batch, &memory) {
@@ -98,7 +100,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
                         calls += 1;
                         for p in batch {
                             match decided.iter().find(|d| d.id == p.id) {
-                                Some(d) => rulings.push(llm_ruling(d, p, &settings)),
+                                Some(d) => {
+                                    // The LLM's words go into MEMORY.md and the proposals
+                                    // file: no secret it copied reaches the repository.
+                                    let mut r = llm_ruling(d, p, &settings);
+                                    r.reason = redactor.redact(&r.reason).into_owned();
+                                    r.text = r.text.map(|t| redactor.redact(&t).into_owned());
+                                    rulings.push(r);
+                                }
                                 None => {
                                     rulings.push(Ruling {
                                         id: p.id.clone(),

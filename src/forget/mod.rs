@@ -281,7 +281,7 @@ fn memory_records(repo: &Repo, now: DateTime<Utc>, out: &mut Vec<Record>) -> Res
 /// The notes, one record a file (id: the file's name without `.md`).
 fn note_records(repo: &Repo, out: &mut Vec<Record>) -> Result<()> {
     let dir = repo.path(NOTES);
-    let Ok(read) = std::fs::read_dir(&dir) else {
+    let Ok(read) = crate::files::read_dir_real(&dir) else {
         return Ok(());
     };
     let mut paths: Vec<_> = read

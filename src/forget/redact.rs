@@ -119,7 +119,7 @@ pub fn redact_all(repo: &Repo, redactor: &Redactor) -> Result<Redacted> {
     }
     let mut markdown = vec![crate::memory::FILE.to_string()];
     markdown.extend(crate::adr::record_files(repo)?);
-    if let Ok(read) = std::fs::read_dir(repo.path(super::NOTES)) {
+    if let Ok(read) = crate::files::read_dir_real(&repo.path(super::NOTES)) {
         let mut notes: Vec<String> = read
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())

@@ -79,7 +79,7 @@ pub fn list(repo: &Repo) -> Result<Vec<Found>> {
     };
     for dir in [slog::DIR, store::DIR, adr::DIR] {
         let path = repo.path(dir);
-        let read = match std::fs::read_dir(&path) {
+        let read = match crate::files::read_dir_real(&path) {
             Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(Error::io(path.display(), &e)),
@@ -100,17 +100,20 @@ pub fn list(repo: &Repo) -> Result<Vec<Found>> {
             }
         }
     }
-    if let Ok(meta) = std::fs::metadata(repo.path(memory::FILE)) {
+    // A MEMORY.md that is a link is not followed (files::confine).
+    if let Ok(meta) = std::fs::symlink_metadata(repo.path(memory::FILE))
+        && meta.is_file()
+    {
         push(memory::FILE.to_string(), &meta);
     }
     let sessions = repo.path(crate::cards::DIR);
-    if let Ok(agents) = std::fs::read_dir(&sessions) {
+    if let Ok(agents) = crate::files::read_dir_real(&sessions) {
         for agent in agents.flatten() {
             if !agent.file_type().is_ok_and(|t| t.is_dir()) {
                 continue;
             }
             let name = agent.file_name().to_string_lossy().into_owned();
-            let read = std::fs::read_dir(agent.path())
+            let read = crate::files::read_dir_real(&agent.path())
                 .map_err(|e| Error::io(agent.path().display(), &e))?;
             for entry in read {
                 let entry = entry.map_err(|e| Error::io(agent.path().display(), &e))?;

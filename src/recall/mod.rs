@@ -889,22 +889,29 @@ pub fn to_markdown(results: &[Recalled], explain: bool, turns: &turns::Heads) ->
     for (group, r) in turns::grouped(results, turns) {
         if group != turn {
             if let Some(h) = group.and_then(|g| turns.get(g)) {
-                out.push_str(&format!("\n### {h}\n"));
+                out.push_str(&format!("\n### {}\n", one_line(h)));
             }
             turn = group;
         }
-        out.push_str(&format!("\n**{}**", head(r)));
+        out.push_str(&format!("\n**{}**", one_line(&head(r))));
         if explain {
             out.push_str(&format!(" — {}", explain_line(r)));
         }
         out.push('\n');
-        for line in shown(r).lines() {
+        // CommonMark ends a line at CR as well as LF: a lone CR in a transcript must not start
+        // a line outside the quote (a fake heading, a fake end of the data).
+        for line in shown(r).split(['\n', '\r']) {
             out.push_str("> ");
             out.push_str(line);
             out.push('\n');
         }
     }
     out
+}
+
+/// `text` on one Markdown line: its line breaks (LF, CR) become spaces.
+fn one_line(text: &str) -> String {
+    text.replace(['\n', '\r'], " ")
 }
 
 /// How much of a record's text the human forms show (`--json` always has all of it).

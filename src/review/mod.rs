@@ -230,6 +230,8 @@ impl View {
                 s.to_string()
             }
         };
+        // The proposal's words come from transcripts: nothing in them may act on the terminal.
+        let inert = |s: &str| crate::output::inert(s).into_owned();
         let mut out = String::new();
         let head = match position {
             Some((i, n)) => format!("proposal {i} of {n} · {}", p.id),
@@ -245,7 +247,7 @@ impl View {
         out.push_str(&format!(
             "{} · {} · confidence {:.2} · {}{state}\n",
             p.op.as_str(),
-            p.section,
+            inert(&p.section),
             p.confidence,
             p.reflector
         ));
@@ -256,7 +258,7 @@ impl View {
                 "changes"
             };
             for t in &p.targets {
-                out.push_str(&format!("  {what}: {t}\n"));
+                out.push_str(&format!("  {what}: {}\n", inert(t)));
             }
         }
         let text = self.edited_text.as_deref().unwrap_or(&p.text);
@@ -265,24 +267,26 @@ impl View {
             (_, true) => "text (edited)",
             _ => "text",
         };
-        out.push_str(&format!("  {label}: {text}\n"));
+        out.push_str(&format!("  {label}: {}\n", inert(text)));
         if !p.rationale.trim().is_empty() {
-            out.push_str(&format!("\nwhy: {}\n", p.rationale.trim()));
+            out.push_str(&format!("\nwhy: {}\n", inert(p.rationale.trim())));
         }
         if !self.sources.is_empty() {
             out.push_str("\nfrom:\n");
             for s in &self.sources {
-                out.push_str(&format!("  {}\n", s.line()));
+                out.push_str(&format!("  {}\n", inert(&s.line())));
             }
         }
         out.push('\n');
         match (&self.diff, &self.cannot_apply) {
-            (_, Some(why)) => out.push_str(&format!("cannot apply: {why}; it stays pending\n")),
+            (_, Some(why)) => {
+                out.push_str(&format!("cannot apply: {}; it stays pending\n", inert(why)))
+            }
             (Some(d), None) if d.is_empty() => {
                 out.push_str("MEMORY.md already says this: approving changes nothing in it\n")
             }
-            (Some(d), None) if coloured => out.push_str(&colour(d)),
-            (Some(d), None) => out.push_str(d),
+            (Some(d), None) if coloured => out.push_str(&colour(&inert(d))),
+            (Some(d), None) => out.push_str(&inert(d)),
             (None, None) => {}
         }
         out
@@ -440,6 +444,39 @@ mod tests {
             "{coloured}"
         );
         assert_eq!(diff(old, old), "");
+    }
+
+    #[test]
+    fn escape_sequences_in_a_proposal_never_reach_the_terminal() {
+        // The text comes from a transcript: a screen clear, a retitle and a fake colour.
+        let mut f = folded("Use tabs\u{1b}[2J\u{1b}]0;owned\u{7} \u{1b}[32mapproved\u{1b}[0m");
+        f.proposal.rationale = "seen\rtwice\u{9b}31m".into();
+        let view = View::new(
+            &f,
+            "# Memory\n",
+            None,
+            vec![],
+            "2026-12-01".parse().unwrap(),
+        );
+        let plain = view.render(None, false);
+        assert!(
+            !plain.chars().any(|c| c.is_control() && c != '\n'),
+            "{plain:?}"
+        );
+        assert!(plain.contains("text: Use tabs approved"), "{plain}");
+        assert!(plain.contains("why: seentwice\n"), "{plain}");
+        let coloured = view.render(None, true);
+        // Only cairn's own colours: bold head, coloured diff lines.
+        let escapes = coloured.matches('\u{1b}').count();
+        let own = coloured.matches("\u{1b}[1m").count()
+            + coloured.matches("\u{1b}[0m").count()
+            + coloured.matches("\u{1b}[32m").count()
+            + coloured.matches("\u{1b}[36m").count();
+        assert_eq!(escapes, own, "{coloured:?}");
+        assert!(
+            !coloured.contains("2J") && !coloured.contains("owned"),
+            "{coloured:?}"
+        );
     }
 
     #[test]

@@ -53,6 +53,11 @@ use chrono::{DateTime, Utc};
 use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+/// The largest transcript `sessions ingest` reads (256 MiB). A transcript is read whole, so
+/// this bounds the memory one costs; a larger one is skipped with a warning naming it, before
+/// a byte of it is read (ADR: input caps). The largest real transcripts seen are tens of MB.
+pub const MAX_TRANSCRIPT_BYTES: u64 = 256 * 1024 * 1024;
+
 /// How many characters of a command output or an error message are kept.
 pub const SNIPPET_CHARS: usize = 300;
 

@@ -199,7 +199,7 @@ pub struct Found {
 pub fn day_files(repo: &Repo) -> Result<Vec<PathBuf>, Error> {
     let dir = repo.path(DIR);
     let mut files = Vec::new();
-    let read = match std::fs::read_dir(&dir) {
+    let read = match crate::files::read_dir_real(&dir) {
         Ok(read) => read,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(files),
         Err(err) => return Err(crate::error::Error::io(dir.display(), &err).into()),

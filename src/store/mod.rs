@@ -200,7 +200,7 @@ pub fn day_file(now: DateTime<Utc>) -> String {
 /// Every observations file, oldest first.
 pub fn day_files(repo: &Repo) -> Result<Vec<PathBuf>> {
     let dir = repo.path(DIR);
-    let read = match std::fs::read_dir(&dir) {
+    let read = match crate::files::read_dir_real(&dir) {
         Ok(read) => read,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(err) => return Err(Error::io(dir.display(), &err)),

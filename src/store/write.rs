@@ -61,6 +61,9 @@ pub struct Judged {
     pub observation: Option<Observation>,
 }
 
+/// The longest line of an import (1 MiB): an observation is a sentence or two with its fields.
+pub const MAX_IMPORT_LINE_BYTES: usize = 1024 * 1024;
+
 /// The candidates of an import file's text (`cairn import observations FILE`), each checked
 /// ([`validate`]) and redacted, before anything is written: the first bad line is the error,
 /// `FILE:LINE: what is wrong`. Blank lines are skipped; a byte order mark (some Windows
@@ -77,6 +80,13 @@ pub fn read_candidates(
             continue;
         }
         let at = || format!("{file}:{}", i + 1);
+        if line.len() > MAX_IMPORT_LINE_BYTES {
+            return Err(format!(
+                "{}: a line of {} bytes, over the {MAX_IMPORT_LINE_BYTES} bytes an observation may have; nothing was written (an observation is a sentence or two: shorten that line, or drop it)",
+                at(),
+                line.len()
+            ));
+        }
         if !line.trim_start().starts_with('{') {
             return Err(format!("{}: not a JSON object", at()));
         }

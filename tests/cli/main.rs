@@ -9,6 +9,7 @@ mod forget;
 mod git;
 mod hooks;
 mod hooks_git;
+mod hostile;
 mod init;
 mod maintain;
 mod mcp;

@@ -409,3 +409,46 @@ fn mcp_outside_a_repository_fails_at_start_with_stdout_untouched() {
     assert_eq!(out.stdout, "", "stdout is the protocol's");
     assert!(out.stderr.contains("error:"), "{}", out.stderr);
 }
+
+// MCP writes are the commands' writes: a secret in any tool's text is redacted before the
+// files and the commits hold it, and a title that reads as a path is a tool error.
+#[tokio::test]
+async fn mcp_writes_redact_secrets_and_refuse_paths() {
+    let token = "ghp_6TT0rTBoRiuAz4T0PSdGKVVKyIlBszRddiiG";
+    let (env, repo) = Env::repo();
+    let client = connect(&env, &repo, &["--now", NOW, "mcp"]).await;
+    ok(
+        &client,
+        "slog",
+        json!({"action": "rotate", "tool": "github", "detail": format!("old token {token}")}),
+    )
+    .await;
+    ok(
+        &client,
+        "remember",
+        json!({"text": format!("The deploy bot clones with the token {token}"), "category": "operations"}),
+    )
+    .await;
+    ok(
+        &client,
+        "adr_new",
+        json!({"title": format!("Rotate {token} monthly"), "context": format!("It was {token}."),
+               "decision": "Rotate.", "consequences": "A calendar entry."}),
+    )
+    .await;
+    let bad = tool_error(
+        &client,
+        "adr_new",
+        json!({"title": "../../../etc/cron.d/x"}),
+    )
+    .await;
+    assert!(
+        bad["message"].as_str().unwrap().contains("reads as a path"),
+        "{bad}"
+    );
+    client.cancel().await.expect("close");
+    let history = env.git(&repo, &["log", "-p", "--all", "--format=%B"]);
+    assert!(!history.contains(token), "{history}");
+    assert!(history.contains("[REDACTED:"), "{history}");
+    assert_eq!(git_status(&env, &repo), "");
+}

@@ -727,3 +727,31 @@ fn a_bad_reply_to_any_batch_writes_nothing() {
     assert_eq!(git_status(&env, &repo), "");
     assert!(proposal_lines(&repo).is_empty());
 }
+
+fn reflector_copying_a_secret(prompt: &str) -> String {
+    reflector_xml(prompt).replace(
+        "staging is db2.internal.",
+        "deploy with ghp_6TT0rTBoRiuAz4T0PSdGKVVKyIlBszRddiiG",
+    )
+}
+
+// The LLM reflector may copy a secret it saw (or make one up): its text and rationale are
+// redacted before the proposals file, the proposal refs and the commit hold them.
+#[test]
+fn a_secret_in_the_llm_reflectors_reply_never_reaches_the_repository() {
+    let mut server = mockito::Server::new();
+    let mock = chat_mock(&mut server, "openai", reflector_copying_a_secret);
+    let (env, repo) = Env::repo();
+    configure_llm(&repo, "openai", &server.url());
+    env.git(&repo, &["commit", "-qam", "llm"]);
+    three(&env, &repo);
+    let data = reflect(&env, &repo, &[]);
+    mock.expect(1).assert();
+    let text = data["proposals"][0]["text"].as_str().unwrap();
+    assert!(text.contains("deploy with [REDACTED:"), "{data}");
+    let history = env.git(&repo, &["log", "-p", "--all", "--format=%B"]);
+    assert!(!history.contains("ghp_6TT0rTBoRiuAz4T0PSdGKVVKyIlBszRddiiG"));
+    for line in proposal_lines(&repo) {
+        assert!(!line.to_string().contains("ghp_6TT0rTBo"), "{line}");
+    }
+}

@@ -1077,3 +1077,22 @@ fn doctor_names_an_interrupted_approval_and_finishes_it() {
     assert_eq!(refs(&env, &repo), [REPLACE]);
     assert!(last_message(&env, &repo).contains(&format!("Cairn-Proposal: {ADD}")));
 }
+
+// The text a person gives in place of a proposal's is redacted before MEMORY.md, the
+// decision event and the commit message hold it.
+#[test]
+fn a_secret_in_the_text_of_an_approval_never_reaches_the_repository() {
+    let token = "ghp_6TT0rTBoRiuAz4T0PSdGKVVKyIlBszRddiiG";
+    let (env, repo) = with_memory();
+    three(&env, &repo);
+    review(
+        &env,
+        &repo,
+        &["--approve", ADD, "--text", &format!("Clone with {token}")],
+    )
+    .code(0);
+    assert!(read(&repo, "MEMORY.md").contains("Clone with [REDACTED:"));
+    let history = env.git(&repo, &["log", "-p", "--all", "--format=%B"]);
+    assert!(!history.contains(token), "{history}");
+    assert!(!read(&repo, DAY_FILE).contains(token));
+}

@@ -739,3 +739,40 @@ fn a_triage_killed_at_any_step_ends_as_an_uninterrupted_one() {
         }
     }
 }
+
+/// Regression: the LLM's clean text and reason went into MEMORY.md and the proposals file
+/// unredacted, so a secret the LLM copied from a proposal's sources reached the repository.
+#[test]
+fn a_secret_the_llm_copies_into_a_promotion_never_reaches_the_repository() {
+    let token = "ghp_6TT0rTBoRiuAz4T0PSdGKVVKyIlBszRddiiG";
+    let mut server = mockito::Server::new();
+    let [a, b, c, _] = undecided();
+    let reply = move |_: &str| {
+        format!(
+            "<decisions>\n  <decision id=\"{}\" verdict=\"promote\">\n    <text>Deploy with the token {token}</text>\n    <reason>it worked with {token}</reason>\n  </decision>\n  <decision id=\"{}\" verdict=\"reject\">\n    <reason>old token {token}</reason>\n  </decision>\n  <decision id=\"{}\" verdict=\"needs-review\">\n    <reason>unsure</reason>\n  </decision>\n</decisions>",
+            a.id, b.id, c.id
+        )
+    };
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mock = chat_mock(&mut server, "openai", reply, seen);
+    let (env, repo) = repo_with_memory();
+    configure_llm(&env, &repo, "openai", &server.url());
+    let [a, b, c, _] = undecided();
+    propose(&env, &repo, &[a.clone(), b, c]);
+    let out = triage(&env, &repo, &[]).code(0);
+    mock.assert();
+    let memory = read(&repo, "MEMORY.md");
+    assert!(
+        memory.contains("Deploy with the token [REDACTED:"),
+        "{memory}"
+    );
+    let everything = env.git(&repo, &["log", "-p", "--all", "--format=%B"]);
+    let files = std::fs::read_to_string(repo.join("vault/proposals/2026-12-01.jsonl")).unwrap();
+    for (what, text) in [
+        ("history", &everything),
+        ("proposals", &files),
+        ("output", &out.stdout),
+    ] {
+        assert!(!text.contains(token), "{what} holds the token");
+    }
+}
