@@ -15,6 +15,14 @@
 //! `cairn doctor` rewrites a damaged file by rename while holding its lock; an appender that
 //! waited for the lock finds the path now names another file and opens it again, so no line
 //! goes to the file that was replaced.
+//!
+//! Power loss: both shapes reach the disk before they return, in the order that keeps the file
+//! whole (see the ADR on fsync order). [`write_atomic`] syncs the temporary file's data, renames
+//! it, then syncs the directory (the rename itself is only durable once the directory is).
+//! [`append_line`] syncs the file's data (`fdatasync`: the bytes and the new length) before
+//! it releases the lock, and the directory only when the append made the file ([`append_derived`]
+//! does neither: derived state is rebuilt, never trusted). A command
+//! commits after its writes returned, so a commit never names a line the disk may lose.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -28,6 +36,7 @@ use crate::error::{Error, Result};
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
+    let made_dir = !dir.is_dir();
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
     // tempfile's own default is 0600; the kernel takes the umask off the mode asked for here.
     let mut tmp = tempfile::Builder::new()
@@ -46,7 +55,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     tmp.persist(path)
         .map_err(|e| Error::io(path.display(), &e.error))?;
+    // The rename is in the directory: durable once the directory is synced.
+    sync_dir(dir)?;
+    if made_dir && let Some(parent) = dir.parent() {
+        sync_dir(parent)?;
+    }
     Ok(())
+}
+
+/// Syncs a directory, so the names made or renamed in it survive a power loss.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir.display(), &e))
 }
 
 /// What [`append_line`] did besides appending.
@@ -109,6 +131,8 @@ fn append_checked(path: &Path, line: &[u8], recovered_dir: &Path, check: bool) -
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
     }
+    // A new file's name is made durable after its first line (once a day for a day file).
+    let made = !path.exists();
     let file = open_locked(path)?;
     let len = file.metadata().map_err(io)?.len();
     let mut appended = Appended::default();
@@ -147,6 +171,14 @@ fn append_checked(path: &Path, line: &[u8], recovered_dir: &Path, check: bool) -
             path.display(),
             &std::io::Error::other("short write (disk full?)"),
         ));
+    }
+    // The line is on disk before the lock is released, and so before any commit names it.
+    // Derived files (telemetry, recall counts) are rebuilt or lost harmlessly: not synced.
+    if check {
+        file.sync_data().map_err(io)?;
+        if made && let Some(dir) = path.parent() {
+            sync_dir(dir)?;
+        }
     }
     file.unlock().map_err(io)?;
     Ok(appended)

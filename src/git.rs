@@ -390,12 +390,111 @@ pub fn commit_changes(
     };
     let mut time_buf = gix::date::parse::TimeBuf::default();
     let sig_ref = signature.to_ref(&mut time_buf);
-    let id = repo
-        .commit_as(sig_ref, sig_ref, "HEAD", message, tree, parent)
-        .map_err(|e| git_err("cannot commit", e))?
-        .detach();
+    let id = commit_durably(&repo, sig_ref, message, tree, parent, &staged)?;
     update_index(&repo, &work_dir, &staged)?;
     Ok(Some(Committed { id: id.to_string() }))
+}
+
+/// Writes the commit and moves HEAD's branch to it, in the order that survives a power loss
+/// (gix syncs nothing itself): the new objects (blobs, the trees on the changed paths, the
+/// commit) and their folders are synced before the branch moves, and the branch's file and
+/// folder after, so the branch never names an object the disk lost. The branch moves only if
+/// it still points at `parent`, as `commit_as` does.
+fn commit_durably(
+    repo: &gix::Repository,
+    sig: gix::actor::SignatureRef<'_>,
+    message: &str,
+    tree: gix::ObjectId,
+    parent: Option<gix::ObjectId>,
+    staged: &[Staged],
+) -> Result<gix::ObjectId> {
+    use gix::refs::transaction::{PreviousValue, RefEdit};
+    let commit = gix::objs::Commit {
+        message: message.into(),
+        tree,
+        author: sig.into(),
+        committer: sig.into(),
+        encoding: None,
+        parents: parent.into_iter().collect(),
+        extra_headers: Default::default(),
+    };
+    let id = repo
+        .write_object(&commit)
+        .map_err(|e| git_err("cannot write the commit", e))?
+        .detach();
+    let mut objects = vec![id, tree];
+    objects.extend(staged.iter().filter_map(|s| s.blob.map(|(b, _)| b)));
+    objects.extend(trees_on_paths(repo, tree, staged));
+    sync_loose_objects(repo, &objects)?;
+    let expected = match parent {
+        Some(p) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(p)),
+        None => PreviousValue::MustNotExist,
+    };
+    let log = gix::reference::log::message("commit", message.as_bytes().as_bstr(), commit.parents.len());
+    let edits = repo
+        .edit_references_as(
+            Some(RefEdit::update("HEAD".try_into().expect("HEAD is a ref name"), id, expected, log).with_deref(true)),
+            Some(sig),
+        )
+        .map_err(|e| git_err("cannot commit", e))?;
+    // The branch's loose ref file and its folder (HEAD itself only names the branch).
+    let git_dir = repo.git_dir();
+    for edit in &edits {
+        let path = git_dir.join(edit.name.as_bstr().to_str_lossy().as_ref());
+        if let Ok(file) = std::fs::File::open(&path) {
+            file.sync_all().map_err(|e| Error::io(path.display(), &e))?;
+            if let Some(dir) = path.parent() {
+                crate::files::sync_dir(dir)?;
+            }
+        }
+    }
+    Ok(id)
+}
+
+/// The trees a tree edit wrote besides the root: those on the way to each changed path.
+fn trees_on_paths(repo: &gix::Repository, root: gix::ObjectId, staged: &[Staged]) -> Vec<gix::ObjectId> {
+    let Ok(tree) = repo.find_tree(root) else {
+        return Vec::new();
+    };
+    let mut out = HashSet::new();
+    for s in staged {
+        let mut dir = String::new();
+        let parts: Vec<&str> = s.path.split('/').collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            if !dir.is_empty() {
+                dir.push('/');
+            }
+            dir.push_str(part);
+            if let Ok(Some(entry)) = tree.lookup_entry_by_path(dir.as_str()) {
+                out.insert(entry.object_id());
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Syncs the loose files of `ids` (those that are loose; packed ones were synced by whoever
+/// wrote the pack) and the folders that hold them.
+fn sync_loose_objects(repo: &gix::Repository, ids: &[gix::ObjectId]) -> Result<()> {
+    let objects = repo.objects.store_ref().path().to_path_buf();
+    let mut dirs = std::collections::BTreeSet::new();
+    for id in ids {
+        let hex = id.to_hex().to_string();
+        let dir = objects.join(&hex[..2]);
+        let path = dir.join(&hex[2..]);
+        if let Ok(file) = std::fs::File::open(&path) {
+            file.sync_all().map_err(|e| Error::io(path.display(), &e))?;
+            dirs.insert(dir);
+        }
+    }
+    for dir in &dirs {
+        crate::files::sync_dir(dir)?;
+    }
+    // A fan-out folder made now is an entry of the objects folder.
+    if !dirs.is_empty() {
+        crate::files::sync_dir(&objects)?;
+    }
+    Ok(())
 }
 
 /// One path's new index entry: its committed blob (none: deleted), and whether the working
@@ -536,6 +635,12 @@ fn update_index(repo: &gix::Repository, work_dir: &Path, staged: &[Staged]) -> R
     index
         .write(gix::index::write::Options::default())
         .map_err(|e| git_err("cannot write the git index", e))?;
+    // The index is written by rename like a ref: synced after, so a power loss cannot leave
+    // git an empty index (ext4 already orders a rename over an old file after its data).
+    let path = repo.index_path();
+    if let Ok(file) = std::fs::File::open(&path) {
+        file.sync_all().map_err(|e| Error::io(path.display(), &e))?;
+    }
     Ok(())
 }
 

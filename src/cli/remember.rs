@@ -119,6 +119,7 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         };
         let lines = [line];
         let (rel, _) = store::append(&repo, &lines, ctx.now)?;
+        super::failpoint("remember-after-append");
         let msg = super::message(&subject, &[("Cairn-Observation", trailer)]);
         let change = crate::git::Change::appended_lines(&rel, &lines);
         commit = ctx.commit_changes(&repo, &[change], &msg)?;
@@ -281,6 +282,7 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     let mut path = None;
     if !lines.is_empty() {
         let (rel, _) = store::append(&repo, &lines, ctx.now)?;
+        super::failpoint("import-after-append");
         let subject = format!(
             "import: {} from {}",
             output::count(lines.len() as u64 - merged, "observation"),

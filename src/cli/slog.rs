@@ -106,6 +106,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     // only to make this entry's commit hold exactly this entry.
     let _lock = if committing { Some(repo.lock()?) } else { None };
     let appended = slog::append(&repo, new, ctx.now)?;
+    super::failpoint("slog-after-append");
     let e = &appended.entry;
     let subject = format!("slog: {} {}", e.action, e.tool);
     let msg = super::message(&subject, &[("Cairn-Slog", e.id.clone())]);

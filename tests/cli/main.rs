@@ -4,6 +4,7 @@
 mod support;
 
 mod adr;
+mod crash;
 mod agent_hooks;
 mod forget;
 mod git;
