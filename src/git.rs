@@ -289,6 +289,7 @@ pub fn commit_changes(
     identity: &Identity<'_>,
 ) -> Result<Option<Committed>> {
     let (repo, work_dir, prefix) = open_work_tree(root)?;
+    clear_locks_of_a_killed_commit(&repo)?;
     let head = repo.head_commit().ok();
     let (parent, base_tree) = head_base(&repo, head.as_ref())?;
     let head_tree = match &head {
@@ -377,8 +378,11 @@ pub fn commit_changes(
         .write()
         .map_err(|e| git_err("cannot write the tree", e))?
         .detach();
+    let marker = repo.git_dir().join(COMMITTING);
+    std::fs::write(&marker, b"").map_err(|e| Error::io(marker.display(), &e))?;
     if tree == base_tree && parent.is_some() {
         update_index(&repo, &work_dir, &staged)?;
+        remove_if_there(&marker)?;
         return Ok(None);
     }
 
@@ -392,7 +396,53 @@ pub fn commit_changes(
     let sig_ref = signature.to_ref(&mut time_buf);
     let id = commit_durably(&repo, sig_ref, message, tree, parent, &staged)?;
     update_index(&repo, &work_dir, &staged)?;
+    remove_if_there(&marker)?;
     Ok(Some(Committed { id: id.to_string() }))
+}
+
+/// A file in the git directory that says a cairn process is between taking git's lock files
+/// (HEAD's, its branch's, the index's) and releasing them. A process killed there leaves the
+/// lock files behind, and git and gix refuse every later commit until someone deletes them.
+const COMMITTING: &str = "cairn-committing";
+
+/// Removes the lock files a killed cairn commit left (found by the crash harness: a SIGKILL
+/// during the ref update left `HEAD.lock` and `refs/heads/main.lock`, and every later command
+/// failed with "Could not prepare reference edit"). Only when the marker says a cairn commit
+/// was cut short (the caller holds the repository lock, so that process is gone), and only the
+/// lock files made within seconds of the marker: a lock a git command holds now is younger.
+fn clear_locks_of_a_killed_commit(repo: &gix::Repository) -> Result<()> {
+    let git_dir = repo.git_dir();
+    let marker = git_dir.join(COMMITTING);
+    let Some(since) = std::fs::metadata(&marker).and_then(|m| m.modified()).ok() else {
+        return Ok(());
+    };
+    let mut locks = vec![git_dir.join("HEAD.lock"), git_dir.join("index.lock")];
+    if let Ok(Some(name)) = repo.head_name() {
+        let rel = name.as_bstr().to_str_lossy().into_owned();
+        locks.push(git_dir.join(format!("{rel}.lock")));
+    }
+    let window = std::time::Duration::from_secs(10);
+    for lock in locks {
+        let Some(made) = std::fs::metadata(&lock).and_then(|m| m.modified()).ok() else {
+            continue;
+        };
+        let near = match made.duration_since(since) {
+            Ok(after) => after <= window,
+            Err(before) => before.duration() <= std::time::Duration::from_secs(1),
+        };
+        if near {
+            remove_if_there(&lock)?;
+        }
+    }
+    remove_if_there(&marker)
+}
+
+fn remove_if_there(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(path.display(), &e)),
+    }
 }
 
 /// Writes the commit and moves HEAD's branch to it, in the order that survives a power loss

@@ -820,7 +820,7 @@ fn sync_setup(h: &Harness, dir: &Path) -> Plan {
     h.git_ok(&repo, &["remote", "add", "origin", "../remote.git"]);
     h.git_ok(&repo, &["push", "-q", "-u", "origin", &branch]);
     // Another machine: a clone that pushes records of its own.
-    h.git_ok(dir, &["clone", "-q", "remote.git", "other"]);
+    h.git_ok(dir, &["clone", "-q", "-b", &branch, "remote.git", "other"]);
     let other = dir.join("other");
     h.cairn_ok(&other, &["slog", "deploy", "caddy", "from the other machine"]);
     h.cairn_ok(&other, &["remember", "The staging database is wiped every night at 02:00"]);
@@ -844,7 +844,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario { name: "slog", failpoints: &["slog-after-append"], setup: slog_setup },
         Scenario { name: "remember", failpoints: &["remember-after-append"], setup: remember_setup },
         Scenario { name: "import-observations", failpoints: &["import-after-append"], setup: import_setup },
-        Scenario { name: "adr-import", failpoints: &[], setup: adr_import_setup },
+        Scenario { name: "adr-import", failpoints: &["adr-import-after-first"], setup: adr_import_setup },
         Scenario { name: "sessions-ingest", failpoints: &["ingest-before-commit"], setup: ingest_setup },
         Scenario { name: "observe", failpoints: &["observe-after-append"], setup: observe_setup },
         Scenario {
@@ -864,7 +864,7 @@ pub fn scenarios() -> Vec<Scenario> {
         },
         Scenario {
             name: "maintain",
-            failpoints: &["maintain-mid-append", "maintain-after-append"],
+            failpoints: &["maintain-after-append"],
             setup: maintain_setup,
         },
         Scenario {

@@ -437,6 +437,9 @@ fn run(
     let mut written = Written::default();
     for ((source, plan), (rel, text)) in sources.iter().zip(plans).zip(texts) {
         files::write_atomic(&repo.path(&rel), text.as_bytes())?;
+        if written.paths.is_empty() {
+            crate::cli::failpoint("adr-import-after-first");
+        }
         written.paths.push(rel.clone());
         if in_place && renames.contains_key(&source.file_name) {
             let old = format!("{DIR}/{}", source.file_name);

@@ -81,6 +81,100 @@ fn the_harness_reports_a_lost_record() {
     );
 }
 
+/// A cairn commit killed while git's lock files were held (SIGKILL during the ref update, found
+/// by `scripts/crash` in maintain) left `.git/HEAD.lock` and `.git/refs/heads/main.lock`, and
+/// every later commit failed with "Could not prepare reference edit" until a person deleted
+/// them. The leftovers are made here as the killed process left them.
+#[test]
+fn the_lock_files_of_a_commit_killed_mid_ref_update_do_not_block_the_next_command() {
+    let (env, repo) = crate::support::Env::repo();
+    let git_dir = repo.join(".git");
+    let branch = env.git(&repo, &["symbolic-ref", "HEAD"]);
+    let head = env.git(&repo, &["rev-parse", "HEAD"]);
+    std::fs::write(git_dir.join("cairn-committing"), b"").unwrap();
+    std::fs::write(git_dir.join("HEAD.lock"), head.as_bytes()).unwrap();
+    std::fs::write(git_dir.join(format!("{}.lock", branch.trim())), b"").unwrap();
+    env.cairn_in(&repo, &["slog", "fix", "redis", "raise maxmemory"])
+        .code(0);
+    assert_eq!(crate::support::git_status(&env, &repo), "");
+    assert!(env.git(&repo, &["log", "-1", "--format=%s"]).contains("slog: fix redis"));
+    // A lock with no cairn commit cut short (a git command holding it now) is left alone.
+    std::fs::write(git_dir.join("HEAD.lock"), head.as_bytes()).unwrap();
+    env.cairn_in(&repo, &["slog", "fix", "redis", "again"]).code(2);
+    assert!(git_dir.join("HEAD.lock").exists());
+}
+
+/// A slog killed after its append and before its commit left the line in the working file and
+/// outside every later commit (each commits HEAD's file plus its own line): `git status` stayed
+/// dirty and a sync never carried the entry. The path is now noted in `.cairn/pending.json`
+/// first and the next writer commits it.
+#[test]
+fn a_slog_killed_before_its_commit_is_committed_by_the_next_one() {
+    let (env, repo) = crate::support::Env::repo();
+    let mut cmd = env.command(BIN, &repo);
+    cmd.args(["--now", NOW, "slog", "deploy", "caddy", "killed before its commit"])
+        .env("CAIRN_FAILPOINT", "slog-after-append");
+    assert!(!cmd.output().unwrap().status.success());
+    env.cairn_in(&repo, &["--now", NOW, "slog", "fix", "redis", "the next one"])
+        .code(0);
+    assert_eq!(crate::support::git_status(&env, &repo), "");
+    let head = env.git(&repo, &["show", "HEAD:slog/2026-12-01.jsonl"]);
+    assert!(head.contains("killed before its commit"), "{head}");
+    assert!(head.contains("the next one"), "{head}");
+}
+
+/// The same for `remember` and `import observations`, whose rerun finds the record already
+/// stored and so wrote nothing and committed nothing: the rerun now commits what the killed
+/// run left.
+#[test]
+fn a_remember_or_import_killed_before_its_commit_is_committed_by_its_rerun() {
+    let obs = "Always run cargo fmt before pushing to the main branch";
+    let file = |env: &crate::support::Env| {
+        let path = env.path().join("obs.jsonl");
+        std::fs::write(&path, format!("{{\"observation\":\"{obs}\"}}\n")).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    for (point, args) in [
+        ("remember-after-append", vec!["remember".to_string(), obs.to_string()]),
+        ("import-after-append", vec!["import".into(), "observations".into(), String::new()]),
+    ] {
+        let (env, repo) = crate::support::Env::repo();
+        let mut args = args;
+        if args.len() == 3 && args[2].is_empty() {
+            args[2] = file(&env);
+        }
+        let mut all = vec!["--now".to_string(), NOW.to_string()];
+        all.extend(args);
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        let mut cmd = env.command(BIN, &repo);
+        cmd.args(&all).env("CAIRN_FAILPOINT", point);
+        assert!(!cmd.output().unwrap().status.success(), "{point}");
+        env.cairn_in(&repo, &all).code(0);
+        assert_eq!(crate::support::git_status(&env, &repo), "", "{point}");
+        let head = env.git(&repo, &["show", "HEAD:vault/observations/2026-12-01.jsonl"]);
+        assert_eq!(head.matches(obs).count(), 1, "{point}: {head}");
+    }
+}
+
+/// `adr import` killed between two records: the rerun skipped the records already written, so
+/// they stayed untracked for good. Every path is now noted before the first write.
+#[test]
+fn an_adr_import_killed_midway_is_committed_whole_by_its_rerun() {
+    let (env, repo) = crate::support::Env::repo();
+    let from = crate::support::fixtures().join("adr/adr-tools");
+    let from = from.to_str().unwrap();
+    let mut cmd = env.command(BIN, &repo);
+    cmd.args(["--now", NOW, "adr", "import", from])
+        .env("CAIRN_FAILPOINT", "adr-import-after-first");
+    assert!(!cmd.output().unwrap().status.success());
+    env.cairn_in(&repo, &["--now", NOW, "adr", "import", from])
+        .code(0);
+    assert_eq!(crate::support::git_status(&env, &repo), "");
+    let tracked = env.git(&repo, &["ls-files", "decisions"]);
+    assert!(tracked.lines().count() >= 2, "{tracked}");
+}
+
+const NOW: &str = "2026-12-01T12:00:00Z";
 // DEV-ONLY (removed before commit)
 #[test]
 fn dev_run() {
@@ -102,3 +196,4 @@ fn dev_run() {
         }
     }
 }
+
