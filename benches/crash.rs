@@ -9,14 +9,13 @@
 //! machine's timing, so a timer trial replays close to, not exactly at, the same step).
 
 use std::path::Path;
-use std::time::Instant;
 
 mod common;
 use common::{load, setting};
 
 #[path = "crash_harness/mod.rs"]
 mod crash_harness;
-use crash_harness::{Harness, Kill, Rng};
+use crash_harness::Harness;
 
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 
@@ -35,85 +34,7 @@ fn main() {
         "cairn crash harness: {trials} trials a scenario, seed {seed}; load {}",
         load()
     );
-    println!(
-        "{:<20} {:>6} {:>6} {:>6} {:>8} {:>9} {:>9}",
-        "scenario", "trials", "landed", "points", "survived", "never-ran", "clean ms"
-    );
-    let started = Instant::now();
-    let (mut all, mut landed_all, mut survived_all) = (0u64, 0u64, 0u64);
-    let mut failed = Vec::new();
-    for (si, scenario) in crash_harness::scenarios().iter().enumerate() {
-        if !only.is_empty() && scenario.name != only {
-            continue;
-        }
-        let prepared = match h.prepare(scenario) {
-            Ok(p) => p,
-            Err(e) => {
-                println!("{:<20} could not prepare: {e}", scenario.name);
-                failed.push(format!("{}: {e}", scenario.name));
-                continue;
-            }
-        };
-        let (mut landed, mut points, mut survived, mut never) = (0u64, 0u64, 0u64, 0u64);
-        let clean_us = prepared.clean.as_micros() as u64;
-        for t in 0..trials {
-            // One seed a trial, from the run's seed, the scenario and the trial number.
-            let trial_seed = seed
-                .wrapping_mul(1_000_003)
-                .wrapping_add((si as u64) << 32)
-                .wrapping_add(t);
-            let mut rng = Rng::new(trial_seed);
-            let kill = match scenario.failpoints.get(t as usize) {
-                Some(point) => Kill::Failpoint(point.to_string()),
-                None => Kill::Timer(std::time::Duration::from_micros(rng.below(clean_us))),
-            };
-            let label = format!("{}-{t}", scenario.name);
-            let out = h.trial(&prepared, &kill, &label);
-            all += 1;
-            if out.landed {
-                landed += 1;
-                if matches!(kill, Kill::Failpoint(_)) {
-                    points += 1;
-                }
-            }
-            if out.as_if_never_ran {
-                never += 1;
-            }
-            if out.failures.is_empty() {
-                survived += 1;
-            } else {
-                let line = format!(
-                    "{} trial {t} (--scenario {} --seed {seed}, trial seed {trial_seed}, {kill}): {}{}",
-                    scenario.name,
-                    scenario.name,
-                    out.failures.join("; "),
-                    out.kept
-                        .as_ref()
-                        .map(|p| format!(" [kept in {}]", p.display()))
-                        .unwrap_or_default()
-                );
-                println!("  FAILED {line}");
-                failed.push(line);
-            }
-        }
-        landed_all += landed;
-        survived_all += survived;
-        println!(
-            "{:<20} {:>6} {:>6} {:>6} {:>8} {:>9} {:>9.0}",
-            scenario.name,
-            trials,
-            landed,
-            points,
-            survived,
-            never,
-            prepared.clean.as_secs_f64() * 1000.0
-        );
-    }
-    println!(
-        "total: {all} trials, {landed_all} kills landed mid-run, {survived_all} survived, {} failed; {:.0} s",
-        all - survived_all,
-        started.elapsed().as_secs_f64()
-    );
+    let failed = crash_harness::run_all(&h, trials, seed, &only);
     if keep || !failed.is_empty() {
         let path = work.keep();
         println!("work folder kept: {}", path.display());

@@ -31,6 +31,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+/// How [`write_atomic`]'s temporary files begin; `cairn doctor` removes the ones a kill left.
+pub const TEMP_PREFIX: &str = ".cairn-tmp-";
+
 /// Replaces (or creates) `path` with `bytes`, atomically. A new file gets the mode git gives
 /// one (0666 less the umask); a replaced file keeps its mode.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -40,7 +43,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
     // tempfile's own default is 0600; the kernel takes the umask off the mode asked for here.
     let mut tmp = tempfile::Builder::new()
-        .prefix(".cairn-tmp-")
+        .prefix(TEMP_PREFIX)
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir.display(), &e))?;
