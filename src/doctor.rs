@@ -238,7 +238,11 @@ fn collect_temps(dir: &Path, deep: bool, out: &mut Vec<PathBuf>) -> Result<()> {
             if deep {
                 collect_temps(&path, true, out)?;
             }
-        } else if entry.file_name().to_string_lossy().starts_with(files::TEMP_PREFIX) {
+        } else if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(files::TEMP_PREFIX)
+        {
             out.push(path);
         }
     }

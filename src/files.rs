@@ -68,7 +68,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Syncs a directory, so the names made or renamed in it survive a power loss.
 pub fn sync_dir(dir: &Path) -> Result<()> {
-    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io(dir.display(), &e))

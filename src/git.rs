@@ -401,7 +401,7 @@ pub fn commit_changes(
 }
 
 /// A file in the git directory that says a cairn process is between taking git's lock files
-/// (HEAD's, its branch's, the index's) and releasing them. A process killed there leaves the
+/// (HEAD's, its branch's, the index's, packed-refs') and releasing them. A process killed there leaves the
 /// lock files behind, and git and gix refuse every later commit until someone deletes them.
 const COMMITTING: &str = "cairn-committing";
 
@@ -416,7 +416,11 @@ fn clear_locks_of_a_killed_commit(repo: &gix::Repository) -> Result<()> {
     let Some(since) = std::fs::metadata(&marker).and_then(|m| m.modified()).ok() else {
         return Ok(());
     };
-    let mut locks = vec![git_dir.join("HEAD.lock"), git_dir.join("index.lock")];
+    let mut locks = vec![
+        git_dir.join("HEAD.lock"),
+        git_dir.join("index.lock"),
+        git_dir.join("packed-refs.lock"),
+    ];
     if let Ok(Some(name)) = repo.head_name() {
         let rel = name.as_bstr().to_str_lossy().into_owned();
         locks.push(git_dir.join(format!("{rel}.lock")));
@@ -480,10 +484,19 @@ fn commit_durably(
         Some(p) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(p)),
         None => PreviousValue::MustNotExist,
     };
-    let log = gix::reference::log::message("commit", message.as_bytes().as_bstr(), commit.parents.len());
+    let log =
+        gix::reference::log::message("commit", message.as_bytes().as_bstr(), commit.parents.len());
     let edits = repo
         .edit_references_as(
-            Some(RefEdit::update("HEAD".try_into().expect("HEAD is a ref name"), id, expected, log).with_deref(true)),
+            Some(
+                RefEdit::update(
+                    "HEAD".try_into().expect("HEAD is a ref name"),
+                    id,
+                    expected,
+                    log,
+                )
+                .with_deref(true),
+            ),
             Some(sig),
         )
         .map_err(|e| git_err("cannot commit", e))?;
@@ -502,7 +515,11 @@ fn commit_durably(
 }
 
 /// The trees a tree edit wrote besides the root: those on the way to each changed path.
-fn trees_on_paths(repo: &gix::Repository, root: gix::ObjectId, staged: &[Staged]) -> Vec<gix::ObjectId> {
+fn trees_on_paths(
+    repo: &gix::Repository,
+    root: gix::ObjectId,
+    staged: &[Staged],
+) -> Vec<gix::ObjectId> {
     let Ok(tree) = repo.find_tree(root) else {
         return Vec::new();
     };
@@ -1301,10 +1318,24 @@ fn edit_proposal_refs(
     set: &[(&str, gix::ObjectId)],
     delete: &[&str],
 ) -> Result<()> {
-    use std::io::Write as _;
     if set.is_empty() && delete.is_empty() {
         return Ok(());
     }
+    // A kill while `packed-refs.lock` is held left it, and every later decision failed with
+    // "Could not lock packed refs" (found by the crash harness in review --approve).
+    clear_locks_of_a_killed_commit(repo)?;
+    let marker = repo.git_dir().join(COMMITTING);
+    std::fs::write(&marker, b"").map_err(|e| Error::io(marker.display(), &e))?;
+    edit_packed_proposal_refs(repo, set, delete)?;
+    remove_if_there(&marker)
+}
+
+fn edit_packed_proposal_refs(
+    repo: &gix::Repository,
+    set: &[(&str, gix::ObjectId)],
+    delete: &[&str],
+) -> Result<()> {
+    use std::io::Write as _;
     let path = repo.refs.packed_refs_path();
     let lock = gix::lock::File::acquire_to_update_resource(
         &path,

@@ -243,7 +243,11 @@ impl Harness {
             self.after(&repo, &plan, &mut failures);
             self.check(&repo, &mut failures);
             if !failures.is_empty() {
-                return Err(format!("{}: the clean run: {}", scenario.name, failures.join("; ")));
+                return Err(format!(
+                    "{}: the clean run: {}",
+                    scenario.name,
+                    failures.join("; ")
+                ));
             }
             let snap = self.snapshot(&dir, &plan);
             match &expected {
@@ -269,7 +273,11 @@ impl Harness {
                 self.after(&repo, &plan, &mut failures);
                 self.check(&repo, &mut failures);
                 if !failures.is_empty() {
-                    return Err(format!("{}: the run without the victim: {}", scenario.name, failures.join("; ")));
+                    return Err(format!(
+                        "{}: the run without the victim: {}",
+                        scenario.name,
+                        failures.join("; ")
+                    ));
                 }
                 let snap = self.snapshot(&dir, &plan);
                 let _ = std::fs::remove_dir_all(&dir);
@@ -292,7 +300,9 @@ impl Harness {
         let repo = dir.join("repo");
         let mut failures = Vec::new();
         let mut cmd = self.cairn_cmd(&repo, &p.plan.victim);
-        cmd.stdout(Stdio::null()).stderr(Stdio::null()).process_group(0);
+        cmd.stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
         if let Kill::Failpoint(name) = kill {
             cmd.env("CAIRN_FAILPOINT", name);
         }
@@ -360,7 +370,8 @@ impl Harness {
             After::Again(also) => {
                 let r = run(self.cairn_cmd(repo, &plan.victim));
                 let accepted = r.code == 0
-                    || also.is_some_and(|(code, needle)| r.code == code && r.stderr.contains(needle));
+                    || also
+                        .is_some_and(|(code, needle)| r.code == code && r.stderr.contains(needle));
                 if !accepted {
                     failures.push(format!(
                         "the next run of `{}` exits {}: {}",
@@ -403,7 +414,11 @@ impl Harness {
         }
         let index = self.cairn(repo, &["index"]);
         if index.code != 0 {
-            failures.push(format!("`cairn index` exits {}: {}", index.code, index.stderr.trim()));
+            failures.push(format!(
+                "`cairn index` exits {}: {}",
+                index.code,
+                index.stderr.trim()
+            ));
         }
         let verify = self.cairn(repo, &["index", "--verify"]);
         if verify.code != 0 {
@@ -429,7 +444,10 @@ impl Harness {
 
     /// `git fsck --strict`; `None` when clean.
     fn fsck(&self, repo: &Path) -> Option<String> {
-        let r = self.git(repo, &["fsck", "--strict", "--no-progress", "--no-dangling"]);
+        let r = self.git(
+            repo,
+            &["fsck", "--strict", "--no-progress", "--no-dangling"],
+        );
         (r.code != 0).then(|| format!("`git fsck` exits {}: {}", r.code, r.stderr.trim()))
     }
 
@@ -453,7 +471,11 @@ impl Harness {
         }
         let refs = self.git(
             &repo,
-            &["for-each-ref", "--format=%(refname) %(tree)", "refs/cairn/proposals/"],
+            &[
+                "for-each-ref",
+                "--format=%(refname) %(tree)",
+                "refs/cairn/proposals/",
+            ],
         );
         snap.insert(
             "<proposal refs>".into(),
@@ -461,14 +483,19 @@ impl Harness {
         );
         if plan.remote {
             let head = self.git(&repo, &["rev-parse", "HEAD^{tree}"]).stdout;
-            let branch = self.git(&repo, &["rev-parse", "--abbrev-ref", "HEAD"]).stdout;
+            let branch = self
+                .git(&repo, &["rev-parse", "--abbrev-ref", "HEAD"])
+                .stdout;
             let remote = self.git(
                 &dir.join("remote.git"),
                 &["rev-parse", &format!("{}^{{tree}}", branch.trim())],
             );
             snap.insert(
                 "<remote>".into(),
-                vec![format!("the remote's branch holds HEAD's tree: {}", remote.stdout == head)],
+                vec![format!(
+                    "the remote's branch holds HEAD's tree: {}",
+                    remote.stdout == head
+                )],
             );
         }
         snap
@@ -663,7 +690,7 @@ pub fn observations(h: &Harness, dup_every: usize, aged: bool) -> String {
                 out.push('\n');
             };
             push(prompt);
-            if dup_every > 0 && n % dup_every == 0 {
+            if dup_every > 0 && n.is_multiple_of(dup_every) {
                 push(&format!("{prompt}!"));
             }
             n += 1;
@@ -730,8 +757,20 @@ fn slog_setup(h: &Harness, dir: &Path) -> Plan {
         h.cairn_ok(&repo, &["slog", a, t, d]);
     }
     Plan {
-        victim: strings(&["slog", "restart", "postgres", "after the kernel update", "--reason", "security"]),
-        after: After::Next(vec![strings(&["slog", "rotate", "keys", "the deploy key of ci"])]),
+        victim: strings(&[
+            "slog",
+            "restart",
+            "postgres",
+            "after the kernel update",
+            "--reason",
+            "security",
+        ]),
+        after: After::Next(vec![strings(&[
+            "slog",
+            "rotate",
+            "keys",
+            "the deploy key of ci",
+        ])]),
         remote: false,
     }
 }
@@ -743,7 +782,10 @@ fn remember_setup(h: &Harness, dir: &Path) -> Plan {
     let file = write_input(dir, "few.jsonl", &few);
     h.cairn_ok(&repo, &["import", "observations", &file]);
     Plan {
-        victim: strings(&["remember", "Always run cargo fmt and clippy before pushing to the main branch"]),
+        victim: strings(&[
+            "remember",
+            "Always run cargo fmt and clippy before pushing to the main branch",
+        ]),
         after: After::Again(None),
         remote: false,
     }
@@ -767,7 +809,10 @@ fn adr_import_setup(h: &Harness, dir: &Path) -> Plan {
     let mut names: Vec<PathBuf> = std::fs::read_dir(&from)
         .expect("adr fixtures")
         .map(|e| e.expect("entry").path())
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("00")))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("00"))
+        })
         .collect();
     names.sort();
     for p in names.iter().take(20) {
@@ -806,7 +851,16 @@ fn observe_setup(h: &Harness, dir: &Path) -> Plan {
 
 fn with_observations(h: &Harness, dir: &Path, dup_every: usize, aged: bool, raw: bool) -> PathBuf {
     let repo = init(h, dir);
-    h.cairn_ok(&repo, &["memory", "add", "-s", "Rules and conventions", "Never deploy on Fridays"]);
+    h.cairn_ok(
+        &repo,
+        &[
+            "memory",
+            "add",
+            "-s",
+            "Rules and conventions",
+            "Never deploy on Fridays",
+        ],
+    );
     let file = write_input(dir, "obs.jsonl", &observations(h, dup_every, aged));
     let mut args = vec!["import", "observations", file.as_str()];
     if raw {
@@ -863,7 +917,15 @@ fn maintain_setup(h: &Harness, dir: &Path) -> Plan {
 
 fn forget_setup(h: &Harness, dir: &Path) -> Plan {
     let repo = with_observations(h, dir, 0, false, false);
-    h.cairn_ok(&repo, &["slog", "configure", "vault", "the token lives in pass, not in env"]);
+    h.cairn_ok(
+        &repo,
+        &[
+            "slog",
+            "configure",
+            "vault",
+            "the token lives in pass, not in env",
+        ],
+    );
     let text = std::fs::read_to_string(repo.join("vault/observations/2026-12-01.jsonl"))
         .expect("observations");
     let ids: Vec<String> = text
@@ -907,13 +969,28 @@ fn sync_setup(h: &Harness, dir: &Path) -> Plan {
     // Another machine: a clone that pushes records of its own.
     h.git_ok(dir, &["clone", "-q", "-b", &branch, "remote.git", "other"]);
     let other = dir.join("other");
-    h.cairn_ok(&other, &["slog", "deploy", "caddy", "from the other machine"]);
-    h.cairn_ok(&other, &["remember", "The staging database is wiped every night at 02:00"]);
+    h.cairn_ok(
+        &other,
+        &["slog", "deploy", "caddy", "from the other machine"],
+    );
+    h.cairn_ok(
+        &other,
+        &[
+            "remember",
+            "The staging database is wiped every night at 02:00",
+        ],
+    );
     h.cairn_ok(&other, &["adr", "new", "Keep the vault in git"]);
     h.git_ok(&other, &["push", "-q", "origin", &branch]);
     // This machine: records of its own, not pushed yet.
     h.cairn_ok(&repo, &["slog", "fix", "redis", "from this machine"]);
-    h.cairn_ok(&repo, &["remember", "Prefer small pull requests that change one thing at a time"]);
+    h.cairn_ok(
+        &repo,
+        &[
+            "remember",
+            "Prefer small pull requests that change one thing at a time",
+        ],
+    );
     h.cairn_ok(&repo, &["adr", "new", "Use tantivy for the index"]);
     let _ = std::fs::remove_dir_all(&other);
     Plan {
@@ -926,12 +1003,36 @@ fn sync_setup(h: &Harness, dir: &Path) -> Plan {
 /// Every scenario, in the order the issue names the commands.
 pub fn scenarios() -> Vec<Scenario> {
     vec![
-        Scenario { name: "slog", failpoints: &["slog-after-append"], setup: slog_setup },
-        Scenario { name: "remember", failpoints: &["remember-after-append"], setup: remember_setup },
-        Scenario { name: "import-observations", failpoints: &["import-after-append"], setup: import_setup },
-        Scenario { name: "adr-import", failpoints: &["adr-import-after-first"], setup: adr_import_setup },
-        Scenario { name: "sessions-ingest", failpoints: &["ingest-before-commit"], setup: ingest_setup },
-        Scenario { name: "observe", failpoints: &["observe-after-append"], setup: observe_setup },
+        Scenario {
+            name: "slog",
+            failpoints: &["slog-after-append"],
+            setup: slog_setup,
+        },
+        Scenario {
+            name: "remember",
+            failpoints: &["remember-after-append"],
+            setup: remember_setup,
+        },
+        Scenario {
+            name: "import-observations",
+            failpoints: &["import-after-append"],
+            setup: import_setup,
+        },
+        Scenario {
+            name: "adr-import",
+            failpoints: &["adr-import-after-first"],
+            setup: adr_import_setup,
+        },
+        Scenario {
+            name: "sessions-ingest",
+            failpoints: &["ingest-before-commit"],
+            setup: ingest_setup,
+        },
+        Scenario {
+            name: "observe",
+            failpoints: &["observe-after-append"],
+            setup: observe_setup,
+        },
         Scenario {
             name: "reflect",
             failpoints: &["reflect-after-append", "reflect-before-refs"],
@@ -939,12 +1040,21 @@ pub fn scenarios() -> Vec<Scenario> {
         },
         Scenario {
             name: "review-approve",
-            failpoints: &["journal-written", "journal-first-step", "journal-before-commit", "journal-before-refs"],
+            failpoints: &[
+                "journal-written",
+                "journal-first-step",
+                "journal-before-commit",
+                "journal-before-refs",
+            ],
             setup: review_setup,
         },
         Scenario {
             name: "triage",
-            failpoints: &["journal-written", "journal-before-commit", "journal-before-refs"],
+            failpoints: &[
+                "journal-written",
+                "journal-before-commit",
+                "journal-before-refs",
+            ],
             setup: triage_setup,
         },
         Scenario {
@@ -954,10 +1064,23 @@ pub fn scenarios() -> Vec<Scenario> {
         },
         Scenario {
             name: "forget",
-            failpoints: &["forget-tombstones", "forget-file", "forget-before-commit", "forget-before-cleanup"],
+            failpoints: &[
+                "forget-tombstones",
+                "forget-file",
+                "forget-before-commit",
+                "forget-before-cleanup",
+            ],
             setup: forget_setup,
         },
-        Scenario { name: "index", failpoints: &[], setup: index_setup },
-        Scenario { name: "sync", failpoints: &[], setup: sync_setup },
+        Scenario {
+            name: "index",
+            failpoints: &[],
+            setup: index_setup,
+        },
+        Scenario {
+            name: "sync",
+            failpoints: &[],
+            setup: sync_setup,
+        },
     ]
 }

@@ -339,7 +339,14 @@ fn undo_a_killed_checkout(repo: &Repo, git: &Git) -> Result<()> {
         return Ok(());
     }
     let diff = git.ok(
-        &["diff", "--name-status", "--no-renames", "-z", &note.head, &note.tip],
+        &[
+            "diff",
+            "--name-status",
+            "--no-renames",
+            "-z",
+            &note.head,
+            &note.tip,
+        ],
         "cannot list what the interrupted merge changed",
     )?;
     let mut fields = diff.stdout.split('\0').filter(|f| !f.is_empty());

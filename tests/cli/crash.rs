@@ -75,7 +75,9 @@ fn the_harness_reports_a_lost_record() {
     h.git_ok(&repo, &["commit", "-qam", "lose an entry"]);
     let out = h.trial(&p, &Kill::Timer(Duration::ZERO), "lost");
     assert!(
-        out.failures.iter().any(|f| f.contains("differ from a clean run")),
+        out.failures
+            .iter()
+            .any(|f| f.contains("differ from a clean run")),
         "{:#?}",
         out.failures
     );
@@ -94,13 +96,20 @@ fn the_lock_files_of_a_commit_killed_mid_ref_update_do_not_block_the_next_comman
     std::fs::write(git_dir.join("cairn-committing"), b"").unwrap();
     std::fs::write(git_dir.join("HEAD.lock"), head.as_bytes()).unwrap();
     std::fs::write(git_dir.join(format!("{}.lock", branch.trim())), b"").unwrap();
+    // And `packed-refs.lock`, left by a review --approve killed while deleting refs.
+    std::fs::write(git_dir.join("packed-refs.lock"), b"").unwrap();
     env.cairn_in(&repo, &["slog", "fix", "redis", "raise maxmemory"])
         .code(0);
+    assert!(!git_dir.join("packed-refs.lock").exists());
     assert_eq!(crate::support::git_status(&env, &repo), "");
-    assert!(env.git(&repo, &["log", "-1", "--format=%s"]).contains("slog: fix redis"));
+    assert!(
+        env.git(&repo, &["log", "-1", "--format=%s"])
+            .contains("slog: fix redis")
+    );
     // A lock with no cairn commit cut short (a git command holding it now) is left alone.
     std::fs::write(git_dir.join("HEAD.lock"), head.as_bytes()).unwrap();
-    env.cairn_in(&repo, &["slog", "fix", "redis", "again"]).code(2);
+    env.cairn_in(&repo, &["slog", "fix", "redis", "again"])
+        .code(2);
     assert!(git_dir.join("HEAD.lock").exists());
 }
 
@@ -112,11 +121,21 @@ fn the_lock_files_of_a_commit_killed_mid_ref_update_do_not_block_the_next_comman
 fn a_slog_killed_before_its_commit_is_committed_by_the_next_one() {
     let (env, repo) = crate::support::Env::repo();
     let mut cmd = env.command(BIN, &repo);
-    cmd.args(["--now", NOW, "slog", "deploy", "caddy", "killed before its commit"])
-        .env("CAIRN_FAILPOINT", "slog-after-append");
+    cmd.args([
+        "--now",
+        NOW,
+        "slog",
+        "deploy",
+        "caddy",
+        "killed before its commit",
+    ])
+    .env("CAIRN_FAILPOINT", "slog-after-append");
     assert!(!cmd.output().unwrap().status.success());
-    env.cairn_in(&repo, &["--now", NOW, "slog", "fix", "redis", "the next one"])
-        .code(0);
+    env.cairn_in(
+        &repo,
+        &["--now", NOW, "slog", "fix", "redis", "the next one"],
+    )
+    .code(0);
     assert_eq!(crate::support::git_status(&env, &repo), "");
     let head = env.git(&repo, &["show", "HEAD:slog/2026-12-01.jsonl"]);
     assert!(head.contains("killed before its commit"), "{head}");
@@ -135,8 +154,14 @@ fn a_remember_or_import_killed_before_its_commit_is_committed_by_its_rerun() {
         path.to_string_lossy().into_owned()
     };
     for (point, args) in [
-        ("remember-after-append", vec!["remember".to_string(), obs.to_string()]),
-        ("import-after-append", vec!["import".into(), "observations".into(), String::new()]),
+        (
+            "remember-after-append",
+            vec!["remember".to_string(), obs.to_string()],
+        ),
+        (
+            "import-after-append",
+            vec!["import".into(), "observations".into(), String::new()],
+        ),
     ] {
         let (env, repo) = crate::support::Env::repo();
         let mut args = args;
@@ -181,7 +206,11 @@ const NOW: &str = "2026-12-01T12:00:00Z";
 #[test]
 fn doctor_removes_the_temporary_file_of_a_write_killed_before_its_rename() {
     let (env, repo) = crate::support::Env::repo();
-    std::fs::write(repo.join("decisions/.cairn-tmp-Ab12Cd"), b"---\nnumber: 1\n").unwrap();
+    std::fs::write(
+        repo.join("decisions/.cairn-tmp-Ab12Cd"),
+        b"---\nnumber: 1\n",
+    )
+    .unwrap();
     std::fs::write(repo.join(".cairn-tmp-Xy34Zw"), b"# Memory\n").unwrap();
     env.cairn_in(&repo, &["doctor", "--dry-run"])
         .code(1)
@@ -189,15 +218,4 @@ fn doctor_removes_the_temporary_file_of_a_write_killed_before_its_rename() {
     env.cairn_in(&repo, &["doctor"]).code(0);
     assert_eq!(crate::support::git_status(&env, &repo), "");
     env.cairn_in(&repo, &["doctor", "--dry-run"]).code(0);
-}
-
-// DEV-ONLY (removed before commit)
-#[test]
-fn dev_run() {
-    let Ok(only) = std::env::var("CRASH_DEV") else { return };
-    let trials: u64 = std::env::var("CRASH_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
-    let work = tempfile::Builder::new().prefix("crash-dev-").tempdir().unwrap().keep();
-    let h = harness(&work);
-    let failed = crash_harness::run_all(&h, trials, 14, if only == "all" { "" } else { &only });
-    println!("failed: {}", failed.len());
 }

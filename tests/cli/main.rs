@@ -4,8 +4,8 @@
 mod support;
 
 mod adr;
-mod crash;
 mod agent_hooks;
+mod crash;
 mod forget;
 mod git;
 mod hooks;

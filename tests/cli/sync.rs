@@ -583,7 +583,10 @@ fn a_sync_killed_inside_git_merge_is_undone_and_merged_by_the_next_sync() {
         .env("CAIRN_FAILPOINT", "sync-merge-noted");
     assert!(!cmd.output().unwrap().status.success());
     // What git leaves when killed mid-checkout: the remote's file in the tree and the index.
-    env.git(&a, &["checkout", "FETCH_HEAD", "--", "slog/2026-12-01.jsonl"]);
+    env.git(
+        &a,
+        &["checkout", "FETCH_HEAD", "--", "slog/2026-12-01.jsonl"],
+    );
     env.cairn_in(&a, &["--now", NOW, "sync"]).code(0);
     assert_eq!(git_status(&env, &a), "");
     let head = env.git(&a, &["show", "HEAD:slog/2026-12-01.jsonl"]);
