@@ -378,8 +378,12 @@ pub fn commit_changes(
         .write()
         .map_err(|e| git_err("cannot write the tree", e))?
         .detach();
+    // The marker names the paths whose index entries this commit updates: a kill after the
+    // branch moved and before the index was written left them stale (git status showed the
+    // commit's change undone; found by the crash harness in sync's renumbering).
     let marker = repo.git_dir().join(COMMITTING);
-    std::fs::write(&marker, b"").map_err(|e| Error::io(marker.display(), &e))?;
+    let paths: Vec<&str> = staged.iter().map(|s| s.path.as_str()).collect();
+    std::fs::write(&marker, paths.join("\n")).map_err(|e| Error::io(marker.display(), &e))?;
     if tree == base_tree && parent.is_some() {
         update_index(&repo, &work_dir, &staged)?;
         remove_if_there(&marker)?;
@@ -416,6 +420,7 @@ fn clear_locks_of_a_killed_commit(repo: &gix::Repository) -> Result<()> {
     let Some(since) = std::fs::metadata(&marker).and_then(|m| m.modified()).ok() else {
         return Ok(());
     };
+    let paths = std::fs::read_to_string(&marker).unwrap_or_default();
     let mut locks = vec![
         git_dir.join("HEAD.lock"),
         git_dir.join("index.lock"),
@@ -438,7 +443,57 @@ fn clear_locks_of_a_killed_commit(repo: &gix::Repository) -> Result<()> {
             remove_if_there(&lock)?;
         }
     }
+    refresh_index_from_head(repo, paths.lines().filter(|p| !p.is_empty()))?;
     remove_if_there(&marker)
+}
+
+/// Sets the index entries of `paths` to HEAD's blobs (removed where HEAD has none), with stat
+/// data only where the working file holds exactly that blob.
+fn refresh_index_from_head<'a>(
+    repo: &gix::Repository,
+    paths: impl Iterator<Item = &'a str>,
+) -> Result<()> {
+    let Some(work_dir) = repo.workdir().map(Path::to_path_buf) else {
+        return Ok(());
+    };
+    let Ok(head) = repo.head_commit() else {
+        return Ok(());
+    };
+    let tree = head
+        .tree()
+        .map_err(|e| git_err("cannot read HEAD's tree", e))?;
+    let mut staged = Vec::new();
+    for path in paths {
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .map_err(|e| git_err("cannot read HEAD's tree", e))?;
+        let blob = entry.map(|e| {
+            let kind = if e.mode().is_executable() {
+                EntryKind::BlobExecutable
+            } else {
+                EntryKind::Blob
+            };
+            (e.object_id(), kind)
+        });
+        let matches_file = match &blob {
+            Some((id, _)) => {
+                let committed = repo
+                    .find_object(*id)
+                    .map_err(|e| git_err("cannot read a blob", e))?;
+                std::fs::read(work_dir.join(path)).is_ok_and(|now| now == committed.data)
+            }
+            None => false,
+        };
+        staged.push(Staged {
+            path: path.to_string(),
+            blob,
+            matches_file,
+        });
+    }
+    if staged.is_empty() {
+        return Ok(());
+    }
+    update_index(repo, &work_dir, &staged)
 }
 
 fn remove_if_there(path: &Path) -> Result<()> {

@@ -219,3 +219,43 @@ fn doctor_removes_the_temporary_file_of_a_write_killed_before_its_rename() {
     assert_eq!(crate::support::git_status(&env, &repo), "");
     env.cairn_in(&repo, &["doctor", "--dry-run"]).code(0);
 }
+
+/// A commit killed after its branch moved and before the git index was written left the index
+/// at the old blobs of the paths it committed (found by `scripts/crash` in sync's renumbering:
+/// `git status` showed the renamed ADR renamed back, for good). The next commit now sets those
+/// paths' index entries from HEAD. The stale entry and the marker naming its path are made here
+/// as the killed process left them.
+#[test]
+fn the_index_a_commit_killed_before_writing_it_left_is_refreshed_by_the_next_commit() {
+    let (env, repo) = crate::support::Env::repo();
+    let day = "slog/2026-12-01.jsonl";
+    env.cairn_in(&repo, &["--now", NOW, "slog", "fix", "redis", "one"])
+        .code(0);
+    env.cairn_in(&repo, &["--now", NOW, "slog", "fix", "redis", "two"])
+        .code(0);
+    let old = env.git(&repo, &["rev-parse", &format!("HEAD^:{day}")]);
+    env.git(
+        &repo,
+        &[
+            "update-index",
+            "--cacheinfo",
+            &format!("100644,{},{day}", old.trim()),
+        ],
+    );
+    std::fs::write(repo.join(".git/cairn-committing"), day).unwrap();
+    assert_ne!(crate::support::git_status(&env, &repo), "");
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            NOW,
+            "memory",
+            "add",
+            "-s",
+            "Operations",
+            "Restart caddy after a renewal",
+        ],
+    )
+    .code(0);
+    assert_eq!(crate::support::git_status(&env, &repo), "");
+}
