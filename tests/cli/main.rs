@@ -5,6 +5,7 @@ mod support;
 
 mod adr;
 mod agent_hooks;
+mod crash;
 mod forget;
 mod git;
 mod hooks;
