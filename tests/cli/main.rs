@@ -10,6 +10,7 @@ mod git;
 mod hooks;
 mod hooks_git;
 mod init;
+mod load;
 mod maintain;
 mod mcp;
 mod memory;
