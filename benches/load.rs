@@ -3,7 +3,8 @@
 //!
 //! Run with `scripts/load` (or `cargo bench --bench load -- [--agents 16] [--seconds 60]
 //! [--mode both|commit|no-commit]`; `CAIRN_LOAD_AGENTS`, `CAIRN_LOAD_SECONDS`,
-//! `CAIRN_LOAD_MODE` set the defaults, `CAIRN_LOAD_KEEP=1` keeps the work folder).
+//! `CAIRN_LOAD_MODE` set the defaults, `CAIRN_LOAD_KEEP=1` keeps the work folder,
+//! `CAIRN_LOAD_BIN` names another cairn binary to load).
 //!
 //! For each mode, a fresh repository made by `cairn init`, then for `--seconds`:
 //!
@@ -42,7 +43,13 @@ use serde_json::Value;
 mod common;
 use common::{git, load, ms, setting};
 
-const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
+/// The binary under load: cargo's build of it, or `CAIRN_LOAD_BIN` (a release binary run by a
+/// harness built with another profile).
+fn bin() -> PathBuf {
+    std::env::var_os("CAIRN_LOAD_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_cairn")))
+}
 
 /// Words the remembered texts are made of, so that they differ in meaning as well as marker
 /// (dedup by meaning merges texts that say the same thing).
@@ -153,6 +160,7 @@ fn main() {
         .prefix("cairn-load-")
         .tempdir()
         .expect("temp dir");
+    println!("binary: {}", bin().display());
     println!(
         "cairn load: {agents} agents × {seconds} s, modes {:?}; {cores} cores, shared with other \
          work (load {})",
@@ -176,7 +184,7 @@ fn main() {
 
 /// The environment every cairn and git process of the run gets: a HOME of its own, no git or
 /// cairn settings from the machine.
-fn command(program: &str, home: &Path, repo: &Path) -> Command {
+fn command(program: &Path, home: &Path, repo: &Path) -> Command {
     let mut cmd = Command::new(program);
     for (key, _) in std::env::vars_os() {
         let key = key.to_string_lossy().into_owned();
@@ -195,7 +203,7 @@ fn command(program: &str, home: &Path, repo: &Path) -> Command {
 
 fn cairn(home: &Path, repo: &Path, name: &'static str, args: &[&str]) -> Run {
     let started = Instant::now();
-    let out: Output = command(CAIRN, home, repo)
+    let out: Output = command(&bin(), home, repo)
         .args(args)
         .output()
         .expect("run cairn");
@@ -214,12 +222,20 @@ fn run_mode(work: &Path, mode: Mode, agents: usize, span: Duration) -> bool {
     let home = dir.join("home");
     let repo = dir.join("repo");
     std::fs::create_dir_all(&home).expect("home");
-    let init = cairn(&home, &dir, "init", &["init", repo.to_str().expect("utf-8")]);
+    let init = cairn(
+        &home,
+        &dir,
+        "init",
+        &["init", repo.to_str().expect("utf-8")],
+    );
     assert_eq!(init.code, 0, "cairn init: {}", init.stderr);
     if mode == Mode::NoCommit {
         let path = repo.join("cairn.toml");
         let text = std::fs::read_to_string(&path).expect("cairn.toml");
-        assert!(text.contains("commit = true"), "cairn.toml has no `commit = true`");
+        assert!(
+            text.contains("commit = true"),
+            "cairn.toml has no `commit = true`"
+        );
         std::fs::write(&path, text.replacen("commit = true", "commit = false", 1))
             .expect("write cairn.toml");
         git(&repo, &["commit", "-qam", "config: commit = false"]);
@@ -246,7 +262,12 @@ fn run_mode(work: &Path, mode: Mode, agents: usize, span: Duration) -> bool {
         &home,
         &repo,
         "ingest",
-        &["--json", "sessions", "ingest", first.to_str().expect("utf-8")],
+        &[
+            "--json",
+            "sessions",
+            "ingest",
+            first.to_str().expect("utf-8"),
+        ],
     );
     assert_eq!(pre.code, 0, "first ingest: {}", pre.stderr);
 
@@ -261,8 +282,12 @@ fn run_mode(work: &Path, mode: Mode, agents: usize, span: Duration) -> bool {
         }));
     }
     let pipeline = {
-        let (home, repo, runs, transcripts) =
-            (home.clone(), repo.clone(), runs.clone(), transcripts.clone());
+        let (home, repo, runs, transcripts) = (
+            home.clone(),
+            repo.clone(),
+            runs.clone(),
+            transcripts.clone(),
+        );
         std::thread::spawn(move || {
             let ingest = std::thread::spawn({
                 let (home, repo, transcripts) = (home.clone(), repo.clone(), transcripts.clone());
@@ -357,7 +382,10 @@ fn run_mode(work: &Path, mode: Mode, agents: usize, span: Duration) -> bool {
         }
         let t = Instant::now();
         git(&repo, &["add", "-A"]);
-        git(&repo, &["commit", "-qm", "load: everything the agents wrote"]);
+        git(
+            &repo,
+            &["commit", "-qm", "load: everything the agents wrote"],
+        );
         println!(
             "one commit at the end (git add -A && git commit): {:.0} ms",
             ms(t.elapsed())
@@ -666,8 +694,8 @@ fn check_repository(
                 .expect("git log");
             let log = String::from_utf8_lossy(&log.stdout).into_owned();
             let slog_commits = log.matches("Cairn-Slog: ").count();
-            let remember_commits = log.matches("\nremember: ").count()
-                + usize::from(log.starts_with("remember: "));
+            let remember_commits =
+                log.matches("\nremember: ").count() + usize::from(log.starts_with("remember: "));
             let want = expected.stored.len() + expected.merged.len();
             println!(
                 "commits: {commits} made; {slog_commits} slog commits for {} slogs, \

@@ -127,6 +127,25 @@ impl Repo {
     }
 }
 
+impl Repo {
+    /// Takes the lock that lets one process at a time build the index from nothing (readers
+    /// take it too, unlike the writer lock); beside the writer lock, in the git directory, so
+    /// that deleting `.cairn/` never drops it while it is held. `None` where the lock file
+    /// cannot be opened (a git directory this process cannot write): the build goes on
+    /// without it, as a read there always did.
+    pub fn index_build_lock(&self) -> Option<File> {
+        let path = lock_path(&self.root).with_file_name("cairn-index.lock");
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .ok()?;
+        file.lock().ok()?;
+        Some(file)
+    }
+}
+
 /// Makes sure git ignores `.cairn/` even where `.gitignore` lost its line: the folder carries
 /// its own `.gitignore` of `*`.
 pub fn ignore_derived(repo: &Repo) -> Result<()> {

@@ -30,7 +30,10 @@ fn a_writer_records_how_long_it_waited_for_the_repository_lock_and_held_it() {
     assert_eq!(events.len(), before + 1, "{events:?}");
     let uncontended = &events[events.len() - 1]["metadata"];
     assert_eq!(uncontended["contended"], false, "{uncontended}");
-    assert!(uncontended["held_us"].as_u64().unwrap() > 0, "{uncontended}");
+    assert!(
+        uncontended["held_us"].as_u64().unwrap() > 0,
+        "{uncontended}"
+    );
 
     // Another writer (this test) holds the lock for two seconds while cairn asks for it.
     let lock = std::fs::File::options()
@@ -48,7 +51,11 @@ fn a_writer_records_how_long_it_waited_for_the_repository_lock_and_held_it() {
     std::thread::sleep(Duration::from_secs(2));
     lock.unlock().unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events = lock_events(&repo);
     let waited = &events[events.len() - 1];
     assert_eq!(waited["metadata"]["contended"], true, "{waited}");
@@ -84,7 +91,12 @@ fn reads_that_all_find_no_index_build_one_without_failing() {
     for i in 0..30 {
         env.cairn_in(
             &repo,
-            &["slog", "deploy", "caddy", &format!("entry {i} about the caddy proxy")],
+            &[
+                "slog",
+                "deploy",
+                "caddy",
+                &format!("entry {i} about the caddy proxy"),
+            ],
         )
         .code(0);
     }
@@ -99,7 +111,8 @@ fn reads_that_all_find_no_index_build_one_without_failing() {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
-        env.cairn_in(&repo, &["--json", "index", "--verify"]).code(0);
+        env.cairn_in(&repo, &["--json", "index", "--verify"])
+            .code(0);
         let found = env.cairn_in(&repo, &["--json", "search", "caddy", "--limit", "50"]);
         let found = found.code(0).data();
         assert_eq!(found["results"].as_array().unwrap().len(), 30, "{found}");
