@@ -12,6 +12,7 @@ mod hooks;
 mod hooks_git;
 mod hostile;
 mod init;
+mod load;
 mod maintain;
 mod mcp;
 mod memory;
