@@ -86,6 +86,35 @@ pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<git::Change
             false,
         ));
     }
+    // Temporary files of a whole-file write killed before its rename (found by the crash
+    // harness: `.cairn-tmp-*` left untracked in decisions/). The file they would have replaced
+    // is whole; they are removed. Only when repairing, under the repository lock that every
+    // such writer holds, so none of them is in use.
+    let mut temps = Vec::new();
+    collect_temps(repo.root(), false, &mut temps)?;
+    for top in ["decisions", "slog", "vault", "hooks"] {
+        collect_temps(&repo.path(top), true, &mut temps)?;
+    }
+    for path in temps {
+        let rel = path
+            .strip_prefix(repo.root())
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .into_owned();
+        if repair {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(path.display(), &e)),
+            }
+        }
+        findings.push(finding(
+            &rel,
+            None,
+            "temporary file of a write cut short (the file it was to replace is whole)".into(),
+            repair,
+        ));
+    }
     let mut jsonl_files = Vec::new();
     for top in ["slog", "vault"] {
         collect_jsonl(&repo.path(top), &mut jsonl_files)?;
@@ -232,6 +261,32 @@ fn collect_jsonl(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         if entry.file_type().is_ok_and(|t| t.is_dir()) {
             collect_jsonl(&path, out)?;
         } else if path.extension().is_some_and(|e| e == "jsonl") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The `.cairn-tmp-*` files of [`files::write_atomic`] in `dir` (and below it, when `deep`).
+fn collect_temps(dir: &Path, deep: bool, out: &mut Vec<PathBuf>) -> Result<()> {
+    let read = match std::fs::read_dir(dir) {
+        Ok(read) => read,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(Error::io(dir.display(), &err)),
+    };
+    for entry in read {
+        let entry = entry.map_err(|e| Error::io(dir.display(), &e))?;
+        let path = entry.path();
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir {
+            if deep {
+                collect_temps(&path, true, out)?;
+            }
+        } else if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(files::TEMP_PREFIX)
+        {
             out.push(path);
         }
     }

@@ -26,6 +26,13 @@
 //! repository's folders use [`read_dir_real`], which leaves links out, and
 //! [`read_optional`] refuses a link, so what a link points to is never read, indexed or
 //! committed. `cairn doctor` names every such link (ADR: links are never followed).
+//! Power loss: both shapes reach the disk before they return, in the order that keeps the file
+//! whole (see the ADR on fsync order). [`write_atomic`] syncs the temporary file's data, renames
+//! it, then syncs the directory (the rename itself is only durable once the directory is).
+//! [`append_line`] syncs the file's data (`fdatasync`: the bytes and the new length) before
+//! it releases the lock, and the directory only when the append made the file ([`append_derived`]
+//! does neither: derived state is rebuilt, never trusted). A command
+//! commits after its writes returned, so a commit never names a line the disk may lose.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -131,6 +138,8 @@ pub fn read_dir_real(
         Err(_) => true,
     }))
 }
+/// How [`write_atomic`]'s temporary files begin; `cairn doctor` removes the ones a kill left.
+pub const TEMP_PREFIX: &str = ".cairn-tmp-";
 
 /// Replaces (or creates) `path` with `bytes`, atomically. A new file gets the mode git gives
 /// one (0666 less the umask); a replaced file keeps its mode. Refused through a link inside a
@@ -139,10 +148,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     refuse_links(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
+    let made_dir = !dir.is_dir();
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
     // tempfile's own default is 0600; the kernel takes the umask off the mode asked for here.
     let mut tmp = tempfile::Builder::new()
-        .prefix(".cairn-tmp-")
+        .prefix(TEMP_PREFIX)
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir.display(), &e))?;
@@ -157,7 +167,24 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     tmp.persist(path)
         .map_err(|e| Error::io(path.display(), &e.error))?;
+    // The rename is in the directory: durable once the directory is synced.
+    sync_dir(dir)?;
+    if made_dir && let Some(parent) = dir.parent() {
+        sync_dir(parent)?;
+    }
     Ok(())
+}
+
+/// Syncs a directory, so the names made or renamed in it survive a power loss.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir.display(), &e))
 }
 
 /// What [`append_line`] did besides appending.
@@ -224,6 +251,8 @@ fn append_checked(path: &Path, line: &[u8], recovered_dir: &Path, check: bool) -
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
     }
+    // A new file's name is made durable after its first line (once a day for a day file).
+    let made = !path.exists();
     let file = open_locked(path)?;
     let len = file.metadata().map_err(io)?.len();
     let mut appended = Appended::default();
@@ -262,6 +291,14 @@ fn append_checked(path: &Path, line: &[u8], recovered_dir: &Path, check: bool) -
             path.display(),
             &std::io::Error::other("short write (disk full?)"),
         ));
+    }
+    // The line is on disk before the lock is released, and so before any commit names it.
+    // Derived files (telemetry, recall counts) are rebuilt or lost harmlessly: not synced.
+    if check {
+        file.sync_data().map_err(io)?;
+        if made && let Some(dir) = path.parent() {
+            sync_dir(dir)?;
+        }
     }
     file.unlock().map_err(io)?;
     Ok(appended)

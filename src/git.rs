@@ -289,6 +289,7 @@ pub fn commit_changes(
     identity: &Identity<'_>,
 ) -> Result<Option<Committed>> {
     let (repo, work_dir, prefix) = open_work_tree(root)?;
+    clear_locks_of_a_killed_commit(&repo)?;
     let head = repo.head_commit().ok();
     let (parent, base_tree) = head_base(&repo, head.as_ref())?;
     let head_tree = match &head {
@@ -377,8 +378,15 @@ pub fn commit_changes(
         .write()
         .map_err(|e| git_err("cannot write the tree", e))?
         .detach();
+    // The marker names the paths whose index entries this commit updates: a kill after the
+    // branch moved and before the index was written left them stale (git status showed the
+    // commit's change undone; found by the crash harness in sync's renumbering).
+    let marker = repo.git_dir().join(COMMITTING);
+    let paths: Vec<&str> = staged.iter().map(|s| s.path.as_str()).collect();
+    std::fs::write(&marker, paths.join("\n")).map_err(|e| Error::io(marker.display(), &e))?;
     if tree == base_tree && parent.is_some() {
         update_index(&repo, &work_dir, &staged)?;
+        remove_if_there(&marker)?;
         return Ok(None);
     }
 
@@ -390,12 +398,225 @@ pub fn commit_changes(
     };
     let mut time_buf = gix::date::parse::TimeBuf::default();
     let sig_ref = signature.to_ref(&mut time_buf);
-    let id = repo
-        .commit_as(sig_ref, sig_ref, "HEAD", message, tree, parent)
-        .map_err(|e| git_err("cannot commit", e))?
-        .detach();
+    let id = commit_durably(&repo, sig_ref, message, tree, parent, &staged)?;
     update_index(&repo, &work_dir, &staged)?;
+    remove_if_there(&marker)?;
     Ok(Some(Committed { id: id.to_string() }))
+}
+
+/// A file in the git directory that says a cairn process is between taking git's lock files
+/// (HEAD's, its branch's, the index's, packed-refs') and releasing them. A process killed there leaves the
+/// lock files behind, and git and gix refuse every later commit until someone deletes them.
+const COMMITTING: &str = "cairn-committing";
+
+/// Removes the lock files a killed cairn commit left (found by the crash harness: a SIGKILL
+/// during the ref update left `HEAD.lock` and `refs/heads/main.lock`, and every later command
+/// failed with "Could not prepare reference edit"). Only when the marker says a cairn commit
+/// was cut short (the caller holds the repository lock, so that process is gone), and only the
+/// lock files made within seconds of the marker: a lock a git command holds now is younger.
+fn clear_locks_of_a_killed_commit(repo: &gix::Repository) -> Result<()> {
+    let git_dir = repo.git_dir();
+    let marker = git_dir.join(COMMITTING);
+    let Some(since) = std::fs::metadata(&marker).and_then(|m| m.modified()).ok() else {
+        return Ok(());
+    };
+    let paths = std::fs::read_to_string(&marker).unwrap_or_default();
+    let mut locks = vec![
+        git_dir.join("HEAD.lock"),
+        git_dir.join("index.lock"),
+        git_dir.join("packed-refs.lock"),
+    ];
+    if let Ok(Some(name)) = repo.head_name() {
+        let rel = name.as_bstr().to_str_lossy().into_owned();
+        locks.push(git_dir.join(format!("{rel}.lock")));
+    }
+    let window = std::time::Duration::from_secs(10);
+    for lock in locks {
+        let Some(made) = std::fs::metadata(&lock).and_then(|m| m.modified()).ok() else {
+            continue;
+        };
+        let near = match made.duration_since(since) {
+            Ok(after) => after <= window,
+            Err(before) => before.duration() <= std::time::Duration::from_secs(1),
+        };
+        if near {
+            remove_if_there(&lock)?;
+        }
+    }
+    refresh_index_from_head(repo, paths.lines().filter(|p| !p.is_empty()))?;
+    remove_if_there(&marker)
+}
+
+/// Sets the index entries of `paths` to HEAD's blobs (removed where HEAD has none), with stat
+/// data only where the working file holds exactly that blob.
+fn refresh_index_from_head<'a>(
+    repo: &gix::Repository,
+    paths: impl Iterator<Item = &'a str>,
+) -> Result<()> {
+    let Some(work_dir) = repo.workdir().map(Path::to_path_buf) else {
+        return Ok(());
+    };
+    let Ok(head) = repo.head_commit() else {
+        return Ok(());
+    };
+    let tree = head
+        .tree()
+        .map_err(|e| git_err("cannot read HEAD's tree", e))?;
+    let mut staged = Vec::new();
+    for path in paths {
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .map_err(|e| git_err("cannot read HEAD's tree", e))?;
+        let blob = entry.map(|e| {
+            let kind = if e.mode().is_executable() {
+                EntryKind::BlobExecutable
+            } else {
+                EntryKind::Blob
+            };
+            (e.object_id(), kind)
+        });
+        let matches_file = match &blob {
+            Some((id, _)) => {
+                let committed = repo
+                    .find_object(*id)
+                    .map_err(|e| git_err("cannot read a blob", e))?;
+                std::fs::read(work_dir.join(path)).is_ok_and(|now| now == committed.data)
+            }
+            None => false,
+        };
+        staged.push(Staged {
+            path: path.to_string(),
+            blob,
+            matches_file,
+        });
+    }
+    if staged.is_empty() {
+        return Ok(());
+    }
+    update_index(repo, &work_dir, &staged)
+}
+
+fn remove_if_there(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(path.display(), &e)),
+    }
+}
+
+/// Writes the commit and moves HEAD's branch to it, in the order that survives a power loss
+/// (gix syncs nothing itself): the new objects (blobs, the trees on the changed paths, the
+/// commit) and their folders are synced before the branch moves, and the branch's file and
+/// folder after, so the branch never names an object the disk lost. The branch moves only if
+/// it still points at `parent`, as `commit_as` does.
+fn commit_durably(
+    repo: &gix::Repository,
+    sig: gix::actor::SignatureRef<'_>,
+    message: &str,
+    tree: gix::ObjectId,
+    parent: Option<gix::ObjectId>,
+    staged: &[Staged],
+) -> Result<gix::ObjectId> {
+    use gix::refs::transaction::{PreviousValue, RefEdit};
+    let commit = gix::objs::Commit {
+        message: message.into(),
+        tree,
+        author: sig.into(),
+        committer: sig.into(),
+        encoding: None,
+        parents: parent.into_iter().collect(),
+        extra_headers: Default::default(),
+    };
+    let id = repo
+        .write_object(&commit)
+        .map_err(|e| git_err("cannot write the commit", e))?
+        .detach();
+    let mut objects = vec![id, tree];
+    objects.extend(staged.iter().filter_map(|s| s.blob.map(|(b, _)| b)));
+    objects.extend(trees_on_paths(repo, tree, staged));
+    sync_loose_objects(repo, &objects)?;
+    let expected = match parent {
+        Some(p) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(p)),
+        None => PreviousValue::MustNotExist,
+    };
+    let log =
+        gix::reference::log::message("commit", message.as_bytes().as_bstr(), commit.parents.len());
+    let edits = repo
+        .edit_references_as(
+            Some(
+                RefEdit::update(
+                    "HEAD".try_into().expect("HEAD is a ref name"),
+                    id,
+                    expected,
+                    log,
+                )
+                .with_deref(true),
+            ),
+            Some(sig),
+        )
+        .map_err(|e| git_err("cannot commit", e))?;
+    // The branch's loose ref file and its folder (HEAD itself only names the branch).
+    let git_dir = repo.git_dir();
+    for edit in &edits {
+        let path = git_dir.join(edit.name.as_bstr().to_str_lossy().as_ref());
+        if let Ok(file) = std::fs::File::open(&path) {
+            file.sync_all().map_err(|e| Error::io(path.display(), &e))?;
+            if let Some(dir) = path.parent() {
+                crate::files::sync_dir(dir)?;
+            }
+        }
+    }
+    Ok(id)
+}
+
+/// The trees a tree edit wrote besides the root: those on the way to each changed path.
+fn trees_on_paths(
+    repo: &gix::Repository,
+    root: gix::ObjectId,
+    staged: &[Staged],
+) -> Vec<gix::ObjectId> {
+    let Ok(tree) = repo.find_tree(root) else {
+        return Vec::new();
+    };
+    let mut out = HashSet::new();
+    for s in staged {
+        let mut dir = String::new();
+        let parts: Vec<&str> = s.path.split('/').collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            if !dir.is_empty() {
+                dir.push('/');
+            }
+            dir.push_str(part);
+            if let Ok(Some(entry)) = tree.lookup_entry_by_path(dir.as_str()) {
+                out.insert(entry.object_id());
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Syncs the loose files of `ids` (those that are loose; packed ones were synced by whoever
+/// wrote the pack) and the folders that hold them.
+fn sync_loose_objects(repo: &gix::Repository, ids: &[gix::ObjectId]) -> Result<()> {
+    let objects = repo.objects.store_ref().path().to_path_buf();
+    let mut dirs = std::collections::BTreeSet::new();
+    for id in ids {
+        let hex = id.to_hex().to_string();
+        let dir = objects.join(&hex[..2]);
+        let path = dir.join(&hex[2..]);
+        if let Ok(file) = std::fs::File::open(&path) {
+            file.sync_all().map_err(|e| Error::io(path.display(), &e))?;
+            dirs.insert(dir);
+        }
+    }
+    for dir in &dirs {
+        crate::files::sync_dir(dir)?;
+    }
+    // A fan-out folder made now is an entry of the objects folder.
+    if !dirs.is_empty() {
+        crate::files::sync_dir(&objects)?;
+    }
+    Ok(())
 }
 
 /// One path's new index entry: its committed blob (none: deleted), and whether the working
@@ -536,6 +757,12 @@ fn update_index(repo: &gix::Repository, work_dir: &Path, staged: &[Staged]) -> R
     index
         .write(gix::index::write::Options::default())
         .map_err(|e| git_err("cannot write the git index", e))?;
+    // The index is written by rename like a ref: synced after, so a power loss cannot leave
+    // git an empty index (ext4 already orders a rename over an old file after its data).
+    let path = repo.index_path();
+    if let Ok(file) = std::fs::File::open(&path) {
+        file.sync_all().map_err(|e| Error::io(path.display(), &e))?;
+    }
     Ok(())
 }
 
@@ -1146,10 +1373,24 @@ fn edit_proposal_refs(
     set: &[(&str, gix::ObjectId)],
     delete: &[&str],
 ) -> Result<()> {
-    use std::io::Write as _;
     if set.is_empty() && delete.is_empty() {
         return Ok(());
     }
+    // A kill while `packed-refs.lock` is held left it, and every later decision failed with
+    // "Could not lock packed refs" (found by the crash harness in review --approve).
+    clear_locks_of_a_killed_commit(repo)?;
+    let marker = repo.git_dir().join(COMMITTING);
+    std::fs::write(&marker, b"").map_err(|e| Error::io(marker.display(), &e))?;
+    edit_packed_proposal_refs(repo, set, delete)?;
+    remove_if_there(&marker)
+}
+
+fn edit_packed_proposal_refs(
+    repo: &gix::Repository,
+    set: &[(&str, gix::ObjectId)],
+    delete: &[&str],
+) -> Result<()> {
+    use std::io::Write as _;
     let path = repo.refs.packed_refs_path();
     let lock = gix::lock::File::acquire_to_update_resource(
         &path,

@@ -6,10 +6,14 @@
 //!
 //! Writers serialize on the repository lock, an advisory lock on `cairn.lock` in the git
 //! directory (not in `.cairn/`, which may be deleted at any moment; ADR 3). Readers never take
-//! it.
+//! it. Each hold is measured: when the lock is released, a telemetry event `lock`/`writer`
+//! records how long the writer waited for it (`duration_ms`, and `wait_us`) and how long it
+//! held it (`held_us`), so contention between agents can be seen with `cairn stats
+//! --telemetry` (and is reported by `scripts/load`).
 
-use std::fs::File;
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::config::{self, Config};
 use crate::error::{Error, Kind, Result};
@@ -105,8 +109,41 @@ impl Repo {
             .write(true)
             .open(&path)
             .map_err(|e| Error::io(path.display(), &e))?;
-        file.lock().map_err(|e| Error::io(path.display(), &e))?;
-        Ok(RepoLock { _file: file })
+        let asked = Instant::now();
+        let contended = match file.try_lock() {
+            Ok(()) => false,
+            Err(TryLockError::WouldBlock) => {
+                file.lock().map_err(|e| Error::io(path.display(), &e))?;
+                true
+            }
+            Err(TryLockError::Error(e)) => return Err(Error::io(path.display(), &e)),
+        };
+        Ok(RepoLock {
+            _file: file,
+            repo: self.clone(),
+            wait: asked.elapsed(),
+            contended,
+            taken: Instant::now(),
+        })
+    }
+}
+
+impl Repo {
+    /// Takes the lock that lets one process at a time build the index from nothing (readers
+    /// take it too, unlike the writer lock); beside the writer lock, in the git directory, so
+    /// that deleting `.cairn/` never drops it while it is held. `None` where the lock file
+    /// cannot be opened (a git directory this process cannot write): the build goes on
+    /// without it, as a read there always did.
+    pub fn index_build_lock(&self) -> Option<File> {
+        let path = lock_path(&self.root).with_file_name("cairn-index.lock");
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .ok()?;
+        file.lock().ok()?;
+        Some(file)
     }
 }
 
@@ -120,9 +157,42 @@ pub fn ignore_derived(repo: &Repo) -> Result<()> {
     Ok(())
 }
 
-/// Held while a command writes; released on drop.
+/// Held while a command writes; released on drop, which records the wait and the hold in
+/// telemetry.
 pub struct RepoLock {
     _file: File,
+    repo: Repo,
+    /// How long this process waited for the lock.
+    wait: Duration,
+    /// Another writer held the lock when it was asked for.
+    contended: bool,
+    taken: Instant,
+}
+
+impl Drop for RepoLock {
+    fn drop(&mut self) {
+        // One small append, made while the lock is still held (the file is closed after this
+        // body). The event's time is the clock's, not a pinned `--now`: it measures this
+        // machine.
+        let held = self.taken.elapsed();
+        let meta = serde_json::json!({
+            "wait_us": self.wait.as_micros() as u64,
+            "held_us": held.as_micros() as u64,
+            "contended": self.contended,
+            "pid": std::process::id(),
+        });
+        if let Some(w) = crate::telemetry::record(
+            &self.repo,
+            chrono::Utc::now(),
+            "lock",
+            "writer",
+            true,
+            self.wait,
+            meta,
+        ) {
+            crate::output::notice(&w);
+        }
+    }
 }
 
 /// The lock file: in the git directory when there is one (it outlives `.cairn/`), else in

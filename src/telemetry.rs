@@ -33,12 +33,34 @@ pub fn emit(
     started: std::time::Instant,
     metadata: Value,
 ) -> Option<String> {
+    record(
+        repo,
+        now,
+        component,
+        action,
+        success,
+        started.elapsed(),
+        metadata,
+    )
+}
+
+/// Appends one event of a step that took `duration`; returns a warning for stderr if it
+/// could not be written.
+pub fn record(
+    repo: &Repo,
+    now: DateTime<Utc>,
+    component: &str,
+    action: &str,
+    success: bool,
+    duration: std::time::Duration,
+    metadata: Value,
+) -> Option<String> {
     let event = Event {
         ts: crate::time::format(now),
         component: component.into(),
         action: action.into(),
         success,
-        duration_ms: started.elapsed().as_millis() as u64,
+        duration_ms: duration.as_millis() as u64,
         metadata,
     };
     let mut line = serde_json::to_vec(&event).expect("event serializes");

@@ -55,8 +55,18 @@ pub struct Report {
     pub skipped: Vec<Skipped>,
 }
 
+/// What the importer calls with every path it is about to write or remove, before the first
+/// write (the command notes them in `.cairn/pending.json`, so a kill mid-import leaves them to
+/// the next commit instead of outside every commit).
+pub type BeforeWrites<'a> = &'a mut dyn FnMut(&[String]) -> crate::error::Result<()>;
+
 /// Imports every `*.md` record in `dir`. Run under the repository lock.
-pub fn import(repo: &Repo, dir: &Path, today: NaiveDate) -> Result<(Report, Written), Error> {
+pub fn import(
+    repo: &Repo,
+    dir: &Path,
+    today: NaiveDate,
+    before: BeforeWrites<'_>,
+) -> Result<(Report, Written), Error> {
     let mut names = Vec::new();
     let read = std::fs::read_dir(dir).map_err(|e| CairnError::io(dir.display(), &e))?;
     for entry in read {
@@ -71,12 +81,16 @@ pub fn import(repo: &Repo, dir: &Path, today: NaiveDate) -> Result<(Report, Writ
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| DIR.to_string());
-    run(repo, dir, &label, names, false, today)
+    run(repo, dir, &label, names, false, today, before)
 }
 
 /// Converts the records of `decisions/` that have no cairn frontmatter, where they are. Run
 /// under the repository lock.
-pub fn import_in_place(repo: &Repo, today: NaiveDate) -> Result<(Report, Written), Error> {
+pub fn import_in_place(
+    repo: &Repo,
+    today: NaiveDate,
+    before: BeforeWrites<'_>,
+) -> Result<(Report, Written), Error> {
     let mut names = Vec::new();
     for rel in super::record_files(repo)? {
         let path = repo.path(&rel);
@@ -86,7 +100,7 @@ pub fn import_in_place(repo: &Repo, today: NaiveDate) -> Result<(Report, Written
             names.push(rel.rsplit('/').next().unwrap_or(&rel).to_string());
         }
     }
-    run(repo, &repo.path(DIR), DIR, names, true, today)
+    run(repo, &repo.path(DIR), DIR, names, true, today, before)
 }
 
 fn run(
@@ -96,6 +110,7 @@ fn run(
     names: Vec<String>,
     in_place: bool,
     today: NaiveDate,
+    before: BeforeWrites<'_>,
 ) -> Result<(Report, Written), Error> {
     let converting: BTreeSet<&str> = if in_place {
         names.iter().map(String::as_str).collect()
@@ -408,6 +423,17 @@ fn run(
         }
     }
 
+    let mut planned: Vec<String> = texts.iter().map(|(rel, _)| rel.clone()).collect();
+    if in_place {
+        planned.extend(
+            sources
+                .iter()
+                .filter(|s| renames.contains_key(&s.file_name))
+                .map(|s| format!("{DIR}/{}", s.file_name)),
+        );
+    }
+    planned.extend(relinked.iter().map(|(rel, _)| rel.clone()));
+    before(&planned)?;
     let mut written = Written::default();
     // Records written elsewhere may hold a secret: none reaches the repository.
     let redactor =
@@ -420,6 +446,9 @@ fn run(
     for ((source, plan), (rel, text)) in sources.iter().zip(plans).zip(texts) {
         let text = redactor.redact(&text);
         files::write_atomic(&repo.path(&rel), text.as_bytes())?;
+        if written.paths.is_empty() {
+            crate::cli::failpoint("adr-import-after-first");
+        }
         written.paths.push(rel.clone());
         if in_place && renames.contains_key(&source.file_name) {
             let old = format!("{DIR}/{}", source.file_name);

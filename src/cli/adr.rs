@@ -397,10 +397,13 @@ fn import(ctx: &Ctx, dir: Option<PathBuf>, mut in_place: bool) -> Result<Report>
     }
     in_place |= is_own;
     let _lock = repo.lock()?;
+    // Every path is noted before the first write: a kill mid-import leaves them to the next
+    // commit (a rerun skips the records already there, so it would never commit them).
+    let mut before = |paths: &[String]| ctx.begin_writes(&repo, paths);
     let (report, written) = if in_place {
-        adr::import::import_in_place(&repo, ctx.now.date_naive())?
+        adr::import::import_in_place(&repo, ctx.now.date_naive(), &mut before)?
     } else {
-        adr::import::import(&repo, &dir, ctx.now.date_naive())?
+        adr::import::import(&repo, &dir, ctx.now.date_naive(), &mut before)?
     };
     // The folder's name only: history must not carry paths of the user's machine.
     let folder = dir.file_name().map_or_else(
@@ -423,7 +426,7 @@ fn import(ctx: &Ctx, dir: Option<PathBuf>, mut in_place: bool) -> Result<Report>
         .iter()
         .map(|i| ("Cairn-Adr", i.number.to_string()))
         .collect();
-    let commit = ctx.commit_changes(
+    let commit = ctx.commit_changes_with_pending(
         &repo,
         &written.changes(),
         &super::message(&subject, &trailers),

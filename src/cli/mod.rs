@@ -278,6 +278,16 @@ impl Ctx {
         self.commit_changes_with_pending(repo, &changes, message)
     }
 
+    /// Commits what a killed command left pending, if anything: a rerun that finds its work
+    /// already written (a duplicate, nothing new) still ends with it committed.
+    pub fn commit_left_pending(&self, repo: &Repo, noun: &str) -> Result<Option<git::Committed>> {
+        if pending(repo).is_empty() {
+            return Ok(None);
+        }
+        let message = format!("{noun}: commit what an interrupted command wrote");
+        self.commit_with_pending(repo, &[], &message)
+    }
+
     /// Commits `changes` and whatever an interrupted command left pending (whole files: what
     /// the interrupted run appended is not known), then clears it.
     pub fn commit_changes_with_pending(

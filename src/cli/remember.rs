@@ -89,7 +89,7 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         ctx.now,
     );
     let duplicate = judged.observation.is_some() && store::contains(&repo, &judged.id)?;
-    let mut commit = None;
+    let commit;
     let mut path = None;
     let mut merged = None;
     let mut warnings = Vec::new();
@@ -118,11 +118,16 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
             ),
         };
         let lines = [line];
+        // Noted first: a kill before the commit leaves the line to the next writer's commit.
+        ctx.begin_writes(&repo, &[store::day_file(ctx.now)])?;
         let (rel, _) = store::append(&repo, &lines, ctx.now)?;
+        super::failpoint("remember-after-append");
         let msg = super::message(&subject, &[("Cairn-Observation", trailer)]);
         let change = crate::git::Change::appended_lines(&rel, &lines);
-        commit = ctx.commit_changes(&repo, &[change], &msg)?;
+        commit = ctx.commit_changes_with_pending(&repo, &[change], &msg)?;
         path = Some(rel);
+    } else {
+        commit = ctx.commit_left_pending(&repo, "remember")?;
     }
     let inserted = !duplicate && merged.is_none();
     let counts = json!({
@@ -280,21 +285,26 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
         ..
     } = admitted;
     bar.finish_and_clear();
-    let mut commit = None;
+    let commit;
     let mut path = None;
     if !lines.is_empty() {
+        // Noted first: a kill before the commit leaves the lines to the next writer's commit.
+        ctx.begin_writes(&repo, &[store::day_file(ctx.now)])?;
         let (rel, _) = store::append(&repo, &lines, ctx.now)?;
+        super::failpoint("import-after-append");
         let subject = format!(
             "import: {} from {}",
             output::count(lines.len() as u64 - merged, "observation"),
             super::file_name(&file)
         );
-        commit = ctx.commit_changes(
+        commit = ctx.commit_changes_with_pending(
             &repo,
             &[crate::git::Change::appended_lines(&rel, &lines)],
             &super::message(&subject, &[]),
         )?;
         path = Some(rel);
+    } else {
+        commit = ctx.commit_left_pending(&repo, "import")?;
     }
     let counts = json!({
         "read": candidates.len(), "stored": lines.len() as u64 - merged, "allowed": allowed, "held": held,

@@ -105,7 +105,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     // Appends are atomic on their own (the day file's lock); the repository lock is needed
     // only to make this entry's commit hold exactly this entry.
     let _lock = if committing { Some(repo.lock()?) } else { None };
+    // A kill between the append and the commit would leave the line out of every later commit
+    // (each commits HEAD's file plus its own line): the path is noted first, and the next
+    // writer commits what a killed one left (found by the crash harness).
+    ctx.begin_writes(&repo, &[slog::day_file(ctx.now)])?;
     let appended = slog::append(&repo, new, ctx.now)?;
+    super::failpoint("slog-after-append");
     let e = &appended.entry;
     let subject = format!("slog: {} {}", e.action, e.tool);
     let msg = super::message(&subject, &[("Cairn-Slog", e.id.clone())]);
@@ -113,7 +118,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         path: appended.rel_path.clone(),
         bytes: appended.line.clone(),
     };
-    let commit = ctx.commit_changes(&repo, &[change], &msg)?;
+    let commit = ctx.commit_changes_with_pending(&repo, &[change], &msg)?;
     let mut warnings = Vec::new();
     if let Some(saved) = &appended.recovered {
         warnings.push(format!(

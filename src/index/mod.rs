@@ -432,7 +432,10 @@ impl Index {
     /// repository this process cannot write, opens it read-only ([`Index::open_read_only`]).
     pub fn open(repo: &Repo) -> Result<Index> {
         let dir = repo.path(DIR);
-        if writable(&dir) {
+        // The probe is made in `.cairn/`, not in the index folder: a process building the
+        // index from nothing removes that folder, and a probe at that moment would take a
+        // writable repository for a read-only one.
+        if writable(&repo.derived_dir()) {
             Index::open_at(repo, &dir, false)
         } else {
             Index::open_read_only(repo, &dir)
@@ -543,28 +546,34 @@ impl Index {
     fn open_in(repo: &Repo, dir: &Path, rebuild: bool, in_repo: bool) -> Result<Index> {
         let (schema, fields) = schema();
         let mut refresh = Refresh::default();
-        let mut index = None;
         let mut payload = Payload {
             schema: SCHEMA_VERSION,
             files: BTreeMap::new(),
             vectors: None,
         };
-        if !rebuild && dir.join("meta.json").is_file() {
-            match tantivy::Index::open_in_dir(dir) {
-                Ok(i) => {
-                    if let Some(p) = read_payload(&i).filter(|p| p.schema == SCHEMA_VERSION)
-                        && i.schema() == schema
-                    {
-                        payload = p;
-                        index = Some(i);
-                    }
-                }
-                Err(err) => refresh
-                    .warnings
-                    .push(format!("index unreadable ({err}); rebuilt")),
+        let mut index = if rebuild {
+            None
+        } else {
+            open_usable(dir, &schema, &mut refresh.warnings)
+        };
+        // Building from nothing removes the folder: one process at a time, or a second one
+        // deletes the files the first is writing (many agents' first reads after `.cairn/` was
+        // deleted failed so). Whoever waited opens what the first built.
+        let _building = if index.is_none() && in_repo {
+            let lock = repo.index_build_lock();
+            if !rebuild {
+                let mut warnings = Vec::new();
+                index = open_usable(dir, &schema, &mut warnings);
+                refresh.warnings = warnings;
             }
+            lock
+        } else {
+            None
+        };
+        if let Some((_, p)) = &index {
+            payload = p.clone();
         }
-        let index = match index {
+        let index = match index.map(|(i, _)| i) {
             Some(i) => i,
             None => {
                 refresh.rebuilt = true;
@@ -1372,6 +1381,28 @@ fn passes(doc: &Doc, filter: &Filter) -> bool {
         && (filter.include_hold || doc.verdict != "hold")
         && (filter.kinds.is_empty() || filter.kinds.contains(&doc.kind))
         && filter.category.as_ref().is_none_or(|c| *c == doc.category)
+}
+
+/// The index in `dir` when it is there, of this schema and committed at least once (a
+/// payload); else `None`, with a warning when it could not be read.
+fn open_usable(
+    dir: &Path,
+    schema: &tantivy::schema::Schema,
+    warnings: &mut Vec<String>,
+) -> Option<(tantivy::Index, Payload)> {
+    if !dir.join("meta.json").is_file() {
+        return None;
+    }
+    match tantivy::Index::open_in_dir(dir) {
+        Ok(i) => {
+            let p = read_payload(&i).filter(|p| p.schema == SCHEMA_VERSION)?;
+            (i.schema() == *schema).then_some((i, p))
+        }
+        Err(err) => {
+            warnings.push(format!("index unreadable ({err}); rebuilt"));
+            None
+        }
+    }
 }
 
 fn read_payload(index: &tantivy::Index) -> Option<Payload> {

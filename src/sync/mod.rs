@@ -121,7 +121,10 @@ pub fn sync(repo: &Repo, opts: &Options<'_>) -> Result<Synced> {
     if let Some(theirs) = rev(&git, "MERGE_HEAD")? {
         finish_merge(repo, &git, &theirs, &mut out)?;
         out.finished_merge = true;
+    } else {
+        undo_a_killed_checkout(repo, &git)?;
     }
+    remove_merge_note(repo)?;
     let (remote, upstream) = remote_of(&git, &branch, opts.remote.as_deref())?;
     out.remote = remote.clone();
     if let Some(b) = &upstream {
@@ -272,6 +275,114 @@ fn fetch(git: &Git, remote: &str, branch: &str) -> Result<Option<String>> {
 
 /// Brings `tip` into HEAD: nothing, a fast-forward, or a merge made right.
 fn merge(
+    repo: &Repo,
+    git: &Git,
+    head: Option<&str>,
+    tip: &str,
+    remote: &str,
+    out: &mut Synced,
+) -> Result<()> {
+    if let Some(head) = head {
+        note_merge(repo, head, tip)?;
+    }
+    let merged = merge_noted(repo, git, head, tip, remote, out);
+    if merged.is_ok() {
+        remove_merge_note(repo)?;
+    }
+    merged
+}
+
+/// Where a sync notes the merge it is about to run: git updates the working tree before it
+/// writes `MERGE_HEAD` (or moves the branch, for a fast-forward), so a kill in between leaves
+/// files changed with nothing saying why, and every later merge refuses ("your local changes
+/// would be overwritten"). Found by the crash harness.
+const MERGE_NOTE: &str = ".cairn/sync-merge.json";
+
+#[derive(Serialize, serde::Deserialize)]
+struct MergeNote {
+    head: String,
+    tip: String,
+}
+
+fn note_merge(repo: &Repo, head: &str, tip: &str) -> Result<()> {
+    crate::repo::ignore_derived(repo)?;
+    let note = MergeNote {
+        head: head.to_string(),
+        tip: tip.to_string(),
+    };
+    let text = serde_json::to_string(&note).expect("a merge note serializes");
+    crate::files::write_atomic(&repo.path(MERGE_NOTE), text.as_bytes())?;
+    crate::cli::failpoint("sync-merge-noted");
+    Ok(())
+}
+
+fn remove_merge_note(repo: &Repo) -> Result<()> {
+    match std::fs::remove_file(repo.path(MERGE_NOTE)) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(MERGE_NOTE, &e)),
+    }
+}
+
+/// Puts back HEAD's version of every path a killed merge could have touched (those that differ
+/// between the noted HEAD and tip), when HEAD did not move and no `MERGE_HEAD` says a merge is
+/// under way. git starts a merge only when none of those paths holds a local change, and the
+/// repository lock kept other cairn writers out, so what is there is git's half-done work.
+fn undo_a_killed_checkout(repo: &Repo, git: &Git) -> Result<()> {
+    let Some(text) = crate::files::read_optional(&repo.path(MERGE_NOTE))? else {
+        return Ok(());
+    };
+    let Ok(note) = serde_json::from_str::<MergeNote>(&text) else {
+        return Ok(());
+    };
+    if rev(git, "HEAD")?.as_deref() != Some(note.head.as_str()) {
+        return Ok(());
+    }
+    let diff = git.ok(
+        &[
+            "diff",
+            "--name-status",
+            "--no-renames",
+            "-z",
+            &note.head,
+            &note.tip,
+        ],
+        "cannot list what the interrupted merge changed",
+    )?;
+    let mut fields = diff.stdout.split('\0').filter(|f| !f.is_empty());
+    let (mut restore, mut added) = (Vec::new(), Vec::new());
+    while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+        // Paths from the top of the work tree, whatever folder git runs in.
+        let path = format!(":(top){path}");
+        if status.starts_with('A') {
+            added.push(path);
+        } else {
+            restore.push(path);
+        }
+    }
+    if !restore.is_empty() {
+        let mut args = vec!["checkout", note.head.as_str(), "--"];
+        args.extend(restore.iter().map(String::as_str));
+        git.ok(&args, "cannot undo what the interrupted merge changed")?;
+    }
+    if !added.is_empty() {
+        let mut args = vec!["rm", "-q", "--cached", "--ignore-unmatch", "--"];
+        args.extend(added.iter().map(String::as_str));
+        git.ok(&args, "cannot undo what the interrupted merge added")?;
+        let root = git::work_tree_of(repo.root()).unwrap_or_else(|| repo.root().to_path_buf());
+        for path in &added {
+            let path = path.trim_start_matches(":(top)");
+            match std::fs::remove_file(root.join(path)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(path, &e)),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn merge_noted(
     repo: &Repo,
     git: &Git,
     head: Option<&str>,

@@ -5,12 +5,14 @@ mod support;
 
 mod adr;
 mod agent_hooks;
+mod crash;
 mod forget;
 mod git;
 mod hooks;
 mod hooks_git;
 mod hostile;
 mod init;
+mod load;
 mod maintain;
 mod mcp;
 mod memory;

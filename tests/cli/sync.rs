@@ -563,3 +563,36 @@ fn a_remote_that_never_answers_is_stopped_at_the_timeout() {
     let run = run.code(2).stderr_has("did not finish within 2 s");
     assert!(run.stderr.contains("--timeout"), "{}", run.stderr);
 }
+
+/// A sync killed while `git merge` was updating the working tree (found by `scripts/crash`):
+/// git had changed files but not yet written `MERGE_HEAD`, so every later sync refused ("your
+/// local changes would be overwritten by merge") and the files stayed changed for good. The
+/// kill is made here at the failpoint after the sync notes its merge, and git's half-done
+/// checkout is made by hand (the remote's version of the file it changes).
+#[test]
+fn a_sync_killed_inside_git_merge_is_undone_and_merged_by_the_next_sync() {
+    let (env, bare, a, b) = remote_and_two_clones();
+    const NOW: &str = "2026-12-01T12:00:00Z";
+    env.cairn_in(&b, &["--now", NOW, "slog", "deploy", "caddy", "from b"])
+        .code(0);
+    env.git(&b, &["push", "-q", "origin", "main"]);
+    env.cairn_in(&a, &["--now", NOW, "slog", "fix", "redis", "from a"])
+        .code(0);
+    let mut cmd = env.command(BIN, &a);
+    cmd.args(["--now", NOW, "sync"])
+        .env("CAIRN_FAILPOINT", "sync-merge-noted");
+    assert!(!cmd.output().unwrap().status.success());
+    // What git leaves when killed mid-checkout: the remote's file in the tree and the index.
+    env.git(
+        &a,
+        &["checkout", "FETCH_HEAD", "--", "slog/2026-12-01.jsonl"],
+    );
+    env.cairn_in(&a, &["--now", NOW, "sync"]).code(0);
+    assert_eq!(git_status(&env, &a), "");
+    let head = env.git(&a, &["show", "HEAD:slog/2026-12-01.jsonl"]);
+    assert!(head.contains("from a") && head.contains("from b"), "{head}");
+    assert_eq!(
+        env.git(&a, &["rev-parse", "HEAD"]),
+        env.git(&bare, &["rev-parse", "main"])
+    );
+}

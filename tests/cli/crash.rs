@@ -1,0 +1,261 @@
+//! Crash safety through the real binary: the crash harness's checker (`benches/crash_harness`,
+//! the same code `scripts/crash` runs 200+ times) run on a few kills, and one regression test
+//! per defect the harness found, each stopping the binary at a failpoint where a timer cannot
+//! be made to land deterministically.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::support::BIN;
+
+#[path = "../../benches/crash_harness/mod.rs"]
+mod crash_harness;
+use crash_harness::{Harness, Kill, Outcome, Scenario};
+
+fn harness(work: &Path) -> Harness {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    Harness::new(Path::new(BIN), work, &fixtures)
+}
+
+fn scenario(name: &str) -> Scenario {
+    crash_harness::scenarios()
+        .into_iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no scenario {name}"))
+}
+
+#[track_caller]
+fn survived(label: &str, out: &Outcome) {
+    assert!(out.failures.is_empty(), "{label}: {:#?}", out.failures);
+}
+
+/// The harness's own run in miniature: every failpoint of two scenarios, and timer kills at a
+/// fixed spread of delays within the clean run's time. Each kill must pass every check
+/// (fsck, the next command, doctor, index --verify, git status, the records).
+#[test]
+fn a_few_kill_and_rerun_trials_pass_every_check_of_the_harness() {
+    let work = tempfile::tempdir().unwrap();
+    let h = harness(work.path());
+    let mut landed = 0;
+    for name in ["slog", "remember"] {
+        let s = scenario(name);
+        let p = h.prepare(&s).unwrap_or_else(|e| panic!("{e}"));
+        let mut kills: Vec<Kill> = s
+            .failpoints
+            .iter()
+            .map(|f| Kill::Failpoint(f.to_string()))
+            .collect();
+        for share in [0.3, 0.7] {
+            kills.push(Kill::Timer(p.clean.mul_f64(share)));
+        }
+        for (i, kill) in kills.iter().enumerate() {
+            let out = h.trial(&p, kill, &format!("{name}-{i}"));
+            survived(&format!("{name} {kill}"), &out);
+            landed += usize::from(out.landed);
+        }
+    }
+    // The failpoints at least stop the process mid-run.
+    assert!(landed >= 2, "{landed} kills landed");
+}
+
+/// The checker fails a trial whose records are not what a clean run leaves: a kill that lost a
+/// committed record is caught (here the loss is made by hand after the clean template).
+#[test]
+fn the_harness_reports_a_lost_record() {
+    let work = tempfile::tempdir().unwrap();
+    let h = harness(work.path());
+    let s = scenario("slog");
+    let p = h.prepare(&s).unwrap_or_else(|e| panic!("{e}"));
+    // An entry of the template removed, as a crash that loses data would.
+    let repo = p.template.join("repo");
+    let day = repo.join("slog/2026-12-01.jsonl");
+    let text = std::fs::read_to_string(&day).unwrap();
+    let kept: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&day, kept).unwrap();
+    h.git_ok(&repo, &["commit", "-qam", "lose an entry"]);
+    let out = h.trial(&p, &Kill::Timer(Duration::ZERO), "lost");
+    assert!(
+        out.failures
+            .iter()
+            .any(|f| f.contains("differ from a clean run")),
+        "{:#?}",
+        out.failures
+    );
+}
+
+/// A cairn commit killed while git's lock files were held (SIGKILL during the ref update, found
+/// by `scripts/crash` in maintain) left `.git/HEAD.lock` and `.git/refs/heads/main.lock`, and
+/// every later commit failed with "Could not prepare reference edit" until a person deleted
+/// them. The leftovers are made here as the killed process left them.
+#[test]
+fn the_lock_files_of_a_commit_killed_mid_ref_update_do_not_block_the_next_command() {
+    let (env, repo) = crate::support::Env::repo();
+    let git_dir = repo.join(".git");
+    let branch = env.git(&repo, &["symbolic-ref", "HEAD"]);
+    let head = env.git(&repo, &["rev-parse", "HEAD"]);
+    std::fs::write(git_dir.join("cairn-committing"), b"").unwrap();
+    std::fs::write(git_dir.join("HEAD.lock"), head.as_bytes()).unwrap();
+    std::fs::write(git_dir.join(format!("{}.lock", branch.trim())), b"").unwrap();
+    // And `packed-refs.lock`, left by a review --approve killed while deleting refs.
+    std::fs::write(git_dir.join("packed-refs.lock"), b"").unwrap();
+    env.cairn_in(&repo, &["slog", "fix", "redis", "raise maxmemory"])
+        .code(0);
+    assert!(!git_dir.join("packed-refs.lock").exists());
+    assert_eq!(crate::support::git_status(&env, &repo), "");
+    assert!(
+        env.git(&repo, &["log", "-1", "--format=%s"])
+            .contains("slog: fix redis")
+    );
+    // A lock with no cairn commit cut short (a git command holding it now) is left alone.
+    std::fs::write(git_dir.join("HEAD.lock"), head.as_bytes()).unwrap();
+    env.cairn_in(&repo, &["slog", "fix", "redis", "again"])
+        .code(2);
+    assert!(git_dir.join("HEAD.lock").exists());
+}
+
+/// A slog killed after its append and before its commit left the line in the working file and
+/// outside every later commit (each commits HEAD's file plus its own line): `git status` stayed
+/// dirty and a sync never carried the entry. The path is now noted in `.cairn/pending.json`
+/// first and the next writer commits it.
+#[test]
+fn a_slog_killed_before_its_commit_is_committed_by_the_next_one() {
+    let (env, repo) = crate::support::Env::repo();
+    let mut cmd = env.command(BIN, &repo);
+    cmd.args([
+        "--now",
+        NOW,
+        "slog",
+        "deploy",
+        "caddy",
+        "killed before its commit",
+    ])
+    .env("CAIRN_FAILPOINT", "slog-after-append");
+    assert!(!cmd.output().unwrap().status.success());
+    env.cairn_in(
+        &repo,
+        &["--now", NOW, "slog", "fix", "redis", "the next one"],
+    )
+    .code(0);
+    assert_eq!(crate::support::git_status(&env, &repo), "");
+    let head = env.git(&repo, &["show", "HEAD:slog/2026-12-01.jsonl"]);
+    assert!(head.contains("killed before its commit"), "{head}");
+    assert!(head.contains("the next one"), "{head}");
+}
+
+/// The same for `remember` and `import observations`, whose rerun finds the record already
+/// stored and so wrote nothing and committed nothing: the rerun now commits what the killed
+/// run left.
+#[test]
+fn a_remember_or_import_killed_before_its_commit_is_committed_by_its_rerun() {
+    let obs = "Always run cargo fmt before pushing to the main branch";
+    let file = |env: &crate::support::Env| {
+        let path = env.path().join("obs.jsonl");
+        std::fs::write(&path, format!("{{\"observation\":\"{obs}\"}}\n")).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    for (point, args) in [
+        (
+            "remember-after-append",
+            vec!["remember".to_string(), obs.to_string()],
+        ),
+        (
+            "import-after-append",
+            vec!["import".into(), "observations".into(), String::new()],
+        ),
+    ] {
+        let (env, repo) = crate::support::Env::repo();
+        let mut args = args;
+        if args.len() == 3 && args[2].is_empty() {
+            args[2] = file(&env);
+        }
+        let mut all = vec!["--now".to_string(), NOW.to_string()];
+        all.extend(args);
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        let mut cmd = env.command(BIN, &repo);
+        cmd.args(&all).env("CAIRN_FAILPOINT", point);
+        assert!(!cmd.output().unwrap().status.success(), "{point}");
+        env.cairn_in(&repo, &all).code(0);
+        assert_eq!(crate::support::git_status(&env, &repo), "", "{point}");
+        let head = env.git(&repo, &["show", "HEAD:vault/observations/2026-12-01.jsonl"]);
+        assert_eq!(head.matches(obs).count(), 1, "{point}: {head}");
+    }
+}
+
+/// `adr import` killed between two records: the rerun skipped the records already written, so
+/// they stayed untracked for good. Every path is now noted before the first write.
+#[test]
+fn an_adr_import_killed_midway_is_committed_whole_by_its_rerun() {
+    let (env, repo) = crate::support::Env::repo();
+    let from = crate::support::fixtures().join("adr/adr-tools");
+    let from = from.to_str().unwrap();
+    let mut cmd = env.command(BIN, &repo);
+    cmd.args(["--now", NOW, "adr", "import", from])
+        .env("CAIRN_FAILPOINT", "adr-import-after-first");
+    assert!(!cmd.output().unwrap().status.success());
+    env.cairn_in(&repo, &["--now", NOW, "adr", "import", from])
+        .code(0);
+    assert_eq!(crate::support::git_status(&env, &repo), "");
+    let tracked = env.git(&repo, &["ls-files", "decisions"]);
+    assert!(tracked.lines().count() >= 2, "{tracked}");
+}
+
+const NOW: &str = "2026-12-01T12:00:00Z";
+/// A whole-file write killed between its temporary file and the rename left
+/// `decisions/.cairn-tmp-*` untracked for good (found by `scripts/crash` in adr import):
+/// `cairn doctor` now removes such files (the file they were to replace is whole).
+#[test]
+fn doctor_removes_the_temporary_file_of_a_write_killed_before_its_rename() {
+    let (env, repo) = crate::support::Env::repo();
+    std::fs::write(
+        repo.join("decisions/.cairn-tmp-Ab12Cd"),
+        b"---\nnumber: 1\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join(".cairn-tmp-Xy34Zw"), b"# Memory\n").unwrap();
+    env.cairn_in(&repo, &["doctor", "--dry-run"])
+        .code(1)
+        .stdout_has("decisions/.cairn-tmp-Ab12Cd: temporary file of a write cut short");
+    env.cairn_in(&repo, &["doctor"]).code(0);
+    assert_eq!(crate::support::git_status(&env, &repo), "");
+    env.cairn_in(&repo, &["doctor", "--dry-run"]).code(0);
+}
+
+/// A commit killed after its branch moved and before the git index was written left the index
+/// at the old blobs of the paths it committed (found by `scripts/crash` in sync's renumbering:
+/// `git status` showed the renamed ADR renamed back, for good). The next commit now sets those
+/// paths' index entries from HEAD. The stale entry and the marker naming its path are made here
+/// as the killed process left them.
+#[test]
+fn the_index_a_commit_killed_before_writing_it_left_is_refreshed_by_the_next_commit() {
+    let (env, repo) = crate::support::Env::repo();
+    let day = "slog/2026-12-01.jsonl";
+    env.cairn_in(&repo, &["--now", NOW, "slog", "fix", "redis", "one"])
+        .code(0);
+    env.cairn_in(&repo, &["--now", NOW, "slog", "fix", "redis", "two"])
+        .code(0);
+    let old = env.git(&repo, &["rev-parse", &format!("HEAD^:{day}")]);
+    env.git(
+        &repo,
+        &[
+            "update-index",
+            "--cacheinfo",
+            &format!("100644,{},{day}", old.trim()),
+        ],
+    );
+    std::fs::write(repo.join(".git/cairn-committing"), day).unwrap();
+    assert_ne!(crate::support::git_status(&env, &repo), "");
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            NOW,
+            "memory",
+            "add",
+            "-s",
+            "Operations",
+            "Restart caddy after a renewal",
+        ],
+    )
+    .code(0);
+    assert_eq!(crate::support::git_status(&env, &repo), "");
+}
