@@ -250,6 +250,30 @@ fn links(repo: &Repo) -> Vec<PathBuf> {
 }
 
 fn collect_jsonl(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    collect(
+        dir,
+        true,
+        &|path| path.extension().is_some_and(|e| e == "jsonl"),
+        out,
+    )
+}
+
+/// The `.cairn-tmp-*` files of [`files::write_atomic`] in `dir` (and below it, when `deep`).
+fn collect_temps(dir: &Path, deep: bool, out: &mut Vec<PathBuf>) -> Result<()> {
+    let temp = |path: &Path| {
+        path.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(files::TEMP_PREFIX))
+    };
+    collect(dir, deep, &temp, out)
+}
+
+/// The files in `dir` (and its folders, when `deep`) that `keep` picks, never through a link.
+fn collect(
+    dir: &Path,
+    deep: bool,
+    keep: &dyn Fn(&Path) -> bool,
+    out: &mut Vec<PathBuf>,
+) -> Result<()> {
     let read = match files::read_dir_real(dir) {
         Ok(read) => read,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -259,34 +283,10 @@ fn collect_jsonl(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         let entry = entry.map_err(|e| Error::io(dir.display(), &e))?;
         let path = entry.path();
         if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            collect_jsonl(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "jsonl") {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// The `.cairn-tmp-*` files of [`files::write_atomic`] in `dir` (and below it, when `deep`).
-fn collect_temps(dir: &Path, deep: bool, out: &mut Vec<PathBuf>) -> Result<()> {
-    let read = match std::fs::read_dir(dir) {
-        Ok(read) => read,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(err) => return Err(Error::io(dir.display(), &err)),
-    };
-    for entry in read {
-        let entry = entry.map_err(|e| Error::io(dir.display(), &e))?;
-        let path = entry.path();
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir {
             if deep {
-                collect_temps(&path, true, out)?;
+                collect(&path, true, keep, out)?;
             }
-        } else if entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with(files::TEMP_PREFIX)
-        {
+        } else if keep(&path) {
             out.push(path);
         }
     }
