@@ -73,9 +73,25 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
                 ));
             }
             let commit = if added.duplicate {
-                None
+                // A run killed between its write and its commit left the entry in the working
+                // tree only: the rerun commits it (HEAD's MEMORY.md with the entry added).
+                let head = crate::git::head_content(repo.root(), memory::FILE)?;
+                let head = String::from_utf8_lossy(head.as_deref().unwrap_or_default());
+                let (with, again) = memory::add(&head, &section, &text, date, new_section)?;
+                if again.duplicate {
+                    None
+                } else {
+                    let subject = format!("memory: add to {}", added.section);
+                    let msg = super::message(&subject, &[("Cairn-Memory", added.section.clone())]);
+                    let change = crate::git::Change::Content {
+                        path: memory::FILE.to_string(),
+                        bytes: with.into_bytes(),
+                    };
+                    ctx.commit_changes(&repo, &[change], &msg)?
+                }
             } else {
                 files::write_atomic(&path, new.as_bytes())?;
+                super::failpoint("memory-add-after-write");
                 let subject = format!("memory: add to {}", added.section);
                 let msg = super::message(&subject, &[("Cairn-Memory", added.section.clone())]);
                 // The commit holds HEAD's MEMORY.md with this entry added: a person's

@@ -344,3 +344,33 @@ fn memory_show_prints_the_file_and_its_structure() {
         "2026-02-01"
     );
 }
+
+#[test]
+fn a_memory_add_killed_before_its_commit_is_committed_by_its_rerun() {
+    let (env, repo) = Env::repo();
+    let args = [
+        "--now",
+        "2026-11-30",
+        "memory",
+        "add",
+        "--section",
+        "rules-conventions",
+        "Never force-push main",
+    ];
+    let mut cmd = env.command(BIN, &repo);
+    cmd.args(args)
+        .env("CAIRN_FAILPOINT", "memory-add-after-write");
+    assert!(!cmd.output().unwrap().status.success());
+    // Killed after the write: the entry is in the working tree, not in HEAD.
+    assert!(read(&repo, "MEMORY.md").contains("Never force-push main"));
+    assert_ne!(git_status(&env, &repo), "");
+    // The rerun finds the entry written and commits it, once.
+    env.cairn_in(&repo, &args).code(0);
+    assert_eq!(git_status(&env, &repo), "");
+    let head = env.git(&repo, &["show", "HEAD:MEMORY.md"]);
+    assert_eq!(head.matches("Never force-push main").count(), 1, "{head}");
+    // A third run has nothing to do and makes no commit.
+    let before = env.git(&repo, &["rev-parse", "HEAD"]);
+    env.cairn_in(&repo, &args).code(0);
+    assert_eq!(env.git(&repo, &["rev-parse", "HEAD"]), before);
+}
