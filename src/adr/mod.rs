@@ -566,7 +566,14 @@ impl Written {
 }
 
 /// Creates a record (and marks the ones it supersedes). Run under the repository lock.
-pub fn create(repo: &Repo, mut new: NewAdr, today: NaiveDate) -> Result<(Adr, Written), Error> {
+/// `before` is called with every path it will write, before the first write (the command
+/// notes them as pending, so a kill before the commit leaves them to the next commit).
+pub fn create(
+    repo: &Repo,
+    mut new: NewAdr,
+    today: NaiveDate,
+    before: import::BeforeWrites<'_>,
+) -> Result<(Adr, Written), Error> {
     new.title = check_title(&new.title)?;
     new.tags = split_words(&new.tags);
     new.deciders = split_words(&new.deciders);
@@ -600,7 +607,11 @@ pub fn create(repo: &Repo, mut new: NewAdr, today: NaiveDate) -> Result<(Adr, Wr
         Some(_) => {}
     }
     let text = render(number, &new, today);
+    let mut paths = vec![rel.clone()];
+    paths.extend(olds.iter().map(|o| o.path.clone()));
+    before(&paths)?;
     files::write_atomic(&repo.path(&rel), text.as_bytes())?;
+    crate::cli::failpoint("adr-new-after-write");
     written.paths.push(rel.clone());
     for old in olds {
         let (_, change) = mark_superseded(repo, &old, number)?;

@@ -154,7 +154,8 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
         consequences: read(args.consequences)?.map(red),
     };
     let _lock = repo.lock()?;
-    let (mut record, written) = adr::create(&repo, request, ctx.now.date_naive())?;
+    let mut before = |paths: &[String]| ctx.begin_writes(&repo, paths);
+    let (mut record, written) = adr::create(&repo, request, ctx.now.date_naive(), &mut before)?;
     let mut warnings = written.warnings.clone();
     if args.edit {
         if ctx.interactive {
@@ -171,7 +172,7 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
         trailers.push(("Cairn-Supersedes", old.to_string()));
     }
     let subject = format!("adr: {} {}", record.number, record.title);
-    let commit = ctx.commit_changes(
+    let commit = ctx.commit_changes_with_pending(
         &repo,
         &written.changes(),
         &super::message(&subject, &trailers),

@@ -1804,3 +1804,20 @@ fn adr_supersede_help_names_old_and_new() {
         out.stdout
     );
 }
+
+#[test]
+fn an_adr_new_killed_before_its_commit_is_committed_by_the_next_one() {
+    let (env, repo) = Env::repo();
+    let mut cmd = env.command(BIN, &repo);
+    cmd.args(["--now", "2026-11-30", "adr", "new", "Use Postgres"])
+        .env("CAIRN_FAILPOINT", "adr-new-after-write");
+    assert!(!cmd.output().unwrap().status.success());
+    // Killed after the write: the record is there, outside every commit.
+    assert!(git_status(&env, &repo).contains("decisions/"));
+    env.cairn_in(&repo, &["--now", "2026-11-30", "adr", "new", "Use Redis"])
+        .code(0);
+    assert_eq!(git_status(&env, &repo), "");
+    let tree = env.git(&repo, &["ls-tree", "--name-only", "HEAD", "decisions/"]);
+    assert!(tree.contains("decisions/0001-use-postgres.md"), "{tree}");
+    assert!(tree.contains("decisions/0002-use-redis.md"), "{tree}");
+}
