@@ -92,7 +92,12 @@ const ATTEMPTS: usize = 3;
 /// Syncs `repo` with its remote. Run under the repository lock.
 pub fn sync(repo: &Repo, opts: &Options<'_>) -> Result<Synced> {
     let (name, email) = git::identity_of(repo.root(), &opts.identity)?;
-    let git = Git::new(repo.root(), opts.timeout, name, email);
+    crate::repo::ignore_derived(repo)?;
+    let git = Git::new(repo.root(), opts.timeout, name, email)
+        .with_running_note(repo.path(GIT_RUNNING_NOTE));
+    if git.stop_left_running()? {
+        remove_stale_git_locks(&git)?;
+    }
     let head_ref = git.run(&["symbolic-ref", "-q", "--short", "HEAD"])?;
     if !head_ref.success {
         return Err(
@@ -180,6 +185,49 @@ pub fn sync(repo: &Repo, opts: &Options<'_>) -> Result<Synced> {
         out.retries += 1;
     }
     Ok(out)
+}
+
+/// Where the git run under way is noted ([`Git::stop_left_running`]).
+const GIT_RUNNING_NOTE: &str = ".cairn/sync-git.pid";
+
+/// Removes the lock files a git run of a killed sync may have left: the remote-tracking refs'
+/// (fetch and push update them), `packed-refs.lock` and `index.lock` (merge, checkout,
+/// commit). Called only when the note says such a run never finished, after its process group
+/// was stopped, under the repository lock: no cairn writer holds them, and a git that dies
+/// by SIGKILL cannot remove its own.
+fn remove_stale_git_locks(git: &Git) -> Result<()> {
+    let dir = |what: &str| -> Result<std::path::PathBuf> {
+        let text = git.text(
+            &["rev-parse", "--path-format=absolute", what],
+            "cannot find the git directory",
+        )?;
+        Ok(std::path::PathBuf::from(text))
+    };
+    let common = dir("--git-common-dir")?;
+    let own = dir("--git-dir")?;
+    let mut locks = vec![common.join("packed-refs.lock"), own.join("index.lock")];
+    let mut folders = vec![common.join("refs/remotes")];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "lock") {
+                locks.push(path);
+            }
+        }
+    }
+    for lock in locks {
+        match std::fs::remove_file(&lock) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(lock.display(), &e)),
+        }
+    }
+    Ok(())
 }
 
 /// The remote to use and the branch on it the current branch tracks (if it has one there).
