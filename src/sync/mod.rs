@@ -5,6 +5,9 @@
 //! git's own merge is what applies the `merge=union` attribute `cairn init` gives the JSONL
 //! folders. The steps:
 //!
+//! 0. What a killed sync left is cleared or finished: a git run it noted still going is
+//!    stopped and its lock files removed ([`Git::stop_left_running`]); a noted renumbering
+//!    is finished ([`resume_renumber`], after step 1).
 //! 1. A merge a previous run left (`MERGE_HEAD`) is finished if a person resolved it, else the
 //!    run stops naming the files still in conflict.
 //! 2. `git fetch REMOTE BRANCH`; no such branch on the remote means there is only pushing to
