@@ -150,7 +150,9 @@ impl Git {
             let _ = std::fs::write(note, format!("{pid}{started}\n"));
         }
         let out = self.wait(child, args);
-        if let Some(note) = &self.running_note {
+        // A run stopped at the timeout keeps its note: killed, it may have left lock files
+        // that the next sync clears.
+        if let (Some(note), Ok(_)) = (&self.running_note, &out) {
             remove_note(note)?;
         }
         out
