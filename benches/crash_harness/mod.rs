@@ -1079,7 +1079,7 @@ pub fn scenarios() -> Vec<Scenario> {
         },
         Scenario {
             name: "sync",
-            failpoints: &[],
+            failpoints: &["sync-renumber-mid"],
             setup: sync_setup,
         },
     ]

@@ -41,6 +41,8 @@ pub struct Git {
     email: String,
     /// ssh is run in batch mode (set when the person has no ssh command of their own).
     batch_ssh: bool,
+    /// Where the running git's process group is noted ([`Git::stop_left_running`]).
+    running_note: Option<PathBuf>,
 }
 
 impl Git {
@@ -51,6 +53,7 @@ impl Git {
             name,
             email,
             batch_ssh: false,
+            running_note: None,
         };
         let own_ssh = std::env::var_os("GIT_SSH_COMMAND").is_some()
             || std::env::var_os("GIT_SSH").is_some()
@@ -59,6 +62,45 @@ impl Git {
                 .is_ok_and(|o| o.success);
         git.batch_ssh = !own_ssh;
         git
+    }
+
+    /// Notes each run's process group in `path` while it runs, so that the next run can stop
+    /// what a killed cairn left behind ([`Git::stop_left_running`]).
+    pub fn with_running_note(mut self, path: PathBuf) -> Git {
+        self.running_note = Some(path);
+        self
+    }
+
+    /// A git run runs in a process group of its own (so that a timeout stops its ssh too),
+    /// which SIGKILL to cairn (or to cairn's group) does not reach: a killed sync's `git fetch`
+    /// or `git push` runs on, and races the next sync's fetch over
+    /// `refs/remotes/ORIGIN/BRANCH` ("cannot lock ref …: is at X but expected Y"), or dies
+    /// later leaving its `.lock` files. When the note of a run that never finished is there,
+    /// its group is killed (when the process is still the one noted: same pid and start time)
+    /// and waited for; true then, and the caller clears the lock files it may have left.
+    pub fn stop_left_running(&self) -> Result<bool> {
+        let Some(note) = &self.running_note else {
+            return Ok(false);
+        };
+        let text = match std::fs::read_to_string(note) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(Error::io(note.display(), &e)),
+        };
+        let mut words = text.split_whitespace();
+        let pid = words.next().and_then(|w| w.parse::<u32>().ok());
+        let started = words.next().and_then(|w| w.parse::<u64>().ok());
+        if let (Some(pid), Some(started)) = (pid, started)
+            && process_start(pid) == Some(started)
+        {
+            kill_group(pid);
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while process_start(pid) == Some(started) && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        remove_note(note)?;
+        Ok(true)
     }
 
     fn command(&self, args: &[&str]) -> Command {
@@ -100,6 +142,24 @@ impl Git {
                 .with_fix("install git (cairn sync uses it to fetch, merge and push)")
         })?;
         let pid = child.id();
+        if let Some(note) = &self.running_note {
+            let started = process_start(pid)
+                .map(|s| format!(" {s}"))
+                .unwrap_or_default();
+            // A hint for the next run, not a record: a lost note costs only the cleanup.
+            let _ = std::fs::write(note, format!("{pid}{started}\n"));
+        }
+        let out = self.wait(child, args);
+        // A run stopped at the timeout keeps its note: killed, it may have left lock files
+        // that the next sync clears.
+        if let (Some(note), Ok(_)) = (&self.running_note, &out) {
+            remove_note(note)?;
+        }
+        out
+    }
+
+    fn wait(&self, child: std::process::Child, args: &[&str]) -> Result<Output> {
+        let pid = child.id();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let _ = tx.send(child.wait_with_output());
@@ -108,11 +168,7 @@ impl Git {
             Ok(out) => out,
             Err(_) => {
                 // The whole group: git and the ssh (or helper) it started.
-                let _ = Command::new("kill")
-                    .args(["-KILL", "--", &format!("-{pid}")])
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status();
+                kill_group(pid);
                 let _ = rx.recv_timeout(Duration::from_secs(5));
                 return Err(Error::new(
                     Kind::Git,
@@ -157,5 +213,36 @@ impl Git {
             .success
             .then(|| out.stdout.trim().to_string())
             .filter(|v| !v.is_empty()))
+    }
+}
+
+/// SIGKILL to the process group `pid` leads.
+fn kill_group(pid: u32) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pid}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// When the live (not zombie) process `pid` started, in clock ticks since boot (Linux's
+/// `/proc/PID/stat`, field 22): with the pid, it names one process, not a reused pid.
+/// `None` when there is no such process or no `/proc`.
+fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name in parentheses (which may hold spaces): field 3 on.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    if matches!(fields.first(), Some(&"Z") | Some(&"X")) {
+        return None;
+    }
+    fields.get(19)?.parse().ok()
+}
+
+fn remove_note(note: &Path) -> Result<()> {
+    match std::fs::remove_file(note) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(note.display(), &e)),
     }
 }

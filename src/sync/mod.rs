@@ -5,6 +5,9 @@
 //! git's own merge is what applies the `merge=union` attribute `cairn init` gives the JSONL
 //! folders. The steps:
 //!
+//! 0. What a killed sync left is cleared or finished: a git run it noted still going is
+//!    stopped and its lock files removed ([`Git::stop_left_running`]); a noted renumbering
+//!    is finished ([`resume_renumber`], after step 1).
 //! 1. A merge a previous run left (`MERGE_HEAD`) is finished if a person resolved it, else the
 //!    run stops naming the files still in conflict.
 //! 2. `git fetch REMOTE BRANCH`; no such branch on the remote means there is only pushing to
@@ -92,7 +95,12 @@ const ATTEMPTS: usize = 3;
 /// Syncs `repo` with its remote. Run under the repository lock.
 pub fn sync(repo: &Repo, opts: &Options<'_>) -> Result<Synced> {
     let (name, email) = git::identity_of(repo.root(), &opts.identity)?;
-    let git = Git::new(repo.root(), opts.timeout, name, email);
+    crate::repo::ignore_derived(repo)?;
+    let git = Git::new(repo.root(), opts.timeout, name, email)
+        .with_running_note(repo.path(GIT_RUNNING_NOTE));
+    if git.stop_left_running()? {
+        remove_stale_git_locks(&git)?;
+    }
     let head_ref = git.run(&["symbolic-ref", "-q", "--short", "HEAD"])?;
     if !head_ref.success {
         return Err(
@@ -125,6 +133,7 @@ pub fn sync(repo: &Repo, opts: &Options<'_>) -> Result<Synced> {
         undo_a_killed_checkout(repo, &git)?;
     }
     remove_merge_note(repo)?;
+    resume_renumber(repo, &git, &opts.identity, &mut out)?;
     let (remote, upstream) = remote_of(&git, &branch, opts.remote.as_deref())?;
     out.remote = remote.clone();
     if let Some(b) = &upstream {
@@ -179,6 +188,49 @@ pub fn sync(repo: &Repo, opts: &Options<'_>) -> Result<Synced> {
         out.retries += 1;
     }
     Ok(out)
+}
+
+/// Where the git run under way is noted ([`Git::stop_left_running`]).
+const GIT_RUNNING_NOTE: &str = ".cairn/sync-git.pid";
+
+/// Removes the lock files a git run of a killed sync may have left: the remote-tracking refs'
+/// (fetch and push update them), `packed-refs.lock` and `index.lock` (merge, checkout,
+/// commit). Called only when the note says such a run never finished, after its process group
+/// was stopped, under the repository lock: no cairn writer holds them, and a git that dies
+/// by SIGKILL cannot remove its own.
+fn remove_stale_git_locks(git: &Git) -> Result<()> {
+    let dir = |what: &str| -> Result<std::path::PathBuf> {
+        let text = git.text(
+            &["rev-parse", "--path-format=absolute", what],
+            "cannot find the git directory",
+        )?;
+        Ok(std::path::PathBuf::from(text))
+    };
+    let common = dir("--git-common-dir")?;
+    let own = dir("--git-dir")?;
+    let mut locks = vec![common.join("packed-refs.lock"), own.join("index.lock")];
+    let mut folders = vec![common.join("refs/remotes")];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "lock") {
+                locks.push(path);
+            }
+        }
+    }
+    for lock in locks {
+        match std::fs::remove_file(&lock) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(lock.display(), &e)),
+        }
+    }
+    Ok(())
 }
 
 /// The remote to use and the branch on it the current branch tracks (if it has one there).
@@ -549,6 +601,13 @@ fn repair_jsonl(
 }
 
 /// Moves our unpushed ADRs off numbers the remote's records hold, in a commit of its own.
+///
+/// The moves are noted in `.cairn/sync-renumber.json` (with HEAD) before the first file is
+/// touched: the working files are rewritten one by one before the commit, and `next_number`
+/// reads the working tree, so a run killed in between would otherwise leave a rename half done
+/// and pick other numbers next time. The next sync finds the note at its start
+/// ([`resume_renumber`]) and applies the same moves again (each step is idempotent), then
+/// commits.
 fn renumber_collisions(
     repo: &Repo,
     git: &Git,
@@ -567,6 +626,74 @@ fn renumber_collisions(
     if moves.is_empty() {
         return Ok(());
     }
+    note_renumber(repo, &head, tip, &moves)?;
+    apply_moves(repo, &head, tip, &ours, moves, identity, out)
+}
+
+const RENUMBER_NOTE: &str = ".cairn/sync-renumber.json";
+
+#[derive(Serialize, serde::Deserialize)]
+struct RenumberNote {
+    head: String,
+    tip: String,
+    moves: Vec<renumber::Move>,
+}
+
+fn note_renumber(repo: &Repo, head: &str, tip: &str, moves: &[renumber::Move]) -> Result<()> {
+    crate::repo::ignore_derived(repo)?;
+    let note = RenumberNote {
+        head: head.to_string(),
+        tip: tip.to_string(),
+        moves: moves.to_vec(),
+    };
+    let text = serde_json::to_string(&note).expect("a renumber note serializes");
+    crate::files::write_atomic(&repo.path(RENUMBER_NOTE), text.as_bytes())
+}
+
+/// Finishes the renumbering a killed sync noted, when HEAD is still the commit it renumbered
+/// from; a note HEAD moved past (committed, or undone by hand) is dropped.
+fn resume_renumber(
+    repo: &Repo,
+    git: &Git,
+    identity: &git::Identity<'_>,
+    out: &mut Synced,
+) -> Result<()> {
+    let Some(text) = crate::files::read_optional(&repo.path(RENUMBER_NOTE))? else {
+        return Ok(());
+    };
+    let note = serde_json::from_str::<RenumberNote>(&text).ok();
+    let head = rev(git, "HEAD")?;
+    match note {
+        Some(note) if head.as_deref() == Some(note.head.as_str()) && !note.moves.is_empty() => {
+            let ours = git::names_at(repo.root(), &note.head, crate::adr::DIR)?;
+            apply_moves(
+                repo, &note.head, &note.tip, &ours, note.moves, identity, out,
+            )
+        }
+        _ => remove_file_if_any(RENUMBER_NOTE, &repo.path(RENUMBER_NOTE)),
+    }
+}
+
+fn remove_file_if_any(name: &str, path: &std::path::Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(name, &e)),
+    }
+}
+
+/// Rewrites the working files and commits `moves` on top of `head` (whose `decisions/` holds
+/// `ours`), the remote's tree being `tip`'s.
+fn apply_moves(
+    repo: &Repo,
+    head: &str,
+    tip: &str,
+    ours: &[String],
+    moves: Vec<renumber::Move>,
+    identity: &git::Identity<'_>,
+    out: &mut Synced,
+) -> Result<()> {
+    let dir = crate::adr::DIR;
     let mut files: Vec<String> = ours
         .iter()
         .filter(|n| crate::adr::is_record_file(n))
@@ -576,7 +703,7 @@ fn renumber_collisions(
     let mut changes = Vec::new();
     for rel in &files {
         let name = rel.rsplit('/').next().unwrap_or(rel);
-        let Some(head_bytes) = git::content_at(repo.root(), &head, rel)? else {
+        let Some(head_bytes) = git::content_at(repo.root(), head, rel)? else {
             continue;
         };
         let theirs_text = git::content_at(repo.root(), tip, rel)?
@@ -602,6 +729,7 @@ fn renumber_collisions(
             if moved.is_some() {
                 std::fs::remove_file(&path).map_err(|e| Error::io(path.display(), &e))?;
             }
+            crate::cli::failpoint("sync-renumber-mid");
         }
         if moved.is_some() {
             changes.push(git::Change::File(rel.clone()));
@@ -624,6 +752,7 @@ fn renumber_collisions(
         .collect();
     let message = crate::cli::message(&subject, &trailers);
     git::commit_changes(repo.root(), &changes, &message, identity)?;
+    remove_file_if_any(RENUMBER_NOTE, &repo.path(RENUMBER_NOTE))?;
     out.renumbered.extend(moves);
     Ok(())
 }

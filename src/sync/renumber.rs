@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashSet};
 use crate::adr::{AdrNumber, is_record_file, number_of_file_name};
 
 /// One record to move.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Move {
     pub from: AdrNumber,
     pub to: AdrNumber,

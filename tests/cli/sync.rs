@@ -596,3 +596,153 @@ fn a_sync_killed_inside_git_merge_is_undone_and_merged_by_the_next_sync() {
         env.git(&bare, &["rev-parse", "main"])
     );
 }
+
+/// A sync killed while it renumbered ADRs (a file renamed, the links to it not yet rewritten,
+/// nothing committed) left the rename half done, and the next sync picked the number after
+/// the half-renamed file: `renumber_collisions` now notes its moves in
+/// `.cairn/sync-renumber.json` before touching a file, and the next sync finishes them.
+#[test]
+fn a_sync_killed_while_renumbering_is_finished_by_the_next_sync() {
+    let (env, _bare, a, b) = remote_and_two_clones();
+    env.cairn_in(&a, &["adr", "new", "Use caddy for TLS"])
+        .code(0);
+    env.cairn_in(&a, &["sync"]).code(0);
+    env.cairn_in(&b, &["adr", "new", "Use nats for the bus"])
+        .code(0);
+    env.cairn_in(&b, &["adr", "new", "Use postgres", "--supersedes", "1"])
+        .code(0);
+    env.cairn_in(
+        &b,
+        &[
+            "memory",
+            "add",
+            "--section",
+            "operations",
+            "the bus is nats, see [ADR 1](decisions/0001-use-nats-for-the-bus.md)",
+        ],
+    )
+    .code(0);
+    let mut cmd = env.command(BIN, &b);
+    cmd.args(["sync"])
+        .env("CAIRN_FAILPOINT", "sync-renumber-mid");
+    assert!(!cmd.output().unwrap().status.success());
+    // Killed half way: the record renamed, the links to it not yet, nothing committed.
+    assert!(b.join("decisions/0003-use-nats-for-the-bus.md").exists());
+    assert!(!b.join("decisions/0001-use-nats-for-the-bus.md").exists());
+    assert!(read(&b, "MEMORY.md").contains("decisions/0001-use-nats-for-the-bus.md"));
+    assert_ne!(git_status(&env, &b), "");
+
+    let data = env.cairn_in(&b, &["--json", "sync"]).code(0).data();
+    let moved = data["renumbered"].as_array().unwrap();
+    assert_eq!(moved.len(), 1, "{data}");
+    assert_eq!(moved[0]["to"], 3, "{data}");
+    assert_eq!(data["pushed"], true, "{data}");
+    assert_eq!(git_status(&env, &b), "");
+    assert!(!b.join(".cairn/sync-renumber.json").exists());
+    let names: BTreeSet<String> = std::fs::read_dir(b.join("decisions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("000"))
+        .collect();
+    let want: BTreeSet<String> = [
+        "0001-use-caddy-for-tls.md",
+        "0002-use-postgres.md",
+        "0003-use-nats-for-the-bus.md",
+    ]
+    .map(String::from)
+    .into();
+    assert_eq!(names, want);
+    let renamed = read(&b, "decisions/0003-use-nats-for-the-bus.md");
+    assert!(renamed.contains("\nnumber: 3\n"), "{renamed}");
+    assert!(renamed.contains("superseded-by: [2]"), "{renamed}");
+    assert!(read(&b, "decisions/0002-use-postgres.md").contains("supersedes: [3]"));
+    assert!(
+        read(&b, "MEMORY.md").contains("[ADR 3](decisions/0003-use-nats-for-the-bus.md)"),
+        "links follow the record"
+    );
+    let subject = env.git(&b, &["log", "-1", "--format=%s"]);
+    assert_eq!(
+        subject.trim(),
+        "sync: renumber ADR 1 to 3 (taken on the remote)"
+    );
+    env.cairn_in(&b, &["adr", "lint"]).code(0);
+    env.cairn_in(&b, &["doctor", "--dry-run"]).code(0);
+    env.git(&b, &["fsck", "--no-progress"]);
+}
+
+/// What a sync killed during `git fetch` left (seed 15 of `scripts/crash --scenario sync`):
+/// git runs in a process group of its own, which the kill did not reach, so the fetch ran on
+/// beside the next sync's fetch ("cannot lock ref 'refs/remotes/origin/main': is at X but
+/// expected Y"), or died leaving `refs/remotes/origin/main.lock`. Rebuilt by hand: a process
+/// group still running from the repository, noted in `.cairn/sync-git.pid`, and the lock.
+#[test]
+fn a_sync_killed_during_git_fetch_leaves_nothing_in_the_next_syncs_way() {
+    use std::os::unix::process::CommandExt;
+    let (env, bare, a, b) = remote_and_two_clones();
+    env.cairn_in(&b, &["slog", "deploy", "caddy", "from b"])
+        .code(0);
+    env.git(&b, &["push", "-q", "origin", "main"]);
+    env.cairn_in(&a, &["slog", "fix", "redis", "from a"])
+        .code(0);
+
+    let mut left = std::process::Command::new("sleep")
+        .arg("60")
+        .current_dir(&a)
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", left.id())).unwrap();
+    let started = stat[stat.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .to_string();
+    std::fs::write(
+        a.join(".cairn/sync-git.pid"),
+        format!("{} {started}\n", left.id()),
+    )
+    .unwrap();
+    let lock = a.join(".git/refs/remotes/origin/main.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    std::fs::write(&lock, "").unwrap();
+
+    let data = env.cairn_in(&a, &["--json", "sync"]).code(0).data();
+    assert_eq!(data["merge"], "merge", "{data}");
+    assert_eq!(data["pushed"], true, "{data}");
+    // The group left running was stopped, and the lock it held is gone.
+    let status = left.try_wait().unwrap();
+    assert!(status.is_some_and(|s| !s.success()), "{status:?}");
+    assert!(!lock.exists());
+    assert!(!a.join(".cairn/sync-git.pid").exists());
+    assert_eq!(
+        env.git(&a, &["rev-parse", "HEAD"]),
+        env.git(&bare, &["rev-parse", "main"])
+    );
+    assert_eq!(git_status(&env, &a), "");
+    let head = env.git(&a, &["log", "-p", "-3"]);
+    assert!(head.contains("from a") && head.contains("from b"), "{head}");
+}
+
+/// The note of a git run is only a hint: a pid that now names another process (or none) is
+/// left alone, and the sync goes on.
+#[test]
+fn a_stale_git_note_naming_another_process_is_dropped() {
+    use std::os::unix::process::CommandExt;
+    let (env, _bare, a, _b) = remote_and_two_clones();
+    let mut other = std::process::Command::new("sleep")
+        .arg("60")
+        .current_dir(&a)
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    // Its pid with another start time: a pid the system gave to someone else since.
+    std::fs::write(a.join(".cairn/sync-git.pid"), format!("{} 1\n", other.id())).unwrap();
+    env.cairn_in(&a, &["sync"]).code(0);
+    assert!(
+        other.try_wait().unwrap().is_none(),
+        "another process was killed"
+    );
+    assert!(!a.join(".cairn/sync-git.pid").exists());
+    other.kill().unwrap();
+    other.wait().unwrap();
+}
