@@ -564,33 +564,19 @@ fn count(repo: &Path, mode: Mode, expected: &Expected) -> bool {
             *merges.entry(from.to_string()).or_default() += 1;
         }
     }
-    let (mut lost, mut duplicated) = (0usize, 0usize);
-    for (m, id) in &expected.slogs {
-        match slog.get(m).map(Vec::as_slice) {
-            Some([one]) if one == id => {}
-            Some([]) | None => {
-                lost += 1;
-                println!("FAIL slog {m} ({id}) exited 0 but is not in slog/");
-            }
-            Some(ids) => {
-                duplicated += 1;
-                println!("FAIL slog {m} is in slog/ {} times: {ids:?}", ids.len());
-            }
-        }
-    }
-    for (m, id) in &expected.stored {
-        match observations.get(m).map(Vec::as_slice) {
-            Some([one]) if one == id => {}
-            Some([]) | None => {
-                lost += 1;
-                println!("FAIL remember {m} ({id}) was stored but is not in vault/observations/");
-            }
-            Some(ids) => {
-                duplicated += 1;
-                println!("FAIL remember {m} is stored {} times: {ids:?}", ids.len());
-            }
-        }
-    }
+    let (l, d) = count_once(
+        &expected.slogs,
+        &slog,
+        |m, id| format!("FAIL slog {m} ({id}) exited 0 but is not in slog/"),
+        |m, n| format!("FAIL slog {m} is in slog/ {n} times"),
+    );
+    let (l2, d2) = count_once(
+        &expected.stored,
+        &observations,
+        |m, id| format!("FAIL remember {m} ({id}) was stored but is not in vault/observations/"),
+        |m, n| format!("FAIL remember {m} is stored {n} times"),
+    );
+    let (mut lost, mut duplicated) = (l + l2, d + d2);
     for (m, id, into) in &expected.merged {
         match merges.get(id) {
             Some(1) => {}
@@ -813,4 +799,29 @@ fn jsonl_file(path: &Path) -> Vec<Value> {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
+}
+
+/// Each expected (marker, id) found exactly once in `found` (marker → ids of the lines holding
+/// it): the lost and duplicated ones are printed and counted.
+fn count_once(
+    expected: &[(String, String)],
+    found: &HashMap<String, Vec<String>>,
+    missing: impl Fn(&str, &str) -> String,
+    twice: impl Fn(&str, usize) -> String,
+) -> (usize, usize) {
+    let (mut lost, mut duplicated) = (0, 0);
+    for (m, id) in expected {
+        match found.get(m).map(Vec::as_slice) {
+            Some([one]) if one == id => {}
+            Some([]) | None => {
+                lost += 1;
+                println!("{}", missing(m, id));
+            }
+            Some(ids) => {
+                duplicated += 1;
+                println!("{}: {ids:?}", twice(m, ids.len()));
+            }
+        }
+    }
+    (lost, duplicated)
 }
