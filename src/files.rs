@@ -206,15 +206,20 @@ pub fn append_line(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<App
 /// Appends whole lines (`lines` ends in `\n`) with one `write`, like [`append_line`]. Refuses
 /// (and writes nothing) when the file holds a bad line.
 pub fn append_lines(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<Appended> {
-    append_checked(path, line, recovered_dir, true)
+    append_checked(path, line, recovered_dir, true, true)
 }
 
-/// Appends whole lines without looking for bad lines: for a file of derived state (it may grow
-/// long; it is never committed), and for the later chunks of one batch whose first chunk went
-/// through [`append_lines`] (the file was looked at once; reading it again for every chunk made a
-/// large batch quadratic in the file's length).
+/// Appends whole lines to a file of derived state, without looking for bad lines and without
+/// syncing (the file may grow long; it is never committed, and is rebuilt or lost harmlessly).
 pub fn append_derived(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<Appended> {
-    append_checked(path, line, recovered_dir, false)
+    append_checked(path, line, recovered_dir, false, false)
+}
+
+/// Appends the later chunks of one batch whose first chunk went through [`append_lines`]: not
+/// looked at again (reading the file for every chunk made a large batch quadratic in its
+/// length), but synced like it, since a commit will name them.
+pub fn append_more(path: &Path, line: &[u8], recovered_dir: &Path) -> Result<Appended> {
+    append_checked(path, line, recovered_dir, false, true)
 }
 
 /// Opens `path` for appending (made if missing) and takes its lock, making sure the locked file
@@ -244,7 +249,13 @@ pub fn open_locked(path: &Path) -> Result<File> {
     )))
 }
 
-fn append_checked(path: &Path, line: &[u8], recovered_dir: &Path, check: bool) -> Result<Appended> {
+fn append_checked(
+    path: &Path,
+    line: &[u8],
+    recovered_dir: &Path,
+    check: bool,
+    durable: bool,
+) -> Result<Appended> {
     debug_assert!(line.ends_with(b"\n"));
     let io = |e: std::io::Error| Error::io(path.display(), &e);
     refuse_links(path)?;
@@ -294,7 +305,7 @@ fn append_checked(path: &Path, line: &[u8], recovered_dir: &Path, check: bool) -
     }
     // The line is on disk before the lock is released, and so before any commit names it.
     // Derived files (telemetry, recall counts) are rebuilt or lost harmlessly: not synced.
-    if check {
+    if durable {
         file.sync_data().map_err(io)?;
         if made && let Some(dir) = path.parent() {
             sync_dir(dir)?;

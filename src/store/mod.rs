@@ -535,7 +535,7 @@ fn append_chunks(
         let out = if check && n == 0 {
             files::append_lines(&path, &bytes, &dir)?
         } else {
-            files::append_derived(&path, &bytes, &dir)?
+            files::append_more(&path, &bytes, &dir)?
         };
         recovered = recovered.or(out.recovered);
     }
