@@ -87,6 +87,24 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             done.remote
         ));
     }
+    if !done.redacted.is_empty() {
+        let secrets: usize = done.redacted.iter().map(|r| r.secrets).sum();
+        let files: Vec<&str> = done.redacted.iter().map(|r| r.file.as_str()).collect();
+        warnings.push(format!(
+            "{} came in from {} and {} redacted before the merge was committed ({}); the \
+             remote's own commits still hold {}: rotate {}",
+            crate::output::count(secrets, "secret"),
+            done.remote,
+            if secrets == 1 { "was" } else { "were" },
+            files.join(", "),
+            if secrets == 1 { "it" } else { "them" },
+            if secrets == 1 {
+                "that key"
+            } else {
+                "those keys"
+            },
+        ));
+    }
     let mut report = Report::new("sync", json!(done), human).warnings(warnings);
     if !done.renumbered.is_empty() {
         report = report.next(Next::new(

@@ -21,7 +21,13 @@
 //!    `git merge --abort`, and runs `cairn sync` again.
 //! 4. ADRs sharing a number with one on the remote are moved to the next free numbers, with
 //!    the links and relations that point at them, in a commit of their own ([`renumber`]).
-//! 5. The index is brought up to date (what `cairn index` does), then `git push`. A push the
+//! 5. What came in is redacted: every text file the merge changed is read through the
+//!    repository's redactor before the merge is committed ([`redact_merged`]), so no secret a
+//!    remote writer let through (an older cairn, a hand edit, a custom pattern only this clone
+//!    has) is in the tree this sync commits and pushes. A fast-forward that would bring one in
+//!    is made a merge instead, so the redaction is committed by the merge; the remote's own
+//!    commits still hold the text, which the report says (rotate the key).
+//! 6. The index is brought up to date (what `cairn index` does), then `git push`. A push the
 //!    remote rejects because it moved on meanwhile starts again from the fetch, three times
 //!    at most.
 
@@ -87,6 +93,19 @@ pub struct Synced {
     pub renumbered: Vec<renumber::Move>,
     /// Pushes the remote rejected because it moved on meanwhile (each one fetched again).
     pub retries: usize,
+    /// Files the merge brought secrets into, redacted before the merge was committed.
+    pub redacted: Vec<Redacted>,
+}
+
+/// A file that came in holding secrets.
+#[derive(Debug, Serialize)]
+pub struct Redacted {
+    /// Relative to the root.
+    pub file: String,
+    /// How many secrets were replaced.
+    pub secrets: usize,
+    /// The kinds of secret, each once.
+    pub kinds: Vec<&'static str>,
 }
 
 /// How many times a rejected push starts again from the fetch.
@@ -125,6 +144,7 @@ pub fn sync(repo: &Repo, opts: &Options<'_>) -> Result<Synced> {
         lines_split: 0,
         renumbered: Vec::new(),
         retries: 0,
+        redacted: Vec::new(),
     };
     if let Some(theirs) = rev(&git, "MERGE_HEAD")? {
         finish_merge(repo, &git, &theirs, &mut out)?;
@@ -452,13 +472,31 @@ fn merge_noted(
         )?;
         out.merge = Merge::FastForward;
         out.incoming += count(git, tip)?;
+        // No commit of ours to merge with (a branch with no commit yet): the redaction is a
+        // commit of its own on top of the remote's.
+        let files = changed_files(git, None, tip)?;
+        if redact_merged(repo, git, &files, &[], out)? {
+            let message = format!(
+                "sync: redact {} brought in from {remote}",
+                crate::output::count(
+                    out.redacted.iter().map(|r| r.secrets).sum::<usize>(),
+                    "secret"
+                )
+            );
+            git.ok(
+                &["commit", "--no-verify", "--quiet", "-m", &message],
+                "cannot commit the redaction",
+            )?;
+        }
         return Ok(());
     };
     if head == tip || ancestor(tip, head)? {
         return Ok(());
     }
     let incoming = count(git, &format!("{head}..{tip}"))?;
-    if ancestor(head, tip)? {
+    // A fast-forward would commit nothing of ours; what brings a secret in is merged instead,
+    // so that the merge commit holds it redacted.
+    if ancestor(head, tip)? && !brings_secrets(repo, git, head, tip)? {
         let ff = git.run(&["merge", "--ff-only", "--quiet", tip])?;
         if !ff.success {
             return Err(refused(remote, &ff));
@@ -511,6 +549,8 @@ fn finish_merge(repo: &Repo, git: &Git, theirs: &str, out: &mut Synced) -> Resul
         .map(str::to_string)
         .collect();
     repair_jsonl(repo, git, &ours, theirs, &unmerged, out)?;
+    let files = changed_files(git, Some(&ours), theirs)?;
+    redact_merged(repo, git, &files, &unmerged, out)?;
     if !unmerged.is_empty() {
         return Err(conflict(&unmerged));
     }
@@ -521,6 +561,118 @@ fn finish_merge(repo: &Repo, git: &Git, theirs: &str, out: &mut Synced) -> Resul
         "cannot commit the merge",
     )?;
     Ok(())
+}
+
+/// The files (relative to the root) that differ between `from` (or nothing) and `to`, as the
+/// merge brings them in: added or modified, not deleted.
+fn changed_files(git: &Git, from: Option<&str>, to: &str) -> Result<Vec<String>> {
+    let mut args = vec!["diff", "--name-only", "--relative", "--no-renames", "-z"];
+    args.push("--diff-filter=AM");
+    // The empty tree: everything `to` holds is new.
+    let empty = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+    args.push(from.unwrap_or(empty));
+    args.extend([to, "--"]);
+    Ok(git
+        .text(&args, "cannot list what the merge brings in")?
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+/// The redactor `cairn.toml` asks for.
+fn redactor(repo: &Repo) -> Result<std::borrow::Cow<'static, crate::redact::Redactor>> {
+    crate::redact::Redactor::configured(&repo.config.redact.patterns).map_err(|e| {
+        Error::new(Kind::Config, format!("cairn.toml: {e}"))
+            .with_fix("correct the pattern under [redact] in cairn.toml")
+    })
+}
+
+/// Whether a text file `tip` changes from `head` holds a secret.
+fn brings_secrets(repo: &Repo, git: &Git, head: &str, tip: &str) -> Result<bool> {
+    let redactor = redactor(repo)?;
+    for rel in changed_files(git, Some(head), tip)? {
+        let Some(bytes) = git::content_at(repo.root(), tip, &rel)? else {
+            continue;
+        };
+        if let Some(text) = text_of(&bytes)
+            && crate::redact::may_hold_secret(text)
+            && !redactor.findings(text).is_empty()
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// `bytes` as text, unless they are binary (not UTF-8, or holding a NUL).
+fn text_of(bytes: &[u8]) -> Option<&str> {
+    std::str::from_utf8(bytes)
+        .ok()
+        .filter(|t| !t.contains('\0'))
+}
+
+/// Redacts, in the working tree, each of `files` (those the merge changed) that holds a secret,
+/// and stages every one of them git merged (a file in conflict is redacted and left for the
+/// person to resolve). Staging them all, not only those redacted now, is what lets a rerun
+/// finish a run killed between a file's write and its staging: the file holds no secret then,
+/// and its redacted version must still replace the one git staged. Running it again changes
+/// nothing more. Returns whether anything was redacted.
+fn redact_merged(
+    repo: &Repo,
+    git: &Git,
+    files: &[String],
+    unmerged: &[String],
+    out: &mut Synced,
+) -> Result<bool> {
+    let redactor = redactor(repo)?;
+    let prefix = git.text(&["rev-parse", "--show-prefix"], "cannot read the prefix")?;
+    let unmerged: HashSet<&str> = unmerged
+        .iter()
+        .map(|p| p.strip_prefix(prefix.as_str()).unwrap_or(p))
+        .collect();
+    let mut staged = Vec::new();
+    let mut any = false;
+    for rel in files {
+        let path = repo.path(rel);
+        // A link the remote committed is not followed (git checks links out as links).
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_file() => {}
+            _ => continue,
+        }
+        if !unmerged.contains(rel.as_str()) {
+            staged.push(rel.as_str());
+        }
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(path.display(), &e))?;
+        let Some(text) = text_of(&bytes) else {
+            continue;
+        };
+        if !crate::redact::may_hold_secret(text) {
+            continue;
+        }
+        let findings = redactor.findings(text);
+        if findings.is_empty() {
+            continue;
+        }
+        let redacted = redactor.redact(text);
+        crate::files::write_atomic(&path, redacted.as_bytes())?;
+        crate::cli::failpoint("sync-redact-mid");
+        let mut kinds: Vec<&'static str> = findings.iter().map(|f| f.kind).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        out.redacted.push(Redacted {
+            file: rel.clone(),
+            secrets: findings.len(),
+            kinds,
+        });
+        any = true;
+    }
+    for chunk in staged.chunks(100) {
+        let mut args = vec!["add", "--"];
+        args.extend(chunk.iter().copied());
+        git.ok(&args, "cannot stage the redacted files")?;
+    }
+    Ok(any)
 }
 
 fn conflict(files: &[String]) -> Error {

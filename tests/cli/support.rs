@@ -188,3 +188,32 @@ pub fn git_status(env: &Env, root: &Path) -> String {
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
+
+/// Fake secrets of the real formats, from `tests/fixtures/secrets/corpus.txt`: (kind, text).
+pub fn secret_corpus() -> Vec<(String, String)> {
+    std::fs::read_to_string(fixtures().join("secrets/corpus.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (kind, text) = l.split_once('\t').expect("kind<TAB>text");
+            (kind.to_string(), text.replace("\\n", " "))
+        })
+        .collect()
+}
+
+/// The secret part of a corpus line: its longest token (split at spaces, quotes, brackets and
+/// URL punctuation) that mixes cases or letters and digits.
+pub fn secret_of(text: &str) -> String {
+    text.split(|c: char| c.is_whitespace() || "\"'(),:@;/=".contains(c))
+        .filter(|w| {
+            w.len() >= 12
+                && w.chars()
+                    .any(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+                && w.chars()
+                    .any(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
+        .max_by_key(|w| w.len())
+        .unwrap_or_else(|| panic!("no secret in {text:?}"))
+        .to_string()
+}

@@ -746,3 +746,123 @@ fn a_stale_git_note_naming_another_process_is_dropped() {
     other.kill().unwrap();
     other.wait().unwrap();
 }
+
+/// Every text file of HEAD's tree in `root`, joined.
+fn head_text(env: &Env, root: &Path) -> String {
+    let mut out = String::new();
+    for path in env
+        .git(root, &["ls-tree", "-r", "--name-only", "HEAD"])
+        .lines()
+    {
+        out.push_str(&env.git(root, &["show", &format!("HEAD:{path}")]));
+        out.push('\n');
+    }
+    out
+}
+
+/// Secrets a remote writer let through (an older cairn, a hand edit committed with plain git):
+/// the sync that brings them in redacts them before it commits, both when it would have been a
+/// fast-forward and when it merges, says so, and pushes only the redacted tree; a sync killed
+/// while redacting is finished by the next one.
+#[test]
+fn secrets_a_remote_brings_in_are_redacted_before_the_merge_is_committed() {
+    let (env, bare, a, b) = remote_and_two_clones();
+    const NOW: &str = "2026-12-01T12:00:00Z";
+    let secrets = secret_corpus();
+    assert!(secrets.len() >= 20);
+    // B writes every secret by hand, in MEMORY.md, a slog day file and a vault note.
+    let (first, second) = secrets.split_at(secrets.len() / 2);
+    let by_hand = |batch: &[(String, String)], tag: &str| {
+        let mut memory = read(&b, "MEMORY.md");
+        let mut slog = String::new();
+        let mut note = String::from("# notes\n\n");
+        for (i, (kind, text)) in batch.iter().enumerate() {
+            let line = text.replace('\n', " ");
+            memory.push_str(&format!("- (2026-12-01) {tag} {kind} {i}: {line}\n"));
+            slog.push_str(&format!(
+                "{}\n",
+                serde_json::json!({"id": format!("{tag}-{i}"), "ts": NOW, "action": "deploy",
+                    "tool": "caddy", "detail": line})
+            ));
+            note.push_str(&format!("- {line}\n"));
+        }
+        std::fs::write(b.join("MEMORY.md"), memory).unwrap();
+        std::fs::create_dir_all(b.join("vault/notes")).unwrap();
+        std::fs::write(b.join(format!("vault/notes/{tag}.md")), note).unwrap();
+        let day = b.join(format!(
+            "slog/2026-11-0{}.jsonl",
+            if tag == "one" { 1 } else { 2 }
+        ));
+        std::fs::write(&day, slog).unwrap();
+        env.git(&b, &["add", "-A"]);
+        env.git(&b, &["commit", "-q", "--no-verify", "-m", tag]);
+        env.git(&b, &["push", "-q", "origin", "main"]);
+    };
+    let leaked = |text: &str, batch: &[(String, String)]| -> Vec<String> {
+        batch
+            .iter()
+            .map(|(_, t)| secret_of(t))
+            .filter(|v| text.contains(v.as_str()))
+            .collect()
+    };
+
+    // A has nothing new: this would be a fast-forward, and is a merge that redacts.
+    by_hand(first, "one");
+    let done = env.cairn_in(&a, &["--json", "--now", NOW, "sync"]).code(0);
+    let data = done.data();
+    assert_eq!(data["merge"], "merge", "{data}");
+    let files: Vec<&str> = data["redacted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["file"].as_str().unwrap())
+        .collect();
+    assert!(files.contains(&"MEMORY.md"), "{data}");
+    assert!(files.contains(&"vault/notes/one.md"), "{data}");
+    assert!(files.contains(&"slog/2026-11-01.jsonl"), "{data}");
+    assert!(done.stderr.contains("rotate"), "{}", done.stderr);
+    let tree = head_text(&env, &a);
+    assert_eq!(leaked(&tree, first), Vec::<String>::new());
+    assert!(tree.contains("[REDACTED:"));
+    // The slog lines are still JSON, each record once.
+    assert_eq!(ids(&a, "slog").len(), first.len());
+    assert_eq!(git_status(&env, &a), "");
+    env.cairn_in(&a, &["index", "--verify"]).code(0);
+    assert_eq!(
+        env.git(&a, &["rev-parse", "HEAD"]),
+        env.git(&bare, &["rev-parse", "main"]),
+        "the redacted merge was pushed"
+    );
+
+    // Both sides wrote: a merge, killed after its first redacted file, then finished.
+    env.git(&b, &["pull", "-q", "--no-rebase", "origin", "main"]);
+    by_hand(second, "two");
+    env.cairn_in(&a, &["--now", NOW, "remember", "caddy reloads on SIGUSR1"])
+        .code(0);
+    let mut cmd = env.command(BIN, &a);
+    cmd.args(["--now", NOW, "sync"])
+        .env("CAIRN_FAILPOINT", "sync-redact-mid");
+    assert!(!cmd.output().unwrap().status.success());
+    assert!(a.join(".git/MERGE_HEAD").exists());
+    let data = env
+        .cairn_in(&a, &["--json", "--now", NOW, "sync"])
+        .code(0)
+        .data();
+    assert_eq!(data["finished_merge"], true, "{data}");
+    let tree = head_text(&env, &a);
+    assert_eq!(leaked(&tree, second), Vec::<String>::new(), "{data}");
+    assert_eq!(ids(&a, "slog").len(), secrets.len());
+    assert_eq!(git_status(&env, &a), "");
+    env.cairn_in(&a, &["index", "--verify"]).code(0);
+    env.git(&a, &["fsck", "--strict", "--no-progress"]);
+
+    // B takes the redacted tree back: its next sync is a fast-forward with nothing to redact.
+    let data = env.cairn_in(&b, &["--json", "sync"]).code(0).data();
+    assert_eq!(data["redacted"], serde_json::json!([]), "{data}");
+    let tree = head_text(&env, &b);
+    assert_eq!(
+        leaked(&tree, &secrets),
+        Vec::<String>::new(),
+        "{data}\n{tree}"
+    );
+}
