@@ -86,6 +86,17 @@ pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<git::Change
             false,
         ));
     }
+    // A cairn commit killed between moving the branch and writing git's index (or holding
+    // git's lock files): the next commit finishes it, and so does this.
+    if git::killed_commit(repo.root(), repair)? {
+        findings.push(finding(
+            ".git/cairn-committing",
+            None,
+            "a commit cut short: git's lock files and the index entries of what it committed"
+                .into(),
+            repair,
+        ));
+    }
     // Temporary files of a whole-file write killed before its rename (found by the crash
     // harness: `.cairn-tmp-*` left untracked in decisions/). The file they would have replaced
     // is whole; they are removed. Only when repairing, under the repository lock that every

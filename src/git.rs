@@ -399,9 +399,28 @@ pub fn commit_changes(
     let mut time_buf = gix::date::parse::TimeBuf::default();
     let sig_ref = signature.to_ref(&mut time_buf);
     let id = commit_durably(&repo, sig_ref, message, tree, parent, &staged)?;
+    crate::cli::failpoint("commit-before-index");
     update_index(&repo, &work_dir, &staged)?;
     remove_if_there(&marker)?;
     Ok(Some(Committed { id: id.to_string() }))
+}
+
+/// Finishes what a cairn commit killed midway left (its lock files, the index entries of the
+/// paths it committed), when its marker says one was; else nothing. Commits do this first
+/// themselves; a command that moves HEAD with the git command line (`cairn sync`) or repairs
+/// (`cairn doctor`) calls it under the repository lock, or git's index stays behind HEAD
+/// (found by the crash harness: a sync killed right after its renumbering commit, rerun, left
+/// `git status` showing the renumbering undone).
+/// Returns whether one was left; with `finish` false it only tells.
+pub fn killed_commit(root: &Path, finish: bool) -> Result<bool> {
+    let (repo, _, _) = open_work_tree(root)?;
+    if !repo.git_dir().join(COMMITTING).exists() {
+        return Ok(false);
+    }
+    if finish {
+        clear_locks_of_a_killed_commit(&repo)?;
+    }
+    Ok(true)
 }
 
 /// A file in the git directory that says a cairn process is between taking git's lock files

@@ -1005,12 +1005,12 @@ pub fn scenarios() -> Vec<Scenario> {
     vec![
         Scenario {
             name: "slog",
-            failpoints: &["slog-after-append"],
+            failpoints: &["slog-after-append", "commit-before-index"],
             setup: slog_setup,
         },
         Scenario {
             name: "remember",
-            failpoints: &["remember-after-append"],
+            failpoints: &["remember-after-append", "commit-before-index"],
             setup: remember_setup,
         },
         Scenario {
@@ -1079,7 +1079,7 @@ pub fn scenarios() -> Vec<Scenario> {
         },
         Scenario {
             name: "sync",
-            failpoints: &["sync-renumber-mid"],
+            failpoints: &["sync-renumber-mid", "commit-before-index"],
             setup: sync_setup,
         },
     ]

@@ -115,6 +115,7 @@ const ATTEMPTS: usize = 3;
 pub fn sync(repo: &Repo, opts: &Options<'_>) -> Result<Synced> {
     let (name, email) = git::identity_of(repo.root(), &opts.identity)?;
     crate::repo::ignore_derived(repo)?;
+    git::killed_commit(repo.root(), true)?;
     let git = Git::new(repo.root(), opts.timeout, name, email)
         .with_running_note(repo.path(GIT_RUNNING_NOTE));
     if git.stop_left_running()? {

@@ -866,3 +866,50 @@ fn secrets_a_remote_brings_in_are_redacted_before_the_merge_is_committed() {
         "{data}\n{tree}"
     );
 }
+
+/// Seed 14, trial 5 of `scripts/crash --scenario sync`: a sync killed after its renumbering
+/// commit moved the branch and before git's index was written. The rerun had nothing to
+/// commit, so nothing finished the commit, and `git status` showed the renumbering undone
+/// (`RD 0002 -> 0001`, `?? 0002`). Sync (and doctor) now finish a commit cut short first.
+#[test]
+fn a_sync_killed_between_its_commit_and_the_index_leaves_git_status_clean() {
+    let (env, bare, a, b) = remote_and_two_clones();
+    env.cairn_in(&a, &["adr", "new", "Use caddy for TLS"])
+        .code(0);
+    env.cairn_in(&a, &["sync"]).code(0);
+    env.cairn_in(&b, &["adr", "new", "Use nats for the bus"])
+        .code(0);
+    let mut cmd = env.command(BIN, &b);
+    cmd.args(["sync"])
+        .env("CAIRN_FAILPOINT", "commit-before-index");
+    assert!(!cmd.output().unwrap().status.success());
+    assert!(b.join(".git/cairn-committing").exists());
+    let subject = env.git(&b, &["log", "-1", "--format=%s"]);
+    assert_eq!(
+        subject.trim(),
+        "sync: renumber ADR 1 to 2 (taken on the remote)"
+    );
+    assert_ne!(git_status(&env, &b), "", "the index is behind HEAD");
+    let data = env.cairn_in(&b, &["--json", "sync"]).code(0).data();
+    assert_eq!(data["pushed"], true, "{data}");
+    assert_eq!(git_status(&env, &b), "");
+    assert!(!b.join(".git/cairn-committing").exists());
+    assert_eq!(
+        env.git(&b, &["rev-parse", "HEAD"]),
+        env.git(&bare, &["rev-parse", "main"])
+    );
+    env.cairn_in(&b, &["doctor", "--dry-run"]).code(0);
+
+    // doctor finishes one too, and says so.
+    env.cairn_in(&a, &["sync"]).code(0);
+    let mut cmd = env.command(BIN, &a);
+    cmd.args(["adr", "new", "Use redis for the cache"])
+        .env("CAIRN_FAILPOINT", "commit-before-index");
+    assert!(!cmd.output().unwrap().status.success());
+    assert_ne!(git_status(&env, &a), "");
+    env.cairn_in(&a, &["doctor", "--dry-run"]).code(1);
+    let done = env.cairn_in(&a, &["--json", "doctor"]).code(0).data();
+    assert!(done.to_string().contains("cairn-committing"), "{done}");
+    assert_eq!(git_status(&env, &a), "");
+    env.cairn_in(&a, &["doctor", "--dry-run"]).code(0);
+}
