@@ -280,6 +280,48 @@ fn a_settings_file_that_is_not_json_is_refused_and_left_alone() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), broken);
 }
 
+// Found by the fuzzer (agent_settings): with `hooks` written twice, install added cairn's
+// hooks to the first, which the agent (reading the last, as JavaScript does) never runs.
+#[test]
+fn a_settings_file_with_hooks_written_twice_is_refused_and_left_alone() {
+    let (env, repo, project) = repo_and_project();
+    let file = project.join(".claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    for (twice, named) in [
+        (
+            "{\n  \"hooks\": {\"SessionStart\": []},\n  \"hooks\": []\n}\n",
+            "`hooks` is written 2 times",
+        ),
+        (
+            "{\"hooks\": {\"PreCompact\": [], \"Stop\": [], \"PreCompact\": []}}\n",
+            "`hooks.PreCompact` is written 2 times",
+        ),
+    ] {
+        std::fs::write(&file, twice).unwrap();
+        for verb in ["install", "uninstall"] {
+            let run = env
+                .cairn_in(
+                    &project,
+                    &[
+                        "--repo",
+                        repo.to_str().unwrap(),
+                        "hooks",
+                        verb,
+                        "--agent",
+                        "claude-code",
+                    ],
+                )
+                .code(2);
+            assert!(
+                run.stderr.contains("settings.json") && run.stderr.contains(named),
+                "{}",
+                run.stderr
+            );
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), twice);
+        }
+    }
+}
+
 #[test]
 fn global_installs_write_under_home_and_codex_home_and_uninstall_leaves_nothing() {
     let (env, repo, _project) = repo_and_project();

@@ -285,10 +285,44 @@ fn read_doc(file: &Path) -> Result<Option<splice::Doc>> {
     let Some(text) = files::read_optional(file)? else {
         return Ok(None);
     };
-    splice::Doc::parse(text).map(Some).map_err(|e| {
+    let doc = splice::Doc::parse(text).map_err(|e| {
         Error::bad_input(format!("{}: {e}", file.display()))
             .with_fix("fix the file (it must be a JSON object), then run this again")
-    })
+    })?;
+    refuse_duplicate_keys(&doc, file)?;
+    Ok(Some(doc))
+}
+
+/// A key cairn edits under (`hooks`, or an event in it) written twice: the agents read JSON
+/// as JavaScript does, keeping the last, so hooks added to the first would never run (and
+/// uninstall could not tell what it removes). Found by the fuzzer (`agent_settings`).
+fn refuse_duplicate_keys(doc: &splice::Doc, file: &Path) -> Result<()> {
+    let twice = |what: String, n: usize| {
+        Err(Error::bad_input(format!(
+            "{}: `{what}` is written {n} times; the agent reads only the last",
+            file.display()
+        ))
+        .with_fix("merge them into one, then run this again"))
+    };
+    let hooks: Vec<splice::Member> = doc
+        .members(&doc.root())
+        .into_iter()
+        .filter(|m| m.key == "hooks")
+        .collect();
+    if hooks.len() > 1 {
+        return twice("hooks".into(), hooks.len());
+    }
+    let Some(hooks) = hooks.first().filter(|h| doc.is_object(&h.value)) else {
+        return Ok(());
+    };
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for m in doc.members(&hooks.value) {
+        *seen.entry(m.key).or_default() += 1;
+    }
+    match seen.into_iter().filter(|(_, n)| *n > 1).min() {
+        Some((key, n)) => twice(format!("hooks.{key}"), n),
+        None => Ok(()),
+    }
 }
 
 /// The `hooks` object of a settings document, if it has one; an error if it is not an object.
