@@ -1293,8 +1293,8 @@ mod tests {
         let text = b"{\"a\":1}\r\n\n  \r\n{\"b\":22}\n\n{\"c\":3}";
         let want = vec![
             (1, 0, 9, b"{\"a\":1}\r".to_vec(), true, None),
-            (4, 13, 22, b"{\"b\":22}".to_vec(), true, None),
-            (6, 23, 30, b"{\"c\":3}".to_vec(), false, None),
+            (4, 14, 23, b"{\"b\":22}".to_vec(), true, None),
+            (6, 24, 31, b"{\"c\":3}".to_vec(), false, None),
         ];
         for chunk in [1, 2, 3, 7, 64] {
             assert_eq!(read_lines(text, chunk, 100), want, "chunk {chunk}");

@@ -272,20 +272,27 @@ mod tests {
 
     #[test]
     fn a_branch_written_out_of_file_order_is_read_in_tree_order() {
-        // A damaged or merged file: the reply comes before its prompt in the file. The active
+        // A damaged or merged file: a reply comes before its prompt in the file. The active
         // branch is read from the root down all the same (by seeking to each entry).
         let lines = [
             r#"{"type":"session","version":3,"id":"s-uuid","cwd":"/w"}"#,
             r#"{"type":"message","id":"a2","parentId":"a1","message":{"role":"assistant","content":[{"type":"text","text":"one"}],"stopReason":"stop"}}"#,
             r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"first"}}"#,
+            r#"{"type":"message","id":"a3","parentId":"a2","message":{"role":"user","content":"second"}}"#,
         ];
         let text = lines.join("\n") + "\n";
         let t = parse(text.as_bytes(), None, "x").unwrap();
-        assert_eq!(t.turns.len(), 1);
-        assert_eq!(t.turns[0].prompt, "first");
-        assert_eq!(t.turns[0].line, 3);
+        let prompts: Vec<_> = t
+            .turns
+            .iter()
+            .map(|t| (t.prompt.as_str(), t.line))
+            .collect();
+        assert_eq!(prompts, [("first", 3), ("second", 4)]);
         assert_eq!(t.turns[0].answer, "one");
         assert_eq!(t.turns[0].outcome, Outcome::Completed);
-        assert_eq!(t.turns[0].end_offset, text.len() as u64);
+        // Its reply's line ends before its prompt's: the turn ends past the prompt's line.
+        let prompt_end = lines[..3].iter().map(|l| l.len() + 1).sum::<usize>();
+        assert_eq!(t.turns[0].end_offset, prompt_end as u64);
+        assert_eq!(t.turns[1].outcome, Outcome::Unfinished);
     }
 }
