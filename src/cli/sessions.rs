@@ -332,6 +332,9 @@ fn ingest_one(
     // A card or episode forgotten (`cairn forget`) is not made again from its transcript.
     records.retain(|r| !forgotten.contains(r.id()));
     let rel = cards::file_of(transcript.agent, &transcript.session);
+    let session = transcript.session.clone();
+    // The records hold what is written; the turns they were made from go before the lines are.
+    drop(transcript);
     let path = repo.path(&rel);
     let fail = |e: String| Unreadable(format!("cannot write {rel}: {e}"));
     let new: Vec<String> = records.iter().map(cards::line).collect();
@@ -356,7 +359,7 @@ fn ingest_one(
         },
         Change::Behind { cards, renders } => Outcome::Behind {
             file: rel,
-            session: transcript.session.clone(),
+            session,
             cards,
             renders,
         },
