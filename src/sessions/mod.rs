@@ -1,15 +1,18 @@
 //! Reading the transcripts coding agents write: Claude Code, Codex CLI and pi.
 //!
 //! Pure parsing: bytes in, a [`Transcript`] out. No file is opened or written here; `cairn
-//! sessions ingest` reads the files and stores the turn cards and episodes. Each agent has its
+//! sessions ingest` opens the files, hands them to [`read`] and stores the turn cards and
+//! episodes. A transcript is streamed, a line at a time ([`read`] over any `BufRead + Seek`;
+//! [`parse`] is the same code over a slice): the memory it costs is its longest line, at most
+//! [`MAX_LINE_BYTES`], plus what the [`Transcript`] keeps, whatever the size of the file. Each agent has its
 //! reader ([`claude`], [`codex`], [`pi`]); they share the model below and the [`Builder`] that
 //! cuts a stream of events into turns, so the outcome rules are written once.
 //!
 //! # Lines
 //!
 //! Every format is JSON Lines. Blank lines are ignored. A line that is not JSON (or not the
-//! shape its type needs) is a [`LineError`] with its 1-based number, and the rest of the file
-//! is still read. A last line without its newline that is not JSON is a write in progress: it
+//! shape its type needs), or longer than the line cap (read to its newline without being
+//! kept), is a [`LineError`] with its 1-based number, and the rest of the file is still read. A last line without its newline that is not JSON is a write in progress: it
 //! is ignored, not an error, and no turn's `end_offset` passes it, so a growing transcript read
 //! again later picks it up. Line types a reader does not know are skipped silently.
 //!
