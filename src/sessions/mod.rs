@@ -1268,13 +1268,11 @@ mod tests {
         assert_eq!(blocks.0, "a\n[image]");
     }
 
-    /// Every line `Lines` gives for `bytes` read `chunk` bytes at a time, capped at `max`:
-    /// (number, start, end, text, complete, over).
-    fn read_lines(
-        bytes: &[u8],
-        chunk: usize,
-        max: usize,
-    ) -> Vec<(usize, u64, u64, Vec<u8>, bool, Option<u64>)> {
+    /// A line as the tests see it: (number, start, end, text, complete, over).
+    type Seen = (usize, u64, u64, Vec<u8>, bool, Option<u64>);
+
+    /// Every line `Lines` gives for `bytes` read `chunk` bytes at a time, capped at `max`.
+    fn read_lines(bytes: &[u8], chunk: usize, max: usize) -> Vec<Seen> {
         let input = io::BufReader::with_capacity(chunk, io::Cursor::new(bytes));
         let mut lines = Lines::new(input, max);
         let mut out = Vec::new();
@@ -1375,7 +1373,7 @@ mod tests {
             let input = io::BufReader::with_capacity(5, io::Cursor::new(&bytes[..]));
             let streamed = read(input, Some(agent), "x", MAX_LINE_BYTES).unwrap();
             assert_eq!(streamed, whole, "{name}");
-            assert!(whole.turns.len() > 0, "{name}");
+            assert!(!whole.turns.is_empty(), "{name}");
         }
     }
 }
