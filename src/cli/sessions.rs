@@ -220,19 +220,100 @@ fn current_lines(path: &Path) -> Result<String> {
     Ok(crate::files::read_optional(path)?.unwrap_or_default())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Transcripts larger than this show their bytes read on the progress bar.
+const PROGRESS_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The longest transcript line read: [`sessions::MAX_LINE_BYTES`], or for tests only the
+/// number of bytes in `CAIRN_MAX_TRANSCRIPT_LINE` (so a test of the cap needs no huge file).
+fn max_line() -> usize {
+    std::env::var("CAIRN_MAX_TRANSCRIPT_LINE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(sessions::MAX_LINE_BYTES)
+}
+
+/// A transcript being read, its bytes read shown on the ingest bar (a big one's reading takes
+/// a while); a second pass over it counts again from its start.
+struct Shown<R> {
+    inner: R,
+    bar: indicatif::ProgressBar,
+    name: String,
+    size: u64,
+    at: u64,
+    shown: u64,
+}
+
+impl<R> Shown<R> {
+    fn show(&mut self) {
+        if self.size >= PROGRESS_BYTES && self.at.abs_diff(self.shown) >= PROGRESS_BYTES / 2 {
+            self.shown = self.at;
+            self.bar.set_message(format!(
+                "ingesting {}: {} of {}",
+                self.name,
+                indicatif::HumanBytes(self.at),
+                indicatif::HumanBytes(self.size)
+            ));
+        }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Shown<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.at += n as u64;
+        self.show();
+        Ok(n)
+    }
+}
+
+impl<R: std::io::Seek> std::io::Seek for Shown<R> {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.at = self.inner.seek(pos)?;
+        self.show();
+        Ok(self.at)
+    }
+}
+
+/// Reads the transcript at `file` (`size` bytes), streamed: a line at a time, so any size.
+fn read_transcript(
+    file: &Path,
+    size: u64,
+    bar: &indicatif::ProgressBar,
+    forced: Option<Agent>,
+    fallback_session: &str,
+) -> Result<std::result::Result<sessions::Transcript, Unreadable>> {
+    let opened = std::fs::File::open(file).map_err(|e| Error::io(file.display(), &e))?;
+    let shown = Shown {
+        inner: opened,
+        bar: bar.clone(),
+        name: file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        size,
+        at: 0,
+        shown: 0,
+    };
+    let input = std::io::BufReader::with_capacity(256 * 1024, shown);
+    let read = sessions::read(input, forced, fallback_session, max_line());
+    if size >= PROGRESS_BYTES {
+        bar.set_message("ingesting");
+    }
+    match read {
+        Ok(transcript) => Ok(Ok(transcript)),
+        Err(sessions::Error::Read(e)) => Err(Error::io(file.display(), &e)),
+        Err(e) => Ok(Err(Unreadable(format!("not a transcript: {e}")))),
+    }
+}
+
 fn ingest_one(
     ctx: &Ctx,
     repo: &Repo,
-    bytes: &[u8],
-    forced: Option<Agent>,
-    fallback_session: &str,
+    transcript: sessions::Transcript,
     redactor: &Redactor,
     mtime: &str,
     forgotten: &std::collections::HashSet<String>,
 ) -> std::result::Result<(Outcome, Vec<sessions::LineError>), Unreadable> {
-    let transcript = sessions::parse(bytes, forced, fallback_session)
-        .map_err(|e| Unreadable(format!("not a transcript: {e}")))?;
     let errors = transcript.errors.clone();
     if transcript.turns.is_empty() && transcript.episodes.is_empty() {
         if !errors.is_empty() {
@@ -251,6 +332,9 @@ fn ingest_one(
     // A card or episode forgotten (`cairn forget`) is not made again from its transcript.
     records.retain(|r| !forgotten.contains(r.id()));
     let rel = cards::file_of(transcript.agent, &transcript.session);
+    let session = transcript.session.clone();
+    // The records hold what is written; the turns they were made from go before the lines are.
+    drop(transcript);
     let path = repo.path(&rel);
     let fail = |e: String| Unreadable(format!("cannot write {rel}: {e}"));
     let new: Vec<String> = records.iter().map(cards::line).collect();
@@ -275,7 +359,7 @@ fn ingest_one(
         },
         Change::Behind { cards, renders } => Outcome::Behind {
             file: rel,
-            session: transcript.session.clone(),
+            session,
             cards,
             renders,
         },
@@ -415,22 +499,7 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             unchanged += 1;
             continue;
         }
-        if size > sessions::MAX_TRANSCRIPT_BYTES {
-            let reason = format!(
-                "{} bytes, over the {} bytes a transcript may have (it is read whole); nothing of it was read",
-                size,
-                sessions::MAX_TRANSCRIPT_BYTES
-            );
-            warnings.push(format!("{}: skipped: {reason}", file.display()));
-            skipped.push(json!({"file": key, "reason": reason}));
-            checkpoints.remove(&key);
-            if found.named {
-                unreadable_named.push(file.display().to_string());
-            }
-            continue;
-        }
-        let bytes = std::fs::read(file).map_err(|e| Error::io(file.display(), &e))?;
-        read_bytes += bytes.len() as u64;
+        read_bytes += size;
         let stem = file
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -446,16 +515,18 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             file_size: 0,
             file_mtime_ns: 0,
         };
-        match ingest_one(
-            ctx,
-            &repo,
-            &bytes,
-            forced,
-            &stem,
-            redactor()?,
-            &crate::time::format(modified),
-            &forgotten,
-        ) {
+        let read = read_transcript(file, size, &bar, forced, &stem)?;
+        let redactor = redactor()?;
+        match read.and_then(|transcript| {
+            ingest_one(
+                ctx,
+                &repo,
+                transcript,
+                redactor,
+                &crate::time::format(modified),
+                &forgotten,
+            )
+        }) {
             Err(Unreadable(reason)) => {
                 warnings.push(format!("{}: skipped: {reason}", file.display()));
                 skipped.push(json!({"file": key, "reason": reason}));

@@ -28,7 +28,9 @@
 use serde::Deserialize;
 use std::borrow::Cow;
 
-use super::{Builder, Content, EpisodeKind, Line, exit_code_in, parse_line, time};
+use std::io::{self, BufRead, Seek};
+
+use super::{Builder, Content, EpisodeKind, Line, Lines, exit_code_in, parse_line, time};
 
 /// Texts that start a `user` line the client wrote, not the person.
 const WRAPPERS: [&str; 7] = [
@@ -80,8 +82,8 @@ struct Message<'a> {
 }
 
 /// Feeds the lines of a Claude Code transcript to `b`.
-pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
-    for line in super::lines(bytes) {
+pub(crate) fn read<R: BufRead + Seek>(lines: &mut Lines<R>, b: &mut Builder) -> io::Result<()> {
+    while let Some(line) = lines.next_line()? {
         let Some(entry) = parse_line::<Entry>(&line, b) else {
             continue;
         };
@@ -108,6 +110,7 @@ pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
         }
         b.touch(&line, at);
     }
+    Ok(())
 }
 
 fn user(entry: &Entry, line: &Line, at: Option<chrono::DateTime<chrono::Utc>>, b: &mut Builder) {

@@ -36,7 +36,9 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 
-use super::{Builder, EpisodeKind, Snippet, Text, exit_code_in, parse_line, time};
+use std::io::{self, BufRead, Seek};
+
+use super::{Builder, EpisodeKind, Lines, Snippet, Text, exit_code_in, parse_line, time};
 
 /// How injected context starts, when the client sends it as a user message.
 const INJECTED: [&str; 9] = [
@@ -409,21 +411,28 @@ struct Processes {
 /// Feeds the lines of a Codex rollout to `b`, its prompts from the stream that holds them: the
 /// first pass reads the `response_item` prompts and notes every stream's; a second pass, from
 /// a fresh builder, reads another stream when that one holds prompts the first lacked.
-pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
+pub(crate) fn read<R: BufRead + Seek>(lines: &mut Lines<R>, b: &mut Builder) -> io::Result<()> {
     let mut prompts = Prompts::default();
-    feed(bytes, b, Stream::Response, &mut prompts);
+    feed(lines, b, Stream::Response, &mut prompts)?;
     let stream = prompts.choice();
     if stream != Stream::Response {
-        *b = Builder::new(super::Agent::Codex);
-        feed(bytes, b, stream, &mut Prompts::default());
+        *b = Builder::new(super::Agent::Codex, b.max_line);
+        lines.rewind()?;
+        feed(lines, b, stream, &mut Prompts::default())?;
     }
+    Ok(())
 }
 
 /// One pass over the lines: prompts from `stream`, every stream's prompts noted in `seen`.
-fn feed(bytes: &[u8], b: &mut Builder, stream: Stream, seen: &mut Prompts) {
+fn feed<R: BufRead + Seek>(
+    lines: &mut Lines<R>,
+    b: &mut Builder,
+    stream: Stream,
+    seen: &mut Prompts,
+) -> io::Result<()> {
     let mut processes = Processes::default();
     let mut metas = 0;
-    for line in super::lines(bytes) {
+    while let Some(line) = lines.next_line()? {
         let Some(entry) = parse_line::<Entry>(&line, b) else {
             continue;
         };
@@ -489,6 +498,7 @@ fn feed(bytes: &[u8], b: &mut Builder, stream: Stream, seen: &mut Prompts) {
         }
         b.touch(&line, at);
     }
+    Ok(())
 }
 
 /// Whether `text` is context the client injected, not what the user typed.

@@ -1,15 +1,18 @@
 //! Reading the transcripts coding agents write: Claude Code, Codex CLI and pi.
 //!
 //! Pure parsing: bytes in, a [`Transcript`] out. No file is opened or written here; `cairn
-//! sessions ingest` reads the files and stores the turn cards and episodes. Each agent has its
+//! sessions ingest` opens the files, hands them to [`read`] and stores the turn cards and
+//! episodes. A transcript is streamed, a line at a time ([`read`] over any `BufRead + Seek`;
+//! [`parse`] is the same code over a slice): the memory it costs is its longest line, at most
+//! [`MAX_LINE_BYTES`], plus what the [`Transcript`] keeps, whatever the size of the file. Each agent has its
 //! reader ([`claude`], [`codex`], [`pi`]); they share the model below and the [`Builder`] that
 //! cuts a stream of events into turns, so the outcome rules are written once.
 //!
 //! # Lines
 //!
 //! Every format is JSON Lines. Blank lines are ignored. A line that is not JSON (or not the
-//! shape its type needs) is a [`LineError`] with its 1-based number, and the rest of the file
-//! is still read. A last line without its newline that is not JSON is a write in progress: it
+//! shape its type needs), or longer than the line cap (read to its newline without being
+//! kept), is a [`LineError`] with its 1-based number, and the rest of the file is still read. A last line without its newline that is not JSON is a write in progress: it
 //! is ignored, not an error, and no turn's `end_offset` passes it, so a growing transcript read
 //! again later picks it up. Line types a reader does not know are skipped silently.
 //!
@@ -47,16 +50,19 @@ pub mod pi;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::io::{self, BufRead, Seek, SeekFrom};
 use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
 use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
-/// The largest transcript `sessions ingest` reads (256 MiB). A transcript is read whole, so
-/// this bounds the memory one costs; a larger one is skipped with a warning naming it, before
-/// a byte of it is read (ADR: input caps). The largest real transcripts seen are tens of MB.
-pub const MAX_TRANSCRIPT_BYTES: u64 = 256 * 1024 * 1024;
+/// The longest transcript line read (256 MiB). A transcript is streamed, a line at a time,
+/// so a file may be of any size; one line is held whole while it is parsed, so this bounds the
+/// memory a line costs. A longer line is read to its newline without being kept and is a
+/// [`LineError`] (the rest of the file is read). The largest real lines seen are tens of MB (a
+/// tool's output); the issue's 100 MB line is read.
+pub const MAX_LINE_BYTES: usize = 256 * 1024 * 1024;
 
 /// How many characters of a command output or an error message are kept.
 pub const SNIPPET_CHARS: usize = 300;
@@ -120,6 +126,9 @@ pub enum Error {
     /// An agent name that is not one of ours.
     #[error("unknown agent `{0}`; expected claude, codex or pi")]
     UnknownAgent(String),
+    /// The input could not be read.
+    #[error("cannot read it: {0}")]
+    Read(#[from] io::Error),
 }
 
 /// One session transcript, read.
@@ -256,12 +265,24 @@ pub struct LineError {
 
 /// Which agent wrote `bytes`, judged from the `type` of its first JSON lines.
 pub fn detect(bytes: &[u8]) -> Option<Agent> {
+    let mut lines = Lines::new(io::Cursor::new(bytes), MAX_LINE_BYTES);
+    detect_lines(&mut lines).unwrap_or(None)
+}
+
+/// [`detect`] over the next [`DETECT_LINES`] non-blank lines of `lines`.
+fn detect_lines<R: BufRead + Seek>(lines: &mut Lines<R>) -> io::Result<Option<Agent>> {
     #[derive(Deserialize)]
     struct Probe<'a> {
         #[serde(rename = "type", borrow)]
         kind: Option<Cow<'a, str>>,
     }
-    for line in lines(bytes).take(DETECT_LINES) {
+    for _ in 0..DETECT_LINES {
+        let Some(line) = lines.next_line()? else {
+            break;
+        };
+        if line.over.is_some() {
+            continue;
+        }
         let Ok(probe) = serde_json::from_slice::<Probe>(line.text) else {
             continue;
         };
@@ -273,34 +294,62 @@ pub fn detect(bytes: &[u8]) -> Option<Agent> {
                 | "system"
                 | "file-history-snapshot"
                 | "queue-operation",
-            ) => return Some(Agent::Claude),
+            ) => return Ok(Some(Agent::Claude)),
             Some("session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted") => {
-                return Some(Agent::Codex);
+                return Ok(Some(Agent::Codex));
             }
             Some("session" | "message" | "model_change" | "thinking_level_change") => {
-                return Some(Agent::Pi);
+                return Ok(Some(Agent::Pi));
             }
             _ => {}
         }
     }
-    None
+    Ok(None)
 }
 
-/// Reads a transcript. `agent` forces the format; without it the content decides. The session
+/// Reads a transcript held in memory: [`read`] over `bytes`, lines capped at
+/// [`MAX_LINE_BYTES`]. `agent` forces the format; without it the content decides. The session
 /// id comes from the content, else `fallback_session` (the file name, say).
 pub fn parse(
     bytes: &[u8],
     agent: Option<Agent>,
     fallback_session: &str,
 ) -> Result<Transcript, Error> {
-    let agent = agent
-        .or_else(|| detect(bytes))
-        .ok_or(Error::UnknownFormat)?;
-    let mut builder = Builder::new(agent);
+    read(
+        io::Cursor::new(bytes),
+        agent,
+        fallback_session,
+        MAX_LINE_BYTES,
+    )
+}
+
+/// Reads a transcript from `input` (a file, say), streamed: one line is held at a time, at
+/// most `max_line` bytes of it, so memory is bounded by the longest line plus what the
+/// [`Transcript`] keeps (prompts, answers, snippets cut to [`SNIPPET_CHARS`]), whatever the
+/// size of the input. Detection reads the first lines, then the input is read from its start
+/// again; a Codex rollout whose prompts are in another stream is read twice, a pi tree twice
+/// (ids first, then its active branch). `agent` forces the format; without it the content
+/// decides. The session id comes from the content, else `fallback_session`.
+pub fn read<R: BufRead + Seek>(
+    input: R,
+    agent: Option<Agent>,
+    fallback_session: &str,
+    max_line: usize,
+) -> Result<Transcript, Error> {
+    let mut lines = Lines::new(input, max_line);
+    let agent = match agent {
+        Some(agent) => agent,
+        None => {
+            let found = detect_lines(&mut lines)?;
+            lines.rewind()?;
+            found.ok_or(Error::UnknownFormat)?
+        }
+    };
+    let mut builder = Builder::new(agent, max_line);
     match agent {
-        Agent::Claude => claude::read(bytes, &mut builder),
-        Agent::Codex => codex::read(bytes, &mut builder),
-        Agent::Pi => pi::read(bytes, &mut builder),
+        Agent::Claude => claude::read(&mut lines, &mut builder)?,
+        Agent::Codex => codex::read(&mut lines, &mut builder)?,
+        Agent::Pi => pi::read(&mut lines, &mut builder)?,
     }
     Ok(builder.finish(fallback_session))
 }
@@ -310,59 +359,134 @@ pub fn parse(
 pub(crate) struct Line<'a> {
     /// 1-based line number.
     pub number: usize,
+    /// Byte offset of its first byte.
+    pub start: u64,
     /// Byte offset just past its newline (or the end of the input).
     pub end: u64,
-    /// The line without its newline.
+    /// The line without its newline; empty for a line over the cap.
     pub text: &'a [u8],
     /// Whether a newline ends it.
     pub complete: bool,
+    /// The length of a line over the cap (its text was not kept), `None` for any other.
+    pub over: Option<u64>,
 }
 
-/// The non-blank lines of `bytes`.
-pub(crate) fn lines(bytes: &[u8]) -> impl Iterator<Item = Line<'_>> {
-    let mut start = 0;
-    let mut number = 0;
-    std::iter::from_fn(move || {
-        while start < bytes.len() {
-            number += 1;
-            let (end, next, complete) = match bytes[start..].iter().position(|&b| b == b'\n') {
-                Some(i) => (start + i, start + i + 1, true),
-                None => (bytes.len(), bytes.len(), false),
-            };
-            let text = &bytes[start..end];
-            start = next;
-            if text.iter().all(u8::is_ascii_whitespace) {
+/// The non-blank lines of a transcript, read one at a time into one reused buffer: at most
+/// `max` bytes of a line are held; a longer line is read to its newline and dropped, and
+/// comes out with `over` set so the reader reports it (see [`parse_line`]).
+pub(crate) struct Lines<R> {
+    input: R,
+    buf: Vec<u8>,
+    max: usize,
+    number: usize,
+    offset: u64,
+}
+
+impl<R: BufRead + Seek> Lines<R> {
+    pub(crate) fn new(input: R, max: usize) -> Self {
+        Lines {
+            input,
+            buf: Vec::new(),
+            max,
+            number: 0,
+            offset: 0,
+        }
+    }
+
+    /// Back to the first line, for another pass.
+    pub(crate) fn rewind(&mut self) -> io::Result<()> {
+        self.seek_line(0, 1)
+    }
+
+    /// Makes the line starting at byte `start`, numbered `number`, the next one read.
+    pub(crate) fn seek_line(&mut self, start: u64, number: usize) -> io::Result<()> {
+        self.input.seek(SeekFrom::Start(start))?;
+        self.offset = start;
+        self.number = number.saturating_sub(1);
+        Ok(())
+    }
+
+    /// The next non-blank line, `None` at the end of the input.
+    pub(crate) fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
+        loop {
+            self.buf.clear();
+            let start = self.offset;
+            let (mut len, mut over, mut blank, mut complete) = (0u64, false, true, false);
+            loop {
+                let available = match self.input.fill_buf() {
+                    Ok(b) => b,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                };
+                if available.is_empty() {
+                    break;
+                }
+                let newline = available.iter().position(|&b| b == b'\n');
+                let piece = &available[..newline.unwrap_or(available.len())];
+                if !over && self.buf.len() + piece.len() > self.max {
+                    over = true;
+                    blank = self.buf.iter().all(u8::is_ascii_whitespace);
+                    self.buf.clear();
+                }
+                if over {
+                    blank = blank && piece.iter().all(u8::is_ascii_whitespace);
+                } else {
+                    self.buf.extend_from_slice(piece);
+                }
+                len += piece.len() as u64;
+                let used = piece.len() + usize::from(newline.is_some());
+                self.input.consume(used);
+                if newline.is_some() {
+                    complete = true;
+                    break;
+                }
+            }
+            if len == 0 && !complete {
+                return Ok(None);
+            }
+            self.number += 1;
+            self.offset += len + u64::from(complete);
+            if !over {
+                blank = self.buf.iter().all(u8::is_ascii_whitespace);
+            }
+            if blank {
                 continue;
             }
-            return Some(Line {
-                number,
-                end: next as u64,
-                text,
+            return Ok(Some(Line {
+                number: self.number,
+                start,
+                end: self.offset,
+                text: &self.buf,
                 complete,
-            });
+                over: over.then_some(len),
+            }));
         }
-        None
-    })
+    }
 }
 
 /// Parses one line as `T`; a failure is recorded on `builder` unless it is an unfinished last
-/// line (see the module docs).
+/// line (see the module docs). A line over the cap is a failure too, named with its length.
 pub(crate) fn parse_line<'a, T: Deserialize<'a>>(
     line: &Line<'a>,
     builder: &mut Builder,
 ) -> Option<T> {
-    match serde_json::from_slice(line.text) {
-        Ok(value) => Some(value),
-        Err(e) => {
-            if line.complete {
-                builder.errors.push(LineError {
-                    line: line.number,
-                    message: e.to_string(),
-                });
-            }
-            None
-        }
+    let failure = match line.over {
+        Some(len) => format!(
+            "line of {len} bytes is over the {} bytes a transcript line may have; skipped",
+            builder.max_line
+        ),
+        None => match serde_json::from_slice(line.text) {
+            Ok(value) => return Some(value),
+            Err(e) => e.to_string(),
+        },
+    };
+    if line.complete {
+        builder.errors.push(LineError {
+            line: line.number,
+            message: failure,
+        });
     }
+    None
 }
 
 /// An RFC 3339 time, or nothing.
@@ -709,12 +833,15 @@ pub(crate) struct Builder {
     open: Option<Open>,
     /// Tool calls and answers seen while no turn was open.
     unattributed: usize,
+    /// The longest line read, in bytes (named in the error for a longer one).
+    max_line: usize,
 }
 
 impl Builder {
-    fn new(agent: Agent) -> Self {
+    fn new(agent: Agent, max_line: usize) -> Self {
         Builder {
             agent,
+            max_line,
             session: None,
             cwd: None,
             turns: Vec::new(),
@@ -1139,5 +1266,114 @@ mod tests {
         let blocks: Snippet =
             serde_json::from_str(r#"[{"type":"text","text":"a"},{"type":"image"}]"#).unwrap();
         assert_eq!(blocks.0, "a\n[image]");
+    }
+
+    /// A line as the tests see it: (number, start, end, text, complete, over).
+    type Seen = (usize, u64, u64, Vec<u8>, bool, Option<u64>);
+
+    /// Every line `Lines` gives for `bytes` read `chunk` bytes at a time, capped at `max`.
+    fn read_lines(bytes: &[u8], chunk: usize, max: usize) -> Vec<Seen> {
+        let input = io::BufReader::with_capacity(chunk, io::Cursor::new(bytes));
+        let mut lines = Lines::new(input, max);
+        let mut out = Vec::new();
+        while let Some(l) = lines.next_line().unwrap() {
+            out.push((
+                l.number,
+                l.start,
+                l.end,
+                l.text.to_vec(),
+                l.complete,
+                l.over,
+            ));
+        }
+        out
+    }
+
+    #[test]
+    fn the_line_reader_numbers_lines_and_keeps_their_ends_whatever_its_buffer() {
+        let text = b"{\"a\":1}\r\n\n  \r\n{\"b\":22}\n\n{\"c\":3}";
+        let want = vec![
+            (1, 0, 9, b"{\"a\":1}\r".to_vec(), true, None),
+            (4, 14, 23, b"{\"b\":22}".to_vec(), true, None),
+            (6, 24, 31, b"{\"c\":3}".to_vec(), false, None),
+        ];
+        for chunk in [1, 2, 3, 7, 64] {
+            assert_eq!(read_lines(text, chunk, 100), want, "chunk {chunk}");
+        }
+        // A final newline ends the last line: no empty line after it.
+        let lines = read_lines(b"{}\n{}\n", 4, 100);
+        assert_eq!(lines.len(), 2);
+        assert_eq!((lines[1].2, lines[1].4), (6, true));
+        assert!(read_lines(b"", 4, 100).is_empty());
+        assert!(read_lines(b"\n \n\t\n", 1, 100).is_empty());
+    }
+
+    #[test]
+    fn a_line_at_the_cap_is_kept_and_a_longer_one_is_dropped_to_its_newline() {
+        let at_cap = "x".repeat(10);
+        let over = "y".repeat(11);
+        let text = format!("{at_cap}\n{over}\n{{}}\n{over}");
+        for chunk in [1, 3, 8, 64] {
+            let lines = read_lines(text.as_bytes(), chunk, 10);
+            assert_eq!(lines.len(), 4, "chunk {chunk}");
+            assert_eq!(lines[0].3, at_cap.as_bytes());
+            assert_eq!(lines[0].5, None);
+            assert_eq!((lines[1].0, lines[1].2), (2, 23));
+            assert_eq!((lines[1].3.len(), lines[1].5), (0, Some(11)));
+            assert_eq!((lines[2].0, lines[2].3.as_slice()), (3, &b"{}"[..]));
+            assert_eq!((lines[3].4, lines[3].5), (false, Some(11)));
+            assert_eq!(lines[3].2, text.len() as u64);
+        }
+        // A long run of blanks is still a blank line, over the cap or not.
+        let blanks = format!("{}\n{{}}", " ".repeat(50));
+        let lines = read_lines(blanks.as_bytes(), 4, 10);
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].0, 2);
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_an_error_naming_it_and_the_rest_is_read() {
+        for (agent, name, _, _) in COUNTS {
+            let bytes = fixture(name);
+            let whole = parse(&bytes, None, "x").unwrap();
+            let longest = bytes.split(|&b| b == b'\n').map(<[u8]>::len).max().unwrap();
+            // At the longest line: the same transcript as without a cap.
+            let at = read(io::Cursor::new(&bytes[..]), None, "x", longest).unwrap();
+            assert_eq!(at, whole, "{name}");
+            // Under it: each longer line is one error with its number; the file is still read.
+            let cap = 2000;
+            let long: Vec<usize> = bytes
+                .split(|&b| b == b'\n')
+                .enumerate()
+                .filter(|(_, l)| l.len() > cap)
+                .map(|(i, _)| i + 1)
+                .collect();
+            let capped = read(io::Cursor::new(&bytes[..]), Some(agent), "x", cap).unwrap();
+            let named: Vec<usize> = capped.errors.iter().map(|e| e.line).collect();
+            assert_eq!(named, long, "{name}");
+            assert!(
+                capped
+                    .errors
+                    .iter()
+                    .all(|e| e.message.contains("over the 2000 bytes")),
+                "{name}: {:?}",
+                capped.errors
+            );
+            assert!(!capped.turns.is_empty(), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_big_transcript_read_in_small_pieces_is_the_one_read_whole() {
+        // Many turns of every format, read from a buffer of 5 bytes (lines cut across reads,
+        // pi's entries found again by a second pass) and from the whole slice at once.
+        for (agent, name, _, _) in COUNTS {
+            let bytes = fixture(name);
+            let whole = parse(&bytes, None, "x").unwrap();
+            let input = io::BufReader::with_capacity(5, io::Cursor::new(&bytes[..]));
+            let streamed = read(input, Some(agent), "x", MAX_LINE_BYTES).unwrap();
+            assert_eq!(streamed, whole, "{name}");
+            assert!(!whole.turns.is_empty(), "{name}");
+        }
     }
 }

@@ -21,7 +21,11 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::{Builder, Content, EpisodeKind, Line, Snippet, Text, exit_code_in, parse_line, time};
+use std::io::{self, BufRead, Seek};
+
+use super::{
+    Builder, Content, EpisodeKind, Line, Lines, Snippet, Text, exit_code_in, parse_line, time,
+};
 
 #[derive(Deserialize)]
 struct Entry<'a> {
@@ -64,10 +68,21 @@ struct Message<'a> {
     exit_code: Option<i32>,
 }
 
-/// Feeds the entries of a pi session (its active branch) to `b`.
-pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
-    let mut entries: Vec<(Line, Entry)> = Vec::new();
-    for line in super::lines(bytes) {
+/// Where an entry is, and what places it in the tree: all the first pass keeps of it.
+struct Node {
+    id: String,
+    parent: String,
+    start: u64,
+    number: usize,
+}
+
+/// Feeds the entries of a pi session (its active branch) to `b`, in two passes over the
+/// lines: the first checks every line and keeps each entry's [`Node`], the second reads the
+/// entries of the active branch only (in one more pass when they are in file order, else by
+/// seeking to each), so no more than one entry is held at a time.
+pub(crate) fn read<R: BufRead + Seek>(lines: &mut Lines<R>, b: &mut Builder) -> io::Result<()> {
+    let mut nodes: Vec<Node> = Vec::new();
+    while let Some(line) = lines.next_line()? {
         let Some(entry) = parse_line::<Entry>(&line, b) else {
             continue;
         };
@@ -80,43 +95,74 @@ pub(crate) fn read(bytes: &[u8], b: &mut Builder) {
             }
             continue;
         }
-        entries.push((line, entry));
+        nodes.push(Node {
+            id: entry.id.as_str().to_string(),
+            parent: entry.parent_id.as_str().to_string(),
+            start: line.start,
+            number: line.number,
+        });
     }
-    for &i in &active_branch(&entries) {
-        let (line, entry) = &entries[i];
-        let at = time(Some(entry.timestamp.as_str()));
-        match (entry.kind.as_ref(), &entry.message) {
-            ("message", Some(m)) => message(m, line, at, b),
-            ("compaction", _) => {
-                let text = entry.summary.as_str().to_string();
-                b.episode(EpisodeKind::Compaction, line, at, text);
+    let path = active_branch(&nodes);
+    if path.windows(2).all(|w| w[0] < w[1]) {
+        lines.rewind()?;
+        let mut wanted = path.iter().map(|&i| nodes[i].number).peekable();
+        while let Some(line) = lines.next_line()? {
+            let Some(&number) = wanted.peek() else {
+                break;
+            };
+            if line.number == number {
+                wanted.next();
+                entry(&line, b);
             }
-            ("branch_summary", _) => {
-                let text = entry.summary.as_str().to_string();
-                b.episode(EpisodeKind::Summary, line, at, text);
-            }
-            _ => {}
         }
-        b.touch(line, at);
+    } else {
+        for &i in &path {
+            lines.seek_line(nodes[i].start, nodes[i].number)?;
+            if let Some(line) = lines.next_line()? {
+                entry(&line, b);
+            }
+        }
     }
+    Ok(())
+}
+
+/// Reads one entry of the active branch.
+fn entry(line: &Line, b: &mut Builder) {
+    let Some(entry) = parse_line::<Entry>(line, b) else {
+        return;
+    };
+    let at = time(Some(entry.timestamp.as_str()));
+    match (entry.kind.as_ref(), &entry.message) {
+        ("message", Some(m)) => message(m, line, at, b),
+        ("compaction", _) => {
+            let text = entry.summary.as_str().to_string();
+            b.episode(EpisodeKind::Compaction, line, at, text);
+        }
+        ("branch_summary", _) => {
+            let text = entry.summary.as_str().to_string();
+            b.episode(EpisodeKind::Summary, line, at, text);
+        }
+        _ => {}
+    }
+    b.touch(line, at);
 }
 
 /// The indices of the entries to read, in order: all of them for a linear (version 1) file,
 /// else the path from the root to the last entry.
-fn active_branch(entries: &[(Line, Entry)]) -> Vec<usize> {
-    let Some(leaf) = entries.iter().rposition(|(_, e)| !e.id.as_str().is_empty()) else {
-        return (0..entries.len()).collect();
+fn active_branch(nodes: &[Node]) -> Vec<usize> {
+    let Some(leaf) = nodes.iter().rposition(|n| !n.id.is_empty()) else {
+        return (0..nodes.len()).collect();
     };
-    let by_id: HashMap<&str, usize> = entries
+    let by_id: HashMap<&str, usize> = nodes
         .iter()
         .enumerate()
-        .map(|(i, (_, e))| (e.id.as_str(), i))
+        .map(|(i, n)| (n.id.as_str(), i))
         .collect();
     let mut path = vec![leaf];
     let mut at = leaf;
     // At most one step per entry, so a cycle in a damaged file cannot loop forever.
-    while path.len() <= entries.len() {
-        let Some(&parent) = by_id.get(entries[at].1.parent_id.as_str()) else {
+    while path.len() <= nodes.len() {
+        let Some(&parent) = by_id.get(nodes[at].parent.as_str()) else {
             break;
         };
         path.push(parent);
@@ -222,5 +268,31 @@ mod tests {
         assert!(writes > 0);
         let bash: usize = t.turns.iter().map(|t| t.commands.len()).sum();
         assert_eq!(bash, 206 + 3);
+    }
+
+    #[test]
+    fn a_branch_written_out_of_file_order_is_read_in_tree_order() {
+        // A damaged or merged file: a reply comes before its prompt in the file. The active
+        // branch is read from the root down all the same (by seeking to each entry).
+        let lines = [
+            r#"{"type":"session","version":3,"id":"s-uuid","cwd":"/w"}"#,
+            r#"{"type":"message","id":"a2","parentId":"a1","message":{"role":"assistant","content":[{"type":"text","text":"one"}],"stopReason":"stop"}}"#,
+            r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"first"}}"#,
+            r#"{"type":"message","id":"a3","parentId":"a2","message":{"role":"user","content":"second"}}"#,
+        ];
+        let text = lines.join("\n") + "\n";
+        let t = parse(text.as_bytes(), None, "x").unwrap();
+        let prompts: Vec<_> = t
+            .turns
+            .iter()
+            .map(|t| (t.prompt.as_str(), t.line))
+            .collect();
+        assert_eq!(prompts, [("first", 3), ("second", 4)]);
+        assert_eq!(t.turns[0].answer, "one");
+        assert_eq!(t.turns[0].outcome, Outcome::Completed);
+        // Its reply's line ends before its prompt's: the turn ends past the prompt's line.
+        let prompt_end = lines[..3].iter().map(|l| l.len() + 1).sum::<usize>();
+        assert_eq!(t.turns[0].end_offset, prompt_end as u64);
+        assert_eq!(t.turns[1].outcome, Outcome::Unfinished);
     }
 }
