@@ -245,7 +245,9 @@ async fn guard(
 }
 
 /// The headers every answer carries: only the console's own script, style and forms; never
-/// framed; no CORS header at all.
+/// framed; no CORS header at all. The referrer policy is `same-origin`, not `no-referrer`:
+/// with the latter a browser sends `Origin: null` with the pages' own forms, which
+/// [`auth::check`] refuses.
 fn secure(mut response: Response) -> Response {
     let h = response.headers_mut();
     h.insert(
@@ -262,7 +264,7 @@ fn secure(mut response: Response) -> Response {
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     h.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response

@@ -32,6 +32,7 @@ const sizes = {
 };
 
 const passed = [];
+let current = null; // the page of the step running, for its text on failure
 async function step(name, fn) {
   try {
     await fn();
@@ -39,6 +40,10 @@ async function step(name, fn) {
     console.log(`ok ${name}`);
   } catch (e) {
     console.error(`FAILED ${name}: ${e.message}`);
+    if (current) {
+      const text = await current.locator("main").textContent().catch(() => "");
+      console.error(`at ${current.url()}: ${text.slice(0, 2000)}`);
+    }
     await browser.close();
     process.exit(1);
   }
@@ -47,6 +52,7 @@ async function step(name, fn) {
 for (const [size, options] of Object.entries(sizes)) {
   const context = await browser.newContext(options);
   const page = await context.newPage();
+  current = page;
   const dialogs = [];
   page.on("dialog", async (d) => { dialogs.push(d.message()); await d.dismiss(); });
   const shot = (name) => page.screenshot({ path: `${shots}/${size}-${name}.png`, fullPage: true });
@@ -101,11 +107,11 @@ for (const [size, options] of Object.entries(sizes)) {
     await shot("decisions");
     await page.click("#adrs a[href='/decisions/1']");
     await page.click("li.superseded-by a");
-    check((await page.locator("h1").textContent()).startsWith("ADR 2"), "not at ADR 2");
+    check((await page.locator("main > h1").textContent()).startsWith("ADR 2"), "not at ADR 2");
     await page.click("li.superseded-by a");
-    check((await page.locator("h1").textContent()).startsWith("ADR 3"), "not at ADR 3");
+    check((await page.locator("main > h1").textContent()).startsWith("ADR 3"), "not at ADR 3");
     await page.click("li.supersedes a");
-    check((await page.locator("h1").textContent()).startsWith("ADR 2"), "back link broken");
+    check((await page.locator("main > h1").textContent()).startsWith("ADR 2"), "back link broken");
     await shot("adr");
   });
 
