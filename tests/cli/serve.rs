@@ -428,13 +428,15 @@ fn serve_approve_and_reject_make_the_commits_review_makes() {
     let r = client()
         .post(format!("{}/api/proposals/p-0aaaaaaaaaaa/approve", s.url))
         .bearer_auth(&s.token)
+        .body(r#"{"text":"always pin crate versions with ="}"#)
         .send()
         .unwrap();
     assert_eq!(r.status().as_u16(), 200);
     let v = json_of(&r.text().unwrap());
     assert_eq!(v["type"], "review_approve");
     assert_eq!(v["data"]["approved"], true);
-    assert!(read(&repo, "MEMORY.md").contains("always pin crate versions"));
+    assert_eq!(v["data"]["edited"], true);
+    assert!(read(&repo, "MEMORY.md").contains("always pin crate versions with ="));
     let log = env.git(&repo, &["log", "-1", "--format=%s%n%b"]);
     assert!(log.contains("p-0aaaaaaaaaaa"), "{log}");
 
