@@ -35,8 +35,10 @@
 //! - [`stats`]: what `cairn stats` counts: records per ISO week as a terminal chart, pipeline cost.
 //! - [`telemetry`]: one event per pipeline step in `.cairn/telemetry.jsonl`.
 //! - [`why`]: what became of a text or record, followed through the pipeline (`cairn why`).
-//! - [`mcp`]: the MCP server of `cairn mcp` (the only importer of rmcp and tokio): tools that run
+//! - [`mcp`]: the MCP server of `cairn mcp` (the only importer of rmcp): tools that run
 //!   the commands through the command layer, MEMORY.md and the ADRs as resources.
+//! - [`serve`]: the console of `cairn serve` (the only importer of axum): pages and a JSON API
+//!   over the same command layer, the token and origin rules.
 //! - [`sync`]: `cairn sync`: fetch, union merge made right, ADR renumbering, push (git CLI).
 //! - [`init`]: making or adopting a knowledge repository.
 //! - [`doctor`]: health checks and repairs of the files.
@@ -72,6 +74,7 @@ pub mod redact;
 pub mod reflect;
 pub mod repo;
 pub mod review;
+pub mod serve;
 pub mod sessions;
 pub mod slog;
 pub mod stats;

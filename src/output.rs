@@ -269,6 +269,14 @@ fn plural(noun: &str) -> String {
     }
 }
 
+/// One line of data on stdout, flushed at once: a server's address, which its caller reads
+/// before anything else comes.
+pub fn data_line(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
 /// A line for people, on stderr (progress, notices).
 pub fn notice(message: &str) {
     eprintln!("{}", inert(message));

@@ -20,6 +20,7 @@ pub(crate) mod recall;
 mod reflect;
 pub(crate) mod remember;
 pub(crate) mod review;
+mod serve;
 mod sessions;
 pub(crate) mod shell;
 pub(crate) mod slog;
@@ -113,6 +114,9 @@ pub enum Command {
     Review(review::Args),
     /// Serve the knowledge repository to agents: a Model Context Protocol server on stdio
     Mcp(mcp::Args),
+    /// The console: a local web page to search memory, read turns, browse decisions and
+    /// review proposals, with an authenticated JSON API
+    Serve(serve::Args),
     /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell)
     Completions(shell::CompletionsArgs),
     /// Print cairn's man page (roff), or write one page per command with --dir
@@ -168,6 +172,7 @@ impl Command {
             Command::Triage(a) => a.commit,
             Command::Review(a) => a.commit,
             Command::Mcp(a) => a.commit,
+            Command::Serve(a) => a.commit,
             Command::Forget(a) => a.commit,
             _ => CommitArgs::default(),
         }
@@ -456,7 +461,17 @@ where
             Err(err) => output::emit_error(&err, false),
         };
     }
-    match context(&cli).and_then(|ctx| execute(&ctx, cli.command)) {
+    let ctx = context(&cli);
+    if let Command::Serve(args) = cli.command {
+        // A server: the URL is stdout's one line; if it stops on an error, it says why. The
+        // time is pinned for every request when it is pinned at all.
+        let pinned = cli.now.is_some() || env_setting("CAIRN_NOW").is_some();
+        return match ctx.and_then(|ctx| serve::run(&ctx, args, pinned.then_some(ctx.now))) {
+            Ok(()) => 0,
+            Err(err) => output::emit_error(&err, json),
+        };
+    }
+    match ctx.and_then(|ctx| execute(&ctx, cli.command)) {
         Ok(report) => output::emit(&report, json),
         Err(err) => output::emit_error(&err, json),
     }
@@ -590,6 +605,9 @@ pub(crate) fn execute(ctx: &Ctx, command: Command) -> Result<Report> {
         Command::Forget(args) => forget::run(ctx, args),
         Command::Mcp(_) => Err(Error::bad_input(
             "`cairn mcp` serves on stdio and cannot be called from a server",
+        )),
+        Command::Serve(_) => Err(Error::bad_input(
+            "`cairn serve` is a server and cannot be called from one",
         )),
     }
 }

@@ -5,6 +5,7 @@ mod support;
 
 mod adr;
 mod agent_hooks;
+mod browser;
 mod crash;
 mod forget;
 mod git;
@@ -23,6 +24,7 @@ mod recall;
 mod reflect;
 mod review;
 mod rewrite;
+mod serve;
 mod sessions;
 mod shell;
 mod slog;

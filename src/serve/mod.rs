@@ -1,0 +1,316 @@
+//! The console of `cairn serve`: a local web page to search memory, read a turn in its
+//! session, browse decisions, MEMORY.md and its history, and review proposals, with a JSON
+//! API over the same commands (the only importer of axum).
+//!
+//! Like the MCP server ([`crate::mcp`]) it is a front end over the command layer, not a second
+//! implementation: every API call and every page turns its parameters into the command line
+//! of the command it names, parsed by the same clap types, and runs it through
+//! [`cli::execute`]. So `GET /api/search?q=nfs` answers `cairn search nfs --json`'s object, a
+//! search opens the index and brings it up to date as the command does, and an approval from
+//! the review page writes the same events and the same commit as `cairn review --approve`.
+//! Commands run one at a time on a blocking thread (the writer lock and the index catch-up
+//! are per process); requests wait their turn, never fail for it.
+//!
+//! Who may ask what is [`auth`]'s: loopback reads are free, everything else needs the token.
+//! Pages are HTML made here ([`pages`], [`html`]) with their stylesheet and script compiled
+//! in ([`assets`]); text from memory is escaped, and the Content-Security-Policy allows only
+//! the console's own script.
+//!
+//! API (each answer is the `--json` envelope of [`crate::output`]; errors its error object,
+//! with 400 for bad input, 401/403 refused, 404 not found, 409 conflict, 500 otherwise):
+//! `GET /api/recall?q=`, `/api/search?q=&kind=&exact=&limit=`, `/api/brief`, `/api/status`,
+//! `/api/slog?q=&action=&tool=&since=&until=&limit=`, `/api/adrs?status=&tag=`,
+//! `/api/adrs/N`, `/api/memory`, `/api/proposals`, `/api/proposals/ID`, `/api/stats`,
+//! `/api/session?file=&from=&to=`; `POST /api/proposals/ID/approve` (`{"text":…}` optional)
+//! and `POST /api/proposals/ID/reject` (`{"why":…}`), which need the token.
+
+mod api;
+mod assets;
+pub mod auth;
+mod history;
+mod html;
+mod pages;
+pub mod session;
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use crate::cli::{self, Cli, Ctx, Served};
+use crate::error::{Error, Kind, Result};
+use crate::output;
+
+/// How the server was asked to run.
+pub struct Options {
+    pub bind: IpAddr,
+    pub port: u16,
+    /// The token's text (see [`auth::load_or_make`]).
+    pub token: String,
+    /// Open the console in the browser once it listens.
+    pub open: bool,
+}
+
+/// What every request shares.
+pub struct App {
+    served: Served,
+    token: String,
+    csrf: String,
+    /// One command at a time (see the module's opening).
+    gate: Mutex<()>,
+}
+
+type Shared = Arc<App>;
+
+impl App {
+    /// Runs the command line `args` (after `cairn`) as the command line would, and returns
+    /// its `--json` envelope.
+    pub fn command<S: AsRef<str>>(&self, args: &[S]) -> Result<Value> {
+        let argv = std::iter::once("cairn").chain(args.iter().map(AsRef::as_ref));
+        let parsed = <Cli as clap::Parser>::try_parse_from(argv).map_err(|e| {
+            let rendered = e.render().to_string();
+            let first = rendered
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ")
+                .to_string();
+            Error::bad_input(first)
+        })?;
+        let _turn = self.gate.lock().unwrap_or_else(|p| p.into_inner());
+        let ctx = Ctx::for_call(&self.served);
+        let report = cli::execute(&ctx, parsed.command)?;
+        output::warn(&report.warnings);
+        Ok(output::envelope(&report))
+    }
+
+    /// Runs `f` holding the command gate: for reads that bring the index up to date.
+    pub fn gated<T>(&self, f: impl FnOnce() -> T) -> T {
+        let _turn = self.gate.lock().unwrap_or_else(|p| p.into_inner());
+        f()
+    }
+
+    pub fn repo(&self) -> Result<crate::repo::Repo> {
+        Ctx::for_call(&self.served).repo()
+    }
+
+    pub fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+/// Listens on `options.bind:options.port` and serves until the process is stopped. The URL
+/// is the first line on stdout (the real port when 0 was asked).
+pub fn serve(served: Served, options: Options) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("the console's runtime", &e))?;
+    let app = Arc::new(App {
+        served,
+        csrf: auth::csrf_of(&options.token),
+        token: options.token,
+        gate: Mutex::new(()),
+    });
+    runtime.block_on(async move {
+        let addr = SocketAddr::new(options.bind, options.port);
+        let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+            Error::io(format!("{addr}"), &e)
+                .with_fix("choose another --port (0 takes any free one) or --bind address")
+        })?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| Error::io("the console's address", &e))?;
+        let shown = match local.ip() {
+            ip if ip.is_unspecified() => {
+                SocketAddr::new(IpAddr::from([127, 0, 0, 1]), local.port())
+            }
+            _ => local,
+        };
+        let url = format!("http://{shown}/");
+        output::data_line(&url);
+        if options.open {
+            open_browser(&url);
+        }
+        let router = router(app);
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+        .map_err(|e| Error::io("the console's listener", &e))
+    })
+}
+
+/// Starts the desktop's opener on `url`, without waiting; a failure is a notice.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let started = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if started.is_err() {
+        output::notice(&format!("could not start {opener}; open {url} yourself"));
+    }
+}
+
+fn router(app: Shared) -> Router {
+    Router::new()
+        .merge(api::routes())
+        .merge(pages::routes())
+        .route("/assets/{name}", axum::routing::get(assets::get))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), guard))
+        .with_state(app)
+}
+
+/// The token a request carries: `Authorization: Bearer …`, else the `cairn_token` cookie.
+fn carried_token(headers: &HeaderMap) -> Option<&str> {
+    if let Some(bearer) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    {
+        return Some(bearer.trim());
+    }
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(k, _)| *k == auth::COOKIE)
+        .map(|(_, v)| v)
+}
+
+/// Every request passes here: [`auth::check`], the `/?token=` login, and the headers that
+/// keep pages to their own origin.
+async fn guard(
+    State(app): State<Shared>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let headers = request.headers();
+    let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    let login = (request.method() == Method::GET)
+        .then(|| query_value(request.uri().query(), "token"))
+        .flatten();
+    let seen = auth::Seen {
+        peer_loopback: peer.ip().is_loopback()
+            || matches!(peer.ip(), IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())),
+        write: !matches!(*request.method(), Method::GET | Method::HEAD),
+        host: text(header::HOST),
+        origin: text(header::ORIGIN),
+        fetch_site: headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()),
+        token: login.as_deref().or_else(|| carried_token(headers)),
+    };
+    let api = request.uri().path().starts_with("/api/");
+    let access = match auth::check(&seen, &app.token) {
+        Ok(access) => access,
+        Err(refused) => {
+            let status = StatusCode::from_u16(refused.status).unwrap_or(StatusCode::FORBIDDEN);
+            let err = Error::bad_input(refused.message);
+            return secure(error_response(status, &err, api));
+        }
+    };
+    if login.is_some() {
+        // The token leaves the address bar for an HttpOnly cookie the pages carry.
+        let path = request.uri().path().to_string();
+        let cookie = format!(
+            "{}={}; Path=/; HttpOnly; SameSite=Strict",
+            auth::COOKIE,
+            app.token
+        );
+        let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, path)]).into_response();
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().insert(header::SET_COOKIE, v);
+        }
+        return secure(response);
+    }
+    request.extensions_mut().insert(access);
+    secure(next.run(request).await)
+}
+
+/// The headers every answer carries: only the console's own script, style and forms; never
+/// framed; no CORS header at all. The referrer policy is `same-origin`, not `no-referrer`:
+/// with the latter a browser sends `Origin: null` with the pages' own forms, which
+/// [`auth::check`] refuses.
+fn secure(mut response: Response) -> Response {
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+             connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+        ),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// One value of a query string, percent-decoded.
+fn query_value(query: Option<&str>, key: &str) -> Option<String> {
+    let uri: axum::http::Uri = format!("/?{}", query?).parse().ok()?;
+    let axum::extract::Query(pairs) =
+        axum::extract::Query::<HashMap<String, String>>::try_from_uri(&uri).ok()?;
+    pairs.get(key).cloned()
+}
+
+/// The HTTP status of an error's kind.
+fn status_of(kind: Kind) -> StatusCode {
+    match kind {
+        Kind::BadInput => StatusCode::BAD_REQUEST,
+        Kind::NotFound => StatusCode::NOT_FOUND,
+        Kind::Conflict => StatusCode::CONFLICT,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+/// An error as the API gives it (the `--json` error object) or as a page.
+fn error_response(status: StatusCode, err: &Error, api: bool) -> Response {
+    if api {
+        return (status, axum::Json(output::error_envelope(err))).into_response();
+    }
+    let mut body = format!(
+        "<h1>{}</h1><p class=\"error\">{}</p>",
+        status.as_u16(),
+        html::esc(&err.message)
+    );
+    if let Some(fix) = &err.fix {
+        body.push_str(&format!("<p>{}</p>", html::esc(fix)));
+    }
+    (status, axum::response::Html(html::page("error", "", &body))).into_response()
+}
+
+/// Runs `f` on a blocking thread (the commands are synchronous).
+async fn blocking<T: Send + 'static>(
+    app: &Shared,
+    f: impl FnOnce(&App) -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let app = Arc::clone(app);
+    tokio::task::spawn_blocking(move || f(&app))
+        .await
+        .map_err(|e| Error::new(Kind::Io, format!("the request stopped: {e}")))?
+}

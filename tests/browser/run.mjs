@@ -1,0 +1,166 @@
+// Browser tests of `cairn serve` in headless Chromium, driven by playwright-core.
+// Started by tests/cli/browser.rs, which makes the repository and the server:
+//   node run.mjs URL OUTSIDE_URL SHOTS_DIR SESSION_FILE
+// URL is the console on loopback; OUTSIDE_URL the same server at this machine's other
+// address (no token: must be refused); SESSION_FILE a session of many turns to page through.
+// Each step asserts; the first failure exits 1 with its message. Screenshots go to SHOTS_DIR.
+import { chromium } from "playwright-core";
+import { mkdirSync } from "node:fs";
+
+const [url, outside, shots, sessionFile] = process.argv.slice(2);
+if (!url || !outside || !shots || !sessionFile) {
+  console.error("usage: node run.mjs URL OUTSIDE_URL SHOTS_DIR SESSION_FILE");
+  process.exit(2);
+}
+mkdirSync(shots, { recursive: true });
+
+function check(ok, message) {
+  if (!ok) throw new Error(message);
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  ],
+});
+
+const sizes = {
+  desktop: { viewport: { width: 1280, height: 900 } },
+  phone: { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
+};
+
+const passed = [];
+let current = null; // the page of the step running, for its text on failure
+async function step(name, fn) {
+  try {
+    await fn();
+    passed.push(name);
+    console.log(`ok ${name}`);
+  } catch (e) {
+    console.error(`FAILED ${name}: ${e.message}`);
+    if (current) {
+      const text = await current.locator("main").textContent().catch(() => "");
+      console.error(`at ${current.url()}: ${text.slice(0, 2000)}`);
+    }
+    await browser.close();
+    process.exit(1);
+  }
+}
+
+for (const [size, options] of Object.entries(sizes)) {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  current = page;
+  const dialogs = [];
+  page.on("dialog", async (d) => { dialogs.push(d.message()); await d.dismiss(); });
+  const shot = (name) => page.screenshot({ path: `${shots}/${size}-${name}.png`, fullPage: true });
+
+  await step(`${size}: search, the URL keeps the query and scope, open a turn`, async () => {
+    await page.goto(`${url}/`);
+    await page.fill("input[name=q]", "explore repo");
+    await page.selectOption("select[name=kind]", "card");
+    await Promise.all([page.waitForURL(/q=explore/), page.click("form.search button")]);
+    const here = new URL(page.url());
+    check(here.searchParams.get("q") === "explore repo", `q not kept: ${page.url()}`);
+    check(here.searchParams.get("kind") === "card", `kind not kept: ${page.url()}`);
+    const groups = await page.locator("section.group h2").allTextContents();
+    check(groups.some((g) => g.startsWith("session ")), `no session group: ${groups}`);
+    check(await page.locator("mark").count() > 0, "no highlighted word");
+    await shot("search");
+    // The bookmark gives the same page.
+    await page.goto(here.toString());
+    check(await page.inputValue("input[name=q]") === "explore repo", "bookmark lost the query");
+    await Promise.all([page.waitForURL(/\/turn\?/), page.locator("a.open").first().click()]);
+    check(await page.locator("article.turn.current").count() === 1, "no current turn");
+    await shot("turn");
+  });
+
+  await step(`${size}: a script in a transcript is text and does not run`, async () => {
+    const text = await page.locator("article.turn.current pre.prompt").textContent();
+    check(text.includes("<script>window.cairnXss=1</script>"), `prompt not shown as text: ${text}`);
+    check(await page.evaluate(() => window.cairnXss === undefined), "the script ran");
+    check(await page.locator("article img").count() === 0, "an <img> from the transcript was made");
+    check(dialogs.length === 0, `a dialog opened: ${dialogs}`);
+  });
+
+  await step(`${size}: page earlier and later turns on demand`, async () => {
+    await page.goto(`${url}/turn?file=${encodeURIComponent(sessionFile)}&turn=20`);
+    const turns = () => page.locator("#turns article.turn").evaluateAll(
+      (all) => all.map((a) => Number(a.dataset.turn)));
+    const before = await turns();
+    check(before[0] === 18 && before.at(-1) === 22, `window not 18–22: ${before}`);
+    await page.click("#earlier");
+    await page.waitForFunction(() => document.querySelector("#turns article.turn").dataset.turn === "13");
+    await page.click("#later");
+    await page.waitForFunction(() => [...document.querySelectorAll("#turns article.turn")].at(-1).dataset.turn === "27");
+    const after = await turns();
+    check(after[0] === 13 && after.at(-1) === 27 && after.length === 15, `paged turns: ${after}`);
+    check(new Set(after).size === after.length, `a turn shown twice: ${after}`);
+    await shot("paging");
+  });
+
+  await step(`${size}: browse an ADR chain both ways`, async () => {
+    await page.goto(`${url}/decisions`);
+    check(await page.locator("svg#chains a").count() === 3, "the chain graph lacks records");
+    await shot("decisions");
+    await page.click("#adrs a[href='/decisions/1']");
+    await page.click("li.superseded-by a");
+    check((await page.locator("main > h1").textContent()).startsWith("ADR 2"), "not at ADR 2");
+    await page.click("li.superseded-by a");
+    check((await page.locator("main > h1").textContent()).startsWith("ADR 3"), "not at ADR 3");
+    await page.click("li.supersedes a");
+    check((await page.locator("main > h1").textContent()).startsWith("ADR 2"), "back link broken");
+    await shot("adr");
+  });
+
+  await step(`${size}: MEMORY.md with each entry's history`, async () => {
+    await page.goto(`${url}/memory`);
+    const entry = page.locator("li.entry", { hasText: "deploys go through the nfs gateway" });
+    await entry.locator("summary").click();
+    check((await entry.locator("details li").count()) >= 1, "no history");
+    await shot("memory");
+  });
+
+  await step(`${size}: stats charts`, async () => {
+    await page.goto(`${url}/stats`);
+    check(await page.locator("figure.chart svg").count() === 4, "not four charts");
+    await shot("stats");
+  });
+
+  // One decision at each width: approve at desktop, reject at phone.
+  if (size === "desktop") {
+    await step(`${size}: approve a proposal and see its commit`, async () => {
+      await page.goto(`${url}/review`);
+      const first = page.locator("section.proposal").first();
+      await Promise.all([page.waitForURL(/done=/), first.locator("form.approve button").click()]);
+      const flash = await page.locator("#flash").textContent();
+      check(/^approved p-0a+, commit [0-9a-f]{8}$/.test(flash), `flash: ${flash}`);
+      await shot("approved");
+    });
+  } else {
+    await step(`${size}: reject a proposal with a reason and see its commit`, async () => {
+      await page.goto(`${url}/review`);
+      const first = page.locator("section.proposal").first();
+      await first.locator("form.reject textarea").fill("we force-push release branches");
+      await Promise.all([page.waitForURL(/done=/), first.locator("form.reject button").click()]);
+      const flash = await page.locator("#flash").textContent();
+      check(/^rejected p-1a+, commit [0-9a-f]{8}$/.test(flash), `flash: ${flash}`);
+      check(await page.locator("#none").count() === 1, "proposals still wait");
+      await shot("rejected");
+    });
+  }
+
+  await step(`${size}: a request from a non-loopback address without the token is refused`, async () => {
+    const response = await page.goto(`${outside}/`);
+    check(response.status() === 401, `status ${response.status()}`);
+    check((await page.content()).includes("token is required"), "no message");
+    await shot("refused");
+  });
+
+  await context.close();
+}
+
+await browser.close();
+console.log(`${passed.length} passed, 0 failed`);

@@ -1,0 +1,126 @@
+//! The console in headless Chromium (tests/browser/run.mjs, playwright-core driving Debian's
+//! chromium): search and open a turn, page earlier and later, a script in a transcript that
+//! does not run, an ADR chain both ways, MEMORY.md's history, the stats charts, approve and
+//! reject from the review page with their commits, and a non-loopback request without the
+//! token refused; at desktop and phone widths, with screenshots in
+//! `target/browser-screenshots/`.
+//!
+//! It needs chromium and tests/browser/node_modules: `.ci/run` installs both. Without them it
+//! fails, saying how to install them; it never passes without having run.
+
+use std::path::{Path, PathBuf};
+
+use crate::serve::{hostile_transcript, serve, with_proposals};
+use crate::support::*;
+
+fn chromium() -> PathBuf {
+    std::env::var_os("CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"))
+}
+
+fn browser_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser")
+}
+
+#[test]
+fn console_in_headless_chromium() {
+    let install = "run .ci/run's install step: `apt-get install -y chromium nodejs npm && npm ci \
+                   --prefix tests/browser`";
+    assert!(
+        chromium().exists(),
+        "no chromium at {}: {install}",
+        chromium().display()
+    );
+    assert!(
+        browser_dir().join("node_modules/playwright-core").exists(),
+        "no tests/browser/node_modules/playwright-core: {install}"
+    );
+
+    let (env, repo) = with_proposals();
+    env.cairn_in(
+        &repo,
+        &[
+            "adr",
+            "new",
+            "Use NFS v4.2 with pNFS",
+            "--supersedes",
+            "2",
+            "--context",
+            "c",
+            "--decision",
+            "d",
+            "--consequences",
+            "e",
+        ],
+    )
+    .code(0);
+    let hostile = hostile_transcript(&env);
+    let long = fixtures().join("sessions/pi/before-compaction.jsonl");
+    for t in [hostile.as_path(), long.as_path()] {
+        env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+            .code(0);
+    }
+    let session = "vault/sessions/pi/ffae836b-9420-4060-ac13-7745215f90ff.jsonl";
+    assert!(
+        repo.join(session).exists(),
+        "the pi fixture's session moved"
+    );
+
+    let token_file = env.path().join("secret/token");
+    let s = serve(
+        &env,
+        &repo,
+        &[
+            "--bind",
+            "0.0.0.0",
+            "--token-file",
+            token_file.to_str().unwrap(),
+        ],
+    );
+    let port = s.url.rsplit(':').next().unwrap();
+    let outside = format!("http://{}:{port}", crate::serve::outside_address());
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser-screenshots");
+    let out = std::process::Command::new("node")
+        .arg(browser_dir().join("run.mjs"))
+        .args([
+            s.url.as_str(),
+            outside.as_str(),
+            shots.to_str().unwrap(),
+            session,
+        ])
+        .env("CHROMIUM", chromium())
+        .output()
+        .expect("run node: install nodejs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "browser tests failed:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("passed, 0 failed"), "{stdout}");
+
+    // What the pages did is what `cairn review` does: one commit each, nothing waits.
+    let log = env.git(&repo, &["log", "-2", "--format=%s%n%b"]);
+    assert!(
+        log.contains("p-0aaaaaaaaaaa") && log.contains("p-1aaaaaaaaaaa"),
+        "{log}"
+    );
+    assert!(read(&repo, "MEMORY.md").contains("always pin crate versions"));
+    let list = env.cairn_in(&repo, &["--json", "review", "--list"]).json();
+    assert_eq!(list["data"]["pending"], 0);
+    for size in ["desktop", "phone"] {
+        for name in [
+            "search",
+            "turn",
+            "paging",
+            "decisions",
+            "adr",
+            "memory",
+            "refused",
+        ] {
+            let shot = shots.join(format!("{size}-{name}.png"));
+            assert!(shot.exists(), "no screenshot {}", shot.display());
+        }
+    }
+}

@@ -1,0 +1,608 @@
+//! `cairn serve`: the console's JSON API and pages through the real binary and real HTTP
+//! (reqwest): the token (missing, wrong, right), a non-loopback peer refused, a non-loopback
+//! bind without a token refused, bad input as 400 with a message, concurrent requests, the
+//! approve and reject that make `cairn review`'s commits, the review form's CSRF and origin
+//! rules, and a `<script>` in a real transcript shown as text.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// A running `cairn serve`, stopped when dropped.
+pub struct Server {
+    child: Child,
+    pub url: String,
+    pub token: String,
+    pub stderr_path: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `cairn serve --port 0 EXTRA…` in `repo` with its token under `<env>/config`, and
+/// waits for the URL line.
+pub fn serve(env: &Env, repo: &Path, extra: &[&str]) -> Server {
+    let config = env.path().join("config");
+    let stderr_path = env
+        .path()
+        .join(format!("serve-{}.stderr", std::process::id()));
+    let stderr = std::fs::File::create(&stderr_path).unwrap();
+    let mut cmd = env.command(BIN, repo);
+    cmd.args(["serve", "--port", "0"])
+        .args(extra)
+        .env("CAIRN_CONFIG_DIR", &config)
+        .stdout(Stdio::piped())
+        .stderr(stderr);
+    let mut child = cmd.spawn().expect("start cairn serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().trim_end_matches('/').to_string();
+    assert!(
+        url.starts_with("http://"),
+        "no URL line: {line:?}; stderr: {}",
+        std::fs::read_to_string(&stderr_path).unwrap_or_default()
+    );
+    let token_file = extra
+        .iter()
+        .position(|a| *a == "--token-file")
+        .map(|i| PathBuf::from(extra[i + 1]))
+        .unwrap_or_else(|| config.join("token"));
+    let token = std::fs::read_to_string(token_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    Server {
+        child,
+        url,
+        token,
+        stderr_path,
+    }
+}
+
+pub fn client() -> reqwest::blocking::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(60))
+        .build()
+        .unwrap()
+}
+
+fn get(url: &str) -> (u16, String) {
+    let r = client().get(url).send().unwrap();
+    (r.status().as_u16(), r.text().unwrap())
+}
+
+fn json_of(body: &str) -> Value {
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
+}
+
+/// A repository with a log entry, two decisions (the second supersedes the first) and a
+/// MEMORY.md entry.
+fn filled() -> (Env, PathBuf) {
+    let (env, repo) = Env::repo();
+    env.cairn_in(
+        &repo,
+        &["slog", "deploy", "api", "moved the nfs mount to v4"],
+    )
+    .code(0);
+    env.cairn_in(
+        &repo,
+        &[
+            "adr",
+            "new",
+            "Use NFS v4",
+            "--tags",
+            "storage",
+            "--context",
+            "c",
+            "--decision",
+            "d",
+            "--consequences",
+            "e",
+        ],
+    )
+    .code(0);
+    env.cairn_in(
+        &repo,
+        &[
+            "adr",
+            "new",
+            "Use NFS v4.2",
+            "--supersedes",
+            "1",
+            "--context",
+            "c",
+            "--decision",
+            "d",
+            "--consequences",
+            "e",
+        ],
+    )
+    .code(0);
+    env.cairn_in(
+        &repo,
+        &[
+            "memory",
+            "add",
+            "-s",
+            "operations",
+            "deploys go through the nfs gateway",
+        ],
+    )
+    .code(0);
+    (env, repo)
+}
+
+#[test]
+fn serve_answers_the_api_with_the_commands_json() {
+    let (env, repo) = filled();
+    let s = serve(&env, &repo, &[]);
+    let cli = env
+        .cairn_in(&repo, &["--json", "search", "nfs", "--kind", "slog"])
+        .code(0)
+        .json();
+    let (code, body) = get(&format!("{}/api/search?q=nfs&kind=slog", s.url));
+    assert_eq!(code, 200, "{body}");
+    let api = json_of(&body);
+    assert_eq!(api["type"], "search");
+    assert_eq!(
+        api["data"]["results"][0]["id"],
+        cli["data"]["results"][0]["id"]
+    );
+    assert_eq!(
+        api["data"]["results"][0]["text"],
+        cli["data"]["results"][0]["text"]
+    );
+
+    for (path, kind) in [
+        ("/api/status", "status"),
+        ("/api/adrs", "adr_list"),
+        ("/api/adrs/2", "adr_show"),
+        ("/api/memory", "memory_show"),
+        ("/api/slog?q=nfs", "slog_query"),
+        ("/api/recall?q=nfs%20mount", "recall"),
+        ("/api/brief", "brief"),
+        ("/api/proposals", "review_list"),
+        ("/api/stats", "stats"),
+    ] {
+        let (code, body) = get(&format!("{}{path}", s.url));
+        assert_eq!(code, 200, "{path}: {body}");
+        assert_eq!(json_of(&body)["type"], kind, "{path}");
+    }
+    let (_, adrs) = get(&format!("{}/api/adrs", s.url));
+    assert_eq!(
+        json_of(&adrs)["data"]["adrs"][0]["superseded_by"],
+        json!([2])
+    );
+    // No CORS: nothing invites another origin.
+    let r = client()
+        .get(format!("{}/api/status", s.url))
+        .header("Origin", "http://evil.example")
+        .send()
+        .unwrap();
+    assert!(r.headers().get("access-control-allow-origin").is_none());
+}
+
+#[test]
+fn serve_token_missing_wrong_and_right() {
+    let (env, repo) = filled();
+    let s = serve(&env, &repo, &[]);
+    // Made on first start, mode 600, shown once on stderr.
+    let token_file = env.path().join("config/token");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&token_file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let stderr = std::fs::read_to_string(&s.stderr_path).unwrap();
+    assert!(stderr.contains(&s.token), "token not shown: {stderr}");
+
+    let url = format!("{}/api/proposals/p-none/reject", s.url);
+    let body = r#"{"why":"not needed"}"#;
+    let missing = client().post(&url).body(body).send().unwrap();
+    assert_eq!(missing.status().as_u16(), 401);
+    let text = missing.text().unwrap();
+    assert!(
+        json_of(&text)["data"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("token"),
+        "{text}"
+    );
+    let wrong = client()
+        .post(&url)
+        .bearer_auth("0".repeat(64))
+        .body(body)
+        .send()
+        .unwrap();
+    assert_eq!(wrong.status().as_u16(), 401);
+    let right = client()
+        .post(&url)
+        .bearer_auth(&s.token)
+        .body(body)
+        .send()
+        .unwrap();
+    // Past the door: the proposal does not exist, and says so.
+    assert_eq!(right.status().as_u16(), 404, "{}", right.text().unwrap());
+
+    // A page that a DNS rebinding points here names its own host: refused without the token.
+    let rebound = client()
+        .get(format!("{}/api/status", s.url))
+        .header("Host", "evil.example")
+        .send()
+        .unwrap();
+    assert_eq!(rebound.status().as_u16(), 403);
+    // The login link trades the token for a cookie and leaves the address bar.
+    let login = client()
+        .get(format!("{}/?token={}", s.url, s.token))
+        .send()
+        .unwrap();
+    assert_eq!(login.status().as_u16(), 303);
+    let cookie = login.headers()["set-cookie"].to_str().unwrap();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+
+    // A second start does not show it again.
+    drop(s);
+    let again = serve(&env, &repo, &[]);
+    let stderr = std::fs::read_to_string(&again.stderr_path).unwrap();
+    assert!(!stderr.contains(&again.token), "{stderr}");
+}
+
+/// This machine's address other than loopback (the one its default route uses).
+pub fn outside_address() -> std::net::IpAddr {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+    // No packet is sent: connecting a UDP socket only picks the route and source address.
+    socket
+        .connect("192.0.2.255:9")
+        .or_else(|_| socket.connect("10.255.255.255:9"))
+        .expect("this machine has no route beyond loopback: the non-loopback test needs one");
+    let ip = socket.local_addr().unwrap().ip();
+    assert!(!ip.is_loopback() && !ip.is_unspecified(), "{ip}");
+    ip
+}
+
+#[test]
+fn serve_refuses_a_non_loopback_peer_without_the_token() {
+    let (env, repo) = filled();
+    // Listening beyond loopback needs a token file named on purpose.
+    env.cairn_in(&repo, &["serve", "--bind", "0.0.0.0", "--port", "0"])
+        .code(2)
+        .stderr_has("needs a token");
+    let token_file = env.path().join("secret/token");
+    let s = serve(
+        &env,
+        &repo,
+        &[
+            "--bind",
+            "0.0.0.0",
+            "--token-file",
+            token_file.to_str().unwrap(),
+        ],
+    );
+    let port = s.url.rsplit(':').next().unwrap().to_string();
+    let outside = match outside_address() {
+        std::net::IpAddr::V6(v6) => format!("http://[{v6}]:{port}"),
+        v4 => format!("http://{v4}:{port}"),
+    };
+    let (code, body) = get(&format!("{outside}/api/status"));
+    assert_eq!(code, 401, "{body}");
+    assert!(body.contains("non-loopback"), "{body}");
+    let (code, _) = get(&format!("{outside}/"));
+    assert_eq!(code, 401);
+    let ok = client()
+        .get(format!("{outside}/api/status"))
+        .bearer_auth(&s.token)
+        .send()
+        .unwrap();
+    assert_eq!(ok.status().as_u16(), 200);
+    // The same server from loopback: reads need no token.
+    let (code, _) = get(&format!("{}/api/status", s.url));
+    assert_eq!(code, 200);
+}
+
+#[test]
+fn serve_bad_input_is_400_with_a_message() {
+    let (env, repo) = filled();
+    let s = serve(&env, &repo, &[]);
+    for (path, needle) in [
+        ("/api/search", "?q="),
+        ("/api/search?q=nfs&kind=nope", "unknown kind"),
+        ("/api/search?q=nfs&colour=red", "unknown parameter `colour`"),
+        ("/api/search?q=nfs&limit=many", "invalid value"),
+        ("/api/adrs/abc", "not an ADR number"),
+        ("/api/session?file=../../cairn.toml", "not a session file"),
+        (
+            "/api/session?file=vault/sessions/claude/x.jsonl&from=0",
+            "from",
+        ),
+    ] {
+        let (code, body) = get(&format!("{}{path}", s.url));
+        assert_eq!(code, 400, "{path}: {body}");
+        let v = json_of(&body);
+        assert_eq!(v["type"], "error", "{path}");
+        let message = v["data"]["message"].as_str().unwrap();
+        assert!(message.contains(needle), "{path}: {message}");
+    }
+    let (code, body) = get(&format!("{}/api/adrs/99", s.url));
+    assert_eq!(code, 404, "{body}");
+    let r = client()
+        .post(format!("{}/api/proposals/x/approve", s.url))
+        .bearer_auth(&s.token)
+        .body("{not json")
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+    assert!(r.text().unwrap().contains("not a JSON object"));
+    // A page says it too, as a page.
+    let (code, body) = get(&format!("{}/?q=nfs&kind=nope", s.url));
+    assert_eq!(code, 400);
+    assert!(body.contains("unknown kind"), "{body}");
+}
+
+#[test]
+fn serve_answers_concurrent_requests() {
+    let (env, repo) = filled();
+    let s = serve(&env, &repo, &[]);
+    let expected =
+        json_of(&get(&format!("{}/api/search?q=nfs", s.url)).1)["data"]["results"].clone();
+    assert!(expected.as_array().is_some_and(|a| !a.is_empty()));
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let base = s.url.clone();
+            std::thread::spawn(move || {
+                let mut seen = Vec::new();
+                for j in 0..5 {
+                    let path = if (i + j) % 2 == 0 {
+                        "/api/search?q=nfs"
+                    } else {
+                        "/?q=nfs"
+                    };
+                    seen.push((path, get(&format!("{base}{path}"))));
+                }
+                seen
+            })
+        })
+        .collect();
+    for t in threads {
+        for (path, (code, body)) in t.join().unwrap() {
+            assert_eq!(code, 200, "{path}: {body}");
+            if path.starts_with("/api") {
+                assert_eq!(json_of(&body)["data"]["results"], expected);
+            } else {
+                assert!(body.contains("<mark>nfs</mark>"), "{body}");
+            }
+        }
+    }
+}
+
+const FORM: &str = "application/x-www-form-urlencoded";
+
+const DAY_FILE: &str = "vault/proposals/2026-12-01.jsonl";
+
+/// Two pending proposals, written as `cairn reflect` writes them, each with its ref.
+pub fn with_proposals() -> (Env, PathBuf) {
+    let (env, repo) = filled();
+    let lines: Vec<Value> = ["always pin crate versions", "never force-push to main"]
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            json!({
+                "id": format!("p-{i}aaaaaaaaaaa"), "op": "add", "section": "Rules and conventions",
+                "text": text, "rationale": "observed twice", "observations": [],
+                "confidence": 0.7, "reflector": "builtin", "created": "2026-12-01T10:00:00Z",
+            })
+        })
+        .collect();
+    let path = repo.join(DAY_FILE);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    env.git(&repo, &["add", DAY_FILE]);
+    env.git(&repo, &["commit", "-q", "-m", "reflect: proposals"]);
+    for l in &lines {
+        let id = l["id"].as_str().unwrap();
+        env.git(
+            &repo,
+            &["update-ref", &format!("refs/cairn/proposals/{id}"), "HEAD"],
+        );
+    }
+    (env, repo)
+}
+
+#[test]
+fn serve_approve_and_reject_make_the_commits_review_makes() {
+    let (env, repo) = with_proposals();
+    let s = serve(&env, &repo, &["--now", "2026-12-01T12:00:00Z"]);
+    let r = client()
+        .post(format!("{}/api/proposals/p-0aaaaaaaaaaa/approve", s.url))
+        .bearer_auth(&s.token)
+        .body(r#"{"text":"always pin crate versions with ="}"#)
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let v = json_of(&r.text().unwrap());
+    assert_eq!(v["type"], "review_approve");
+    assert_eq!(v["data"]["approved"], true);
+    assert_eq!(v["data"]["edited"], true);
+    assert!(read(&repo, "MEMORY.md").contains("always pin crate versions with ="));
+    let log = env.git(&repo, &["log", "-1", "--format=%s%n%b"]);
+    assert!(log.contains("p-0aaaaaaaaaaa"), "{log}");
+
+    let no_reason = client()
+        .post(format!("{}/api/proposals/p-1aaaaaaaaaaa/reject", s.url))
+        .bearer_auth(&s.token)
+        .body("{}")
+        .send()
+        .unwrap();
+    assert_eq!(no_reason.status().as_u16(), 400);
+    let r = client()
+        .post(format!("{}/api/proposals/p-1aaaaaaaaaaa/reject", s.url))
+        .bearer_auth(&s.token)
+        .body(r#"{"why":"we do force-push release branches"}"#)
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(json_of(&r.text().unwrap())["data"]["rejected"], true);
+    let log = env.git(&repo, &["log", "-1", "--format=%s%n%b"]);
+    assert!(log.contains("p-1aaaaaaaaaaa"), "{log}");
+    // The same state the command line sees: nothing waits, both refs are gone.
+    let list = env.cairn_in(&repo, &["--json", "review", "--list"]).json();
+    assert_eq!(list["data"]["pending"], 0);
+    let refs = env.git(&repo, &["for-each-ref", "refs/cairn/proposals/"]);
+    assert!(refs.trim().is_empty(), "{refs}");
+    assert_eq!(git_status(&env, &repo), "");
+}
+
+#[test]
+fn serve_review_form_needs_its_csrf_value_and_our_origin() {
+    let (env, repo) = with_proposals();
+    let s = serve(&env, &repo, &[]);
+    let (code, page) = get(&format!("{}/review", s.url));
+    assert_eq!(code, 200);
+    assert!(page.contains("always pin crate versions"), "{page}");
+    let csrf = page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap()
+        .to_string();
+    let form_url = format!("{}/review/p-1aaaaaaaaaaa", s.url);
+    let forged = client()
+        .post(&form_url)
+        .header("Content-Type", FORM)
+        .body("action=reject&why=forged")
+        .send()
+        .unwrap();
+    assert_eq!(forged.status().as_u16(), 403);
+    let cross = client()
+        .post(&form_url)
+        .header("Origin", "http://evil.example")
+        .header("Content-Type", FORM)
+        .body(format!("csrf={csrf}&action=reject&why=x"))
+        .send()
+        .unwrap();
+    assert_eq!(cross.status().as_u16(), 403);
+    assert_eq!(
+        env.cairn_in(&repo, &["--json", "review", "--list"]).json()["data"]["pending"],
+        2
+    );
+    let ok = client()
+        .post(&form_url)
+        .header("Origin", s.url.as_str())
+        .header("Content-Type", FORM)
+        .body(format!("csrf={csrf}&action=reject&why=not+ours"))
+        .send()
+        .unwrap();
+    assert_eq!(ok.status().as_u16(), 303);
+    let location = ok.headers()["location"].to_str().unwrap().to_string();
+    assert!(location.starts_with("/review?done=rejected"), "{location}");
+    let (_, after) = get(&format!("{}{location}", s.url));
+    assert!(
+        after.contains("rejected p-1aaaaaaaaaaa, commit "),
+        "{after}"
+    );
+}
+
+/// A copy of the real transcript session-9eda1058 whose second prompt carries a script.
+pub fn hostile_transcript(env: &Env) -> PathBuf {
+    let from = fixtures().join("sessions/claude-code/session-9eda1058.jsonl");
+    let text = std::fs::read_to_string(from).unwrap().replace(
+        "explore more of current repo",
+        "explore more <script>window.cairnXss=1</script><img src=x onerror=alert(1)> of current repo",
+    );
+    let to = env.path().join("transcripts/session-9eda1058.jsonl");
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::write(&to, text).unwrap();
+    to
+}
+
+#[test]
+fn serve_shows_a_script_in_a_transcript_as_text() {
+    let (env, repo) = Env::repo();
+    let t = hostile_transcript(&env);
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0);
+    let s = serve(&env, &repo, &[]);
+    let (code, page) = get(&format!("{}/?q=explore%20repo&kind=card", s.url));
+    assert_eq!(code, 200);
+    assert!(!page.contains("<script>window"), "{page}");
+    assert!(!page.contains("<img src=x"), "{page}");
+    assert!(
+        page.contains("&lt;script&gt;window.cairnXss=1&lt;/script&gt;"),
+        "{page}"
+    );
+    let open = page
+        .split("href=\"/turn?")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap()
+        .replace("&amp;", "&");
+    let (code, turn) = get(&format!("{}/turn?{open}", s.url));
+    assert_eq!(code, 200, "{turn}");
+    assert!(turn.contains("Turn 2 of 3"), "{turn}");
+    assert!(!turn.contains("<script>window"), "{turn}");
+    assert!(
+        turn.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "{turn}"
+    );
+    // The policy forbids inline script even if some were let through.
+    let r = client()
+        .get(format!("{}/turn?{open}", s.url))
+        .send()
+        .unwrap();
+    let csp = r.headers()["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("script-src 'self'"), "{csp}");
+}
+
+#[test]
+fn serve_pages_decisions_memory_and_turns() {
+    let (env, repo) = filled();
+    let t = hostile_transcript(&env);
+    env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
+        .code(0);
+    let s = serve(&env, &repo, &[]);
+    let (code, list) = get(&format!("{}/decisions", s.url));
+    assert_eq!(code, 200);
+    assert!(list.contains("<svg id=\"chains\""), "{list}");
+    assert!(list.contains("href=\"/decisions/2\""));
+    let (_, one) = get(&format!("{}/decisions/1", s.url));
+    assert!(
+        one.contains("superseded by <a href=\"/decisions/2\">"),
+        "{one}"
+    );
+    let (_, two) = get(&format!("{}/decisions/2", s.url));
+    assert!(
+        two.contains("supersedes <a href=\"/decisions/1\">"),
+        "{two}"
+    );
+    assert!(two.contains("<h2>Context</h2>"), "{two}");
+    let (_, memory) = get(&format!("{}/memory", s.url));
+    assert!(memory.contains("deploys go through the nfs gateway"));
+    assert!(memory.contains("history (1 commits)"), "{memory}");
+    let file = "vault/sessions/claude/9eda1058-9706-484a-b992-d03f9cfa2546.jsonl";
+    let (code, turns) = get(&format!("{}/turns?file={file}&from=3&to=3", s.url));
+    assert_eq!(code, 200, "{turns}");
+    assert!(
+        turns.contains("id=\"turn-3\"") && !turns.contains("id=\"turn-2\""),
+        "{turns}"
+    );
+    let (_, api) = get(&format!("{}/api/session?file={file}&from=1&to=2", s.url));
+    let v = json_of(&api);
+    assert_eq!(v["data"]["total"], 3);
+    assert_eq!(v["data"]["cards"].as_array().unwrap().len(), 2);
+    let (code, stats) = get(&format!("{}/stats", s.url));
+    assert_eq!(code, 200);
+    assert!(stats.contains("id=\"chart-cards\""), "{stats}");
+}
