@@ -5,8 +5,10 @@
 //! token refused; at desktop and phone widths, with screenshots in
 //! `target/browser-screenshots/`.
 //!
-//! It needs chromium and tests/browser/node_modules: `.ci/run` installs both. Without them it
-//! fails, saying how to install them; it never passes without having run.
+//! It needs chromium and tests/browser/node_modules: `.ci/run` installs both and sets
+//! `CAIRN_BROWSER_TESTS=required`, under which their absence fails the test, saying how to
+//! install them. Without that variable (a fresh machine running the README's `cargo test`, with
+//! no browser and no network for npm) it says on stderr that it did not run, and why.
 
 use std::path::{Path, PathBuf};
 
@@ -27,15 +29,19 @@ fn browser_dir() -> PathBuf {
 fn console_in_headless_chromium() {
     let install = "run .ci/run's install step: `apt-get install -y chromium nodejs npm && npm ci \
                    --prefix tests/browser`";
-    assert!(
-        chromium().exists(),
-        "no chromium at {}: {install}",
-        chromium().display()
-    );
-    assert!(
-        browser_dir().join("node_modules/playwright-core").exists(),
-        "no tests/browser/node_modules/playwright-core: {install}"
-    );
+    let missing = if !chromium().exists() {
+        Some(format!("no chromium at {}", chromium().display()))
+    } else if !browser_dir().join("node_modules/playwright-core").exists() {
+        Some("no tests/browser/node_modules/playwright-core".to_string())
+    } else {
+        None
+    };
+    if let Some(missing) = missing {
+        let required = std::env::var_os("CAIRN_BROWSER_TESTS").is_some_and(|v| v == "required");
+        assert!(!required, "{missing}: {install}");
+        eprintln!("console_in_headless_chromium did NOT run: {missing}; to run it, {install}");
+        return;
+    }
 
     let (env, repo) = with_proposals();
     env.cairn_in(

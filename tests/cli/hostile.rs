@@ -310,39 +310,11 @@ fn assert_quoted(md: &str, from: &str, allowed: &[&str]) {
     }
 }
 
-/// Fake secrets of the real formats, from the corpus: (kind, text).
-fn corpus() -> Vec<(String, String)> {
-    std::fs::read_to_string(fixtures().join("secrets/corpus.txt"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            let (kind, text) = l.split_once('\t').expect("kind<TAB>text");
-            (kind.to_string(), text.replace("\\n", " "))
-        })
-        .collect()
-}
-
-/// The secret part of a corpus line: its longest token that mixes cases or letters and digits.
-fn secret_value(text: &str) -> String {
-    text.split(|c: char| c.is_whitespace() || "\"'(),:@;/=".contains(c))
-        .filter(|w| {
-            w.len() >= 12
-                && w.chars()
-                    .any(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
-                && w.chars()
-                    .any(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        })
-        .max_by_key(|w| w.len())
-        .unwrap_or_else(|| panic!("no secret in {text:?}"))
-        .to_string()
-}
-
 // Regression: `memory add`, `adr new` (title, sections, tags) and `adr import` wrote their text
 // as given, so a pasted key went into MEMORY.md, an ADR, and a commit message.
 #[test]
 fn secrets_through_memory_add_and_adr_new_and_import_never_reach_the_repository() {
-    let secrets = corpus();
+    let secrets = secret_corpus();
     assert!(secrets.len() >= 20);
     let (env, repo) = Env::repo();
     let import = env.path().join("adrs");
@@ -402,7 +374,7 @@ fn secrets_through_memory_add_and_adr_new_and_import_never_reach_the_repository(
         }
     }
     for (kind, text) in &secrets {
-        let value = secret_value(text);
+        let value = secret_of(text);
         assert!(!written.contains(&value), "{kind} leaked: {value}");
     }
     assert!(written.contains("[REDACTED:"), "redaction marks are there");

@@ -403,26 +403,10 @@ fn secrets_in_a_transcript_never_reach_the_repository() {
     }
     written.push_str(&recall.stdout);
     for (kind, text) in &secrets {
-        let value = secret_value(text);
+        let value = secret_of(text);
         assert!(!written.contains(&value), "{kind} leaked: {value}");
     }
     assert!(written.contains("[REDACTED:"), "redaction marks are there");
-}
-
-/// The secret part of a corpus line: its longest token (split at spaces, quotes, brackets and
-/// URL punctuation) that mixes cases or letters and digits.
-fn secret_value(text: &str) -> String {
-    text.split(|c: char| c.is_whitespace() || "\"'(),:@;/=".contains(c))
-        .filter(|w| {
-            w.len() >= 12
-                && w.chars()
-                    .any(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
-                && w.chars()
-                    .any(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        })
-        .max_by_key(|w| w.len())
-        .unwrap_or_else(|| panic!("no secret in {text:?}"))
-        .to_string()
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
