@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 use crate::support::{BIN, Env, Run, git_status, read, secret_corpus, secret_of};
 
 const NOW: &str = "2026-12-01T10:00:00Z";
+/// NOW as the note writes it.
+const CAPTURED: &str = "2026-12-01T10:00:00.000Z";
 
 const PAGE: &str = r#"<!doctype html><html><head><title>NFS locking, explained</title>
 <style>body { font-family: serif }</style><script>var tracker = "do-not-keep";</script></head>
@@ -18,7 +20,7 @@ const PAGE: &str = r#"<!doctype html><html><head><title>NFS locking, explained</
 <h2>Leases in NFSv4</h2><p>Version 4 replaces the lock manager with leases that clients renew.</p>
 </body></html>"#;
 
-fn page_server() -> (mockito::Server, mockito::Mock) {
+fn page_server() -> (mockito::ServerGuard, mockito::Mock) {
     let mut server = mockito::Server::new();
     let mock = server
         .mock("GET", "/nfs")
@@ -77,7 +79,7 @@ fn a_fetched_page_gives_the_note_its_title_headings_and_main_text() {
     assert_eq!(data["described_by"], "page");
     let text = note_file(&repo, &data);
     let front = format!(
-        "---\nurl: {url}\ntitle: NFS locking, explained\ntags:\n- nfs\n- locks\nrelevance: explains our stale lock bug\ncaptured: {NOW}\n---\n# NFS locking, explained\n\n"
+        "---\nurl: {url}\ntitle: NFS locking, explained\ntags:\n- nfs\n- locks\nrelevance: explains our stale lock bug\ncaptured: {CAPTURED}\n---\n# NFS locking, explained\n\n"
     );
     assert!(text.starts_with(&front), "{text}");
     // The summary: the first paragraph, then the headings it covers.
