@@ -288,8 +288,11 @@ fn short(text: &str) -> String {
     }
 }
 
-/// Every note file: (id, path, note), bad ones as warnings.
-fn read_all(repo: &crate::repo::Repo) -> Result<(Vec<(String, String, Note)>, Vec<String>)> {
+/// A note file read: its id, its path relative to the root, and the note.
+type Found = (String, String, Note);
+
+/// Every note file, bad ones as warnings.
+fn read_all(repo: &crate::repo::Repo) -> Result<(Vec<Found>, Vec<String>)> {
     let dir = repo.path(note::DIR);
     let mut out = Vec::new();
     let mut warnings = Vec::new();
