@@ -18,7 +18,7 @@ pub struct Page {
 const WIDTH: usize = 100_000;
 
 /// The page's title, headings and text. `<script>`, `<style>` and the document head give no
-/// text; links keep their words and lose their targets.
+/// text; links keep their words (in brackets) and lose their targets.
 pub fn html(bytes: &[u8]) -> Page {
     let title = title_of(bytes);
     let text = html2text::config::plain_no_decorate()
@@ -109,11 +109,13 @@ mod tests {
         );
         assert_eq!(page.title.as_deref(), Some("The Guide & more"));
         assert_eq!(page.headings, vec!["Install", "On Linux"]);
+        // A link keeps its words in brackets (html2text's plain mode), its target dropped.
         assert!(
-            page.text.contains("Run the installer first."),
+            page.text.contains("Run the [installer] first."),
             "{}",
             page.text
         );
+        assert!(!page.text.contains("/x"), "{}", page.text);
         assert!(page.text.contains("# Install"), "{}", page.text);
         assert!(!page.text.contains("secret"), "{}", page.text);
         assert!(!page.text.contains("color"), "{}", page.text);
