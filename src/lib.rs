@@ -14,6 +14,8 @@
 //! - [`slog`]: the append-only operational log.
 //! - [`adr`]: numbered decision records, their frontmatter, lint and import.
 //! - [`memory`]: MEMORY.md, parsed with comrak and edited in place.
+//! - [`note`]: discovery notes in `vault/notes` (frontmatter, body, the LLM's title/tags/summary parser).
+//! - [`library`]: the document library: manifest, HTML and PDF text (html2text, lopdf), chunks.
 //! - [`cards`]: turn cards and episodes made from transcripts, in `vault/sessions`.
 //! - [`store`]: observations and their update events, folded on read.
 //! - [`observe`]: the write gate and the keyword categories.
@@ -62,9 +64,11 @@ pub mod index;
 pub mod init;
 pub mod journal;
 pub mod jsonl;
+pub mod library;
 pub mod maintain;
 pub mod mcp;
 pub mod memory;
+pub mod note;
 pub mod observe;
 pub mod output;
 pub mod proposals;

@@ -12,9 +12,11 @@ mod forget;
 mod hooks;
 mod index;
 mod init;
+mod library;
 mod maintain;
 mod mcp;
 pub(crate) mod memory;
+pub(crate) mod note;
 mod observe;
 pub(crate) mod recall;
 mod reflect;
@@ -132,6 +134,12 @@ pub enum Command {
     Maintain(maintain::Args),
     /// Undo a supersede, stale mark or soft delete of observations
     Restore(maintain::RestoreArgs),
+    /// Discovery notes: a link (or a thought) found while working, with why it mattered
+    Note(note::Args),
+    /// The document library: reference documents searched with `search --library`, never
+    /// recalled unasked
+    #[command(subcommand)]
+    Library(library::Command),
 }
 
 /// `--no-commit`, flattened into the arguments of every command that commits (a read-only
@@ -174,6 +182,9 @@ impl Command {
             Command::Mcp(a) => a.commit,
             Command::Serve(a) => a.commit,
             Command::Forget(a) => a.commit,
+            Command::Note(a) => a.commit,
+            Command::Library(library::Command::Add(a)) => a.commit,
+            Command::Library(library::Command::Remove { commit, .. }) => *commit,
             _ => CommitArgs::default(),
         }
     }
@@ -603,6 +614,8 @@ pub(crate) fn execute(ctx: &Ctx, command: Command) -> Result<Report> {
         Command::Sync(args) => sync::run(ctx, args),
         Command::Why(args) => why::run(ctx, args),
         Command::Forget(args) => forget::run(ctx, args),
+        Command::Note(args) => note::run(ctx, args),
+        Command::Library(cmd) => library::run(ctx, cmd),
         Command::Mcp(_) => Err(Error::bad_input(
             "`cairn mcp` serves on stdio and cannot be called from a server",
         )),

@@ -52,6 +52,9 @@ pub struct RecallArgs {
     /// Use the query as written: no LLM rewrite, even when the profile asks for one (faster)
     #[arg(long)]
     pub no_rewrite: bool,
+    /// Include the document library's chunks (never recalled unless asked)
+    #[arg(long)]
+    pub library: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -71,6 +74,10 @@ pub struct SearchArgs {
     /// Ranked lists: words, vectors, or hybrid (both fused) [default: from cairn.toml]
     #[arg(long)]
     pub mode: Option<String>,
+    /// Search the document library (its own collection), results citing document, page and
+    /// heading
+    #[arg(long, conflicts_with_all = ["exact", "kind"])]
+    pub library: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -129,7 +136,7 @@ fn kinds(names: &[String]) -> Result<Vec<Kind>> {
         .map(|k| {
             Kind::parse(k).ok_or_else(|| {
                 Error::bad_input(format!(
-                    "unknown kind `{k}`: use slog, adr, memory, observation, card or episode"
+                    "unknown kind `{k}`: use slog, adr, memory, observation, card, episode, note or library"
                 ))
             })
         })
@@ -146,8 +153,21 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
         .unwrap_or_else(|| repo.config.recall.profile.clone());
     let profile = Profile::choose(&asked, &query, ctx.stdout_terminal)?;
     let limit = args.limit.unwrap_or_else(|| profile.limit(&repo.config));
+    let mut kinds = kinds(&args.kind)?;
+    let mut library_warnings = Vec::new();
+    if args.library {
+        // The library joins the kinds asked for (all of them when none are).
+        if kinds.is_empty() {
+            kinds = Kind::ALL.to_vec();
+        } else if !kinds.contains(&Kind::Library) {
+            kinds.push(Kind::Library);
+        }
+    }
+    if kinds.contains(&Kind::Library) {
+        library_warnings = crate::library::ensure_chunks(&repo, &crate::library::load(&repo)?);
+    }
     let filter = Filter {
-        kinds: kinds(&args.kind)?,
+        kinds,
         category: category(args.category.as_deref())?,
         include_hold: args.include_hold,
     };
@@ -194,6 +214,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
     };
     let results = redacted(results);
     let mut warnings = index.warnings();
+    warnings.extend(library_warnings);
     if matches!(outcome.status, Status::Timeout | Status::Failed) {
         warnings.push(outcome.describe(budget));
     }
@@ -301,6 +322,15 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
         return Ok(Report::new("search", data, human)
             .empty_when(found.is_empty(), format!("no record holds \"{words}\"")));
     }
+    let (kinds, mut warnings) = if args.library {
+        let entries = crate::library::load(&repo)?;
+        (
+            vec![Kind::Library],
+            crate::library::ensure_chunks(&repo, &entries),
+        )
+    } else {
+        (kinds, Vec::new())
+    };
     let index = Index::open(&repo)?;
     let filter = Filter {
         kinds,
@@ -316,11 +346,46 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
         args.limit,
         mode,
     )?);
+    warnings.splice(0..0, index.warnings());
+    if args.library {
+        return Ok(library_results(&repo, &words, &results).warnings(warnings));
+    }
     let human = recall::to_text(&results, false, &recall::turns::heads(&index, &results));
     let data = json!({ "words": words, "exact": false, "results": results });
     Ok(Report::new("search", data, human)
-        .warnings(index.warnings())
+        .warnings(warnings)
         .empty_when(results.is_empty(), nothing_relevant(&words)))
+}
+
+/// Library results, each with its citation: the document (title, path or URL), the page and
+/// the heading path of its chunk.
+fn library_results(repo: &crate::repo::Repo, words: &str, results: &[recall::Recalled]) -> Report {
+    let chunks = crate::library::chunks_of(repo, results.iter().map(|r| r.id.as_str()));
+    let mut human = String::new();
+    let mut items = Vec::new();
+    for r in results {
+        let chunk = chunks.get(&r.id);
+        let cite = chunk
+            .map(crate::library::citation)
+            .unwrap_or_else(|| r.title.clone());
+        human.push_str(&format!(
+            "{cite}  ({})\n    {}\n",
+            r.source,
+            snippet(&r.text, words)
+        ));
+        let mut v = serde_json::to_value(r).unwrap_or_default();
+        v["cite"] = json!({
+            "text": cite,
+            "document": chunk.map(|c| c.doc.clone()),
+            "title": chunk.map(|c| c.title.clone()),
+            "source": r.source,
+            "page": chunk.and_then(|c| c.page),
+            "heading": chunk.map(|c| c.heading.clone()).unwrap_or_default(),
+        });
+        items.push(v);
+    }
+    let data = json!({ "words": words, "exact": false, "library": true, "results": items });
+    Report::new("search", data, human).empty_when(results.is_empty(), nothing_relevant(words))
 }
 
 /// The briefing recalls with the project's words as written: no LLM rewrite. It runs in the

@@ -47,7 +47,7 @@ use crate::error::{Error, Kind as ErrorKind, Result};
 use crate::repo::Repo;
 
 /// Bumped whenever the schema or what goes into a document changes: a mismatch rebuilds.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Where the index lives, relative to the repository root.
 pub const DIR: &str = ".cairn/index";
@@ -64,16 +64,22 @@ pub enum Kind {
     Card,
     /// A compaction note or session summary.
     Episode,
+    /// A discovery note (`vault/notes`).
+    Note,
+    /// A chunk of a library document: a separate collection, searched only when asked.
+    Library,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Slog,
         Kind::Adr,
         Kind::Memory,
         Kind::Observation,
         Kind::Card,
         Kind::Episode,
+        Kind::Note,
+        Kind::Library,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -84,6 +90,8 @@ impl Kind {
             Kind::Observation => "observation",
             Kind::Card => "card",
             Kind::Episode => "episode",
+            Kind::Note => "note",
+            Kind::Library => "library",
         }
     }
 
@@ -105,10 +113,12 @@ pub enum Class {
     Memory = 4,
     Card = 5,
     Episode = 6,
+    Note = 7,
+    Library = 8,
 }
 
 impl Class {
-    pub const COUNT: usize = 7;
+    pub const COUNT: usize = 9;
 
     fn from_u64(v: u64) -> Class {
         match v {
@@ -118,6 +128,8 @@ impl Class {
             3 => Class::AdrOther,
             5 => Class::Card,
             6 => Class::Episode,
+            7 => Class::Note,
+            8 => Class::Library,
             _ => Class::Memory,
         }
     }
@@ -150,6 +162,8 @@ impl Doc {
             Kind::Memory => Class::Memory,
             Kind::Card => Class::Card,
             Kind::Episode => Class::Episode,
+            Kind::Note => Class::Note,
+            Kind::Library => Class::Library,
             Kind::Adr if matches!(self.status.as_str(), "accepted" | "shipped") => {
                 Class::AdrCurrent
             }
@@ -192,6 +206,9 @@ impl Decay {
         rates[Class::Memory as usize] = rate("memory");
         rates[Class::Card as usize] = rate("card");
         rates[Class::Episode as usize] = rate("episode");
+        rates[Class::Note as usize] = rate("note");
+        // Reference documents do not age unless the configuration says so.
+        rates[Class::Library as usize] = rate("library");
         Decay {
             now,
             rates,
@@ -1048,7 +1065,10 @@ impl Index {
         if !filter.include_hold {
             clauses.push((Occur::MustNot, term(f.verdict, "hold")));
         }
-        if !filter.kinds.is_empty() {
+        if filter.kinds.is_empty() {
+            // The library is a collection of its own: only a filter naming it searches it.
+            clauses.push((Occur::MustNot, term(f.kind, Kind::Library.as_str())));
+        } else {
             let kinds: Vec<(Occur, Box<dyn Query>)> = filter
                 .kinds
                 .iter()
@@ -1379,7 +1399,11 @@ fn passes(doc: &Doc, filter: &Filter) -> bool {
     doc.status != "deleted"
         && !(doc.kind == Kind::Observation && doc.status == "superseded")
         && (filter.include_hold || doc.verdict != "hold")
-        && (filter.kinds.is_empty() || filter.kinds.contains(&doc.kind))
+        && (if filter.kinds.is_empty() {
+            doc.kind != Kind::Library
+        } else {
+            filter.kinds.contains(&doc.kind)
+        })
         && filter.category.as_ref().is_none_or(|c| *c == doc.category)
 }
 

@@ -25,6 +25,11 @@ pub enum SourceKind {
     Memory,
     /// `vault/sessions/AGENT/SESSION.jsonl`: turn cards and episodes.
     Sessions,
+    /// `vault/notes/*.md`: discovery notes, read whole.
+    Note,
+    /// `.cairn/library/ID.jsonl`: a library document's chunks (derived from the document the
+    /// manifest `vault/library.jsonl` names), read whole.
+    Library,
 }
 
 impl SourceKind {
@@ -54,6 +59,10 @@ fn kind_of(rel: &str) -> Option<SourceKind> {
         Some(SourceKind::Observations)
     } else if rel.starts_with("decisions/") {
         Some(SourceKind::Adr)
+    } else if rel.starts_with(crate::note::DIR) && rel.ends_with(".md") {
+        Some(SourceKind::Note)
+    } else if rel.starts_with(crate::library::CACHE) && rel.ends_with(".jsonl") {
+        Some(SourceKind::Library)
     } else if rel.starts_with(crate::cards::DIR)
         && rel.ends_with(".jsonl")
         && rel.matches('/').count() == 3
@@ -124,6 +133,30 @@ pub fn list(repo: &Repo) -> Result<Vec<Found>> {
                         .map_err(|e| Error::io(entry.path().display(), &e))?;
                     push(format!("{}/{name}/{file}", crate::cards::DIR), &meta);
                 }
+            }
+        }
+    }
+    if let Ok(read) = crate::files::read_dir_real(&repo.path(crate::note::DIR)) {
+        for entry in read.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".md")
+                && let Ok(meta) = entry.metadata()
+                && meta.is_file()
+            {
+                push(format!("{}/{name}", crate::note::DIR), &meta);
+            }
+        }
+    }
+    // Library chunks are sources while the manifest names their document (a removed entry's
+    // chunks leave the index even if its chunk file stays behind). A manifest that cannot be
+    // read leaves the library out of the index; `cairn library list` names the line.
+    if let Ok(entries) = crate::library::load(repo) {
+        for e in entries {
+            let rel = crate::library::cache_rel(&e.id);
+            if let Ok(meta) = std::fs::symlink_metadata(repo.path(&rel))
+                && meta.is_file()
+            {
+                push(rel, &meta);
             }
         }
     }
@@ -359,6 +392,52 @@ fn date_time(date: &str, fallback: DateTime<Utc>) -> DateTime<Utc> {
         .unwrap_or(fallback)
 }
 
+/// The document of a discovery note (its id is the file name without `.md`).
+pub fn note_doc(n: &crate::note::Note, rel: &str, fallback: DateTime<Utc>) -> Doc {
+    let id = rel
+        .rsplit('/')
+        .next()
+        .unwrap_or(rel)
+        .trim_end_matches(".md")
+        .to_string();
+    Doc {
+        id,
+        kind: Kind::Note,
+        text: n.indexed_text(),
+        title: n.front.title.clone(),
+        time: parse_time(&n.front.captured).unwrap_or(fallback),
+        category: String::new(),
+        verdict: String::new(),
+        status: String::new(),
+        session: n.front.session.clone().unwrap_or_default(),
+        source: n.front.url.clone().unwrap_or_else(|| "note".into()),
+        file: rel.to_string(),
+    }
+}
+
+/// The document of a library chunk: the title is the document's title and the heading path,
+/// so that both rank (the title field weighs double).
+pub fn library_doc(c: &crate::library::ChunkRecord, rel: &str) -> Doc {
+    let mut title = c.title.clone();
+    for h in &c.heading {
+        title.push_str(" › ");
+        title.push_str(h);
+    }
+    Doc {
+        id: c.id.clone(),
+        kind: Kind::Library,
+        text: c.text.clone(),
+        title,
+        time: DateTime::<Utc>::default(),
+        category: String::new(),
+        verdict: String::new(),
+        status: String::new(),
+        session: String::new(),
+        source: c.source.clone(),
+        file: rel.to_string(),
+    }
+}
+
 /// The document of a slog entry.
 pub fn slog_doc(e: &slog::Entry, file: &str) -> Doc {
     let mut text = format!("{} {}: {}", e.action, e.tool, e.detail);
@@ -467,6 +546,26 @@ pub fn read_whole(repo: &Repo, rels: &[String]) -> Result<(Vec<WholeFile>, Vec<S
             SourceKind::Sessions => {
                 let cp = jsonl_checkpoint(&meta, 0, &bytes, None);
                 let docs = session_lines(rel, &text[..cp.offset as usize], 1, &mut warnings);
+                out.push((rel.clone(), cp, docs));
+            }
+            SourceKind::Note => {
+                let cp = md_checkpoint(&meta, &bytes);
+                let docs = match crate::note::Note::parse(&text) {
+                    Ok(n) => vec![note_doc(&n, rel, file_time(repo, rel))],
+                    Err(e) => {
+                        warnings.push(format!("not indexed: {rel}:{}: {e}", e.line));
+                        Vec::new()
+                    }
+                };
+                out.push((rel.clone(), cp, docs));
+            }
+            SourceKind::Library => {
+                let cp = md_checkpoint(&meta, &bytes);
+                let docs = text
+                    .lines()
+                    .filter_map(|l| serde_json::from_str::<crate::library::ChunkRecord>(l).ok())
+                    .map(|c| library_doc(&c, rel))
+                    .collect();
                 out.push((rel.clone(), cp, docs));
             }
         }

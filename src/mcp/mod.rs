@@ -10,7 +10,8 @@
 //! arguments that do not fit the tool's schema, are tool results with `isError` (the error
 //! object of `--json`), so the agent reads the message and its fix and the server stays up.
 //!
-//! - Tools: `recall`, `search`, `brief`, `remember`, `slog`, `slog_query`, `adr_new`,
+//! - Tools: `recall`, `search` (`library: true` for the document library), `brief`,
+//!   `remember`, `note`, `slog`, `slog_query`, `adr_new`,
 //!   `adr_list`, `adr_show`, `memory_show`, `review_list`. Text that comes from memory is
 //!   marked as data ([`DATA_NOTE`]) and the tools' descriptions say so.
 //! - Resources: `cairn://memory` (MEMORY.md) and `cairn://adr/N` (each decision record).
@@ -180,6 +181,16 @@ impl Server {
     merged, and the commit."
     )]
     async fn remember(&self, Parameters(p): Parameters<RememberParams>) -> CallToolResult {
+        self.tool(p.command(), Holds::Receipt).await
+    }
+
+    #[tool(
+        description = "File a discovery note: a URL found while working (its page is \
+    fetched, its main text kept, and a title, tags and summary made) or a short text, with \
+    why it mattered. Committed to the knowledge repository as vault/notes/DAY-SLUG.md and \
+    recalled later. Returns `cairn note --json`'s object: the note's id, path and commit."
+    )]
+    async fn note(&self, Parameters(p): Parameters<NoteParams>) -> CallToolResult {
         self.tool(p.command(), Holds::Receipt).await
     }
 
@@ -430,6 +441,7 @@ fn tool_command(name: &str, args: rmcp::model::JsonObject) -> Option<Result<Comm
         "search" => parse(args, SearchParams::command),
         "brief" => parse(args, BriefParams::command),
         "remember" => parse(args, RememberParams::command),
+        "note" => parse(args, NoteParams::command),
         "slog" => parse(args, SlogParams::command),
         "slog_query" => parse(args, SlogQueryParams::command),
         "adr_new" => parse(args, AdrNewParams::command),

@@ -9,7 +9,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
-use crate::cli::{Command, CommitArgs, adr, memory, recall, remember, review, slog};
+use crate::cli::{Command, CommitArgs, adr, memory, note, recall, remember, review, slog};
 use crate::error::{Error, Result};
 
 /// An enum of lowercase words, with each word's text for the command it feeds.
@@ -50,6 +50,7 @@ words! {
         Observation = "observation",
         Card = "card",
         Episode = "episode",
+        Note = "note",
     }
 }
 
@@ -131,6 +132,8 @@ pub struct RecallParams {
     /// false: use the query as written, without the LLM rewrite the profile may ask for
     /// (faster) [default: as the profile says]
     pub rewrite: Option<bool>,
+    /// Include the document library's chunks (never recalled unless asked) [default: false]
+    pub library: Option<bool>,
 }
 
 impl RecallParams {
@@ -146,6 +149,7 @@ impl RecallParams {
             explain: self.explain.unwrap_or(false),
             mode: self.mode.map(|m| m.as_str().to_string()),
             no_rewrite: self.rewrite == Some(false),
+            library: self.library.unwrap_or(false),
         }))
     }
 }
@@ -163,6 +167,9 @@ pub struct SearchParams {
     pub limit: Option<usize>,
     /// Ranked lists to use [default: cairn.toml's]
     pub mode: Option<Mode>,
+    /// Search the document library instead (reference documents: papers, specs, manuals),
+    /// each result citing document, page and heading [default: false]
+    pub library: Option<bool>,
 }
 
 impl SearchParams {
@@ -176,6 +183,38 @@ impl SearchParams {
             exact: self.exact.unwrap_or(false),
             limit: self.limit.unwrap_or(SEARCH_LIMIT),
             mode: self.mode.map(|m| m.as_str().to_string()),
+            library: self.library.unwrap_or(false),
+        }))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoteParams {
+    /// A URL found while working (its page is fetched and its main text kept), or a text
+    pub what: String,
+    /// Why it mattered
+    pub context: Option<String>,
+    /// Tags
+    pub tags: Option<Vec<String>>,
+    /// The agent session it was found in
+    pub session: Option<String>,
+    /// true: do not fetch the URL (the note holds the context alone) [default: false]
+    pub offline: Option<bool>,
+}
+
+impl NoteParams {
+    pub fn command(self) -> Result<Command> {
+        let what = not_stdin("what", Some(self.what))?.unwrap_or_default();
+        Ok(Command::Note(note::Args {
+            sub: None,
+            what: Some(what),
+            context: self.context,
+            tags: self.tags.unwrap_or_default(),
+            session: self.session.or_else(|| env("CAIRN_SESSION")),
+            offline: self.offline.unwrap_or(false),
+            no_llm: false,
+            commit: CommitArgs::default(),
         }))
     }
 }
@@ -455,7 +494,15 @@ mod tests {
             let c: Category = serde_json::from_value(serde_json::json!(id)).expect("a category");
             assert_eq!(c.as_str(), *id);
         }
-        for k in ["slog", "adr", "memory", "observation", "card", "episode"] {
+        for k in [
+            "slog",
+            "adr",
+            "memory",
+            "observation",
+            "card",
+            "episode",
+            "note",
+        ] {
             let kind: RecordKind = serde_json::from_value(serde_json::json!(k)).expect("a kind");
             assert!(crate::index::Kind::parse(kind.as_str()).is_some(), "{k}");
         }

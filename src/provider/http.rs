@@ -633,7 +633,7 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
 /// rustls needs a process-wide crypto provider; cairn uses ring (no C toolchain beyond cc,
 /// a fraction of aws-lc-rs's build time). Installing fails only if one is already installed,
 /// which is as good.
-fn install_crypto_provider() {
+pub(super) fn install_crypto_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();

@@ -18,6 +18,7 @@
 
 pub mod chat;
 pub mod embed;
+pub mod fetch;
 pub mod http;
 
 pub use chat::{ChatClient, ChatReply, Usage};

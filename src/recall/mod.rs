@@ -872,6 +872,9 @@ pub fn head(r: &Recalled) -> String {
         Kind::Slog => format!("slog {} ({day})", r.id),
         Kind::Card => format!("turn card {} ({day}, {}, {})", r.id, r.source, r.status),
         Kind::Episode => format!("episode {} ({day}): {}", r.id, r.title),
+        Kind::Note if r.source == "note" => format!("note {} ({day}): {}", r.id, r.title),
+        Kind::Note => format!("note {} ({day}): {} <{}>", r.id, r.title, r.source),
+        Kind::Library => format!("library: {} ({})", r.title, r.source),
     }
 }
 

@@ -94,6 +94,7 @@ async fn mcp_lists_every_tool_with_a_schema_and_calls_each_through_the_commands(
             "adr_show",
             "brief",
             "memory_show",
+            "note",
             "recall",
             "remember",
             "review_list",
@@ -153,6 +154,26 @@ async fn mcp_lists_every_tool_with_a_schema_and_calls_each_through_the_commands(
     let head = env.git(&repo, &["rev-parse", "HEAD"]);
     assert_eq!(remembered["data"]["commit"]["id"], head.trim());
     assert_eq!(git_status(&env, &repo), "", "every write is committed");
+
+    // An agent files a discovery note (a text: nothing is fetched).
+    let noted = ok(
+        &client,
+        "note",
+        json!({"what": "The runbook for web-1 lives in the ops wiki",
+               "context": "found while renewing certs", "tags": ["ops"]}),
+    )
+    .await;
+    assert_eq!(noted["type"], "note");
+    assert_eq!(
+        noted["data"]["note"]["relevance"],
+        "found while renewing certs"
+    );
+    let msg = env.git(&repo, &["log", "-1", "--format=%s"]);
+    assert_eq!(
+        msg.trim(),
+        "note: The runbook for web-1 lives in the ops wiki"
+    );
+    assert_eq!(git_status(&env, &repo), "", "the note is committed");
 
     let adr = ok(
         &client,

@@ -1,0 +1,343 @@
+//! `cairn library` and `cairn search --library`: Markdown with nested headings, a PDF made in
+//! the test, an HTML page from a local server; a separate collection that recall leaves out
+//! unless asked; re-adding unchanged, changed and removed documents.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::pdfgen::pdf;
+use crate::support::{Env, git_status, read};
+
+const GUIDE: &str = "# Storage guide\n\nThis guide covers the cluster's storage.\n\n## Install\n\nFetch the packages first.\n\n### On Linux\n\nUse apt to install nfs-common and the quokkafs driver.\n\n### On macOS\n\nUse brew to install the client.\n\n## Operate\n\nRotate the keys monthly.\n";
+
+fn search(env: &Env, repo: &Path, words: &str) -> Value {
+    let r = env.cairn_in(repo, &["search", "--library", words, "--json"]);
+    assert!(r.code == 0 || r.code == 1, "{}\n{}", r.stdout, r.stderr);
+    r.data()
+}
+
+fn manifest(repo: &Path) -> Vec<Value> {
+    read(repo, "vault/library.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn markdown_chunks_carry_their_heading_paths_and_only_the_manifest_is_committed() {
+    let (env, repo) = Env::repo();
+    let docs = env.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("guide.md"), GUIDE).unwrap();
+    let r = env
+        .cairn_in(
+            &repo,
+            &[
+                "library",
+                "add",
+                docs.join("guide.md").to_str().unwrap(),
+                "--tags",
+                "storage",
+                "--json",
+            ],
+        )
+        .code(0);
+    let added = &r.data()["added"][0];
+    assert_eq!(added["title"], "Storage guide");
+    assert_eq!(added["format"], "markdown");
+    assert_eq!(added["chunks"], 5);
+    assert_eq!(added["tags"], json!(["storage"]));
+    let m = manifest(&repo);
+    assert_eq!(m.len(), 1);
+    assert_eq!(m[0]["path"], docs.join("guide.md").to_str().unwrap());
+    assert_eq!(m[0]["sha256"].as_str().unwrap().len(), 64);
+    // One commit holding the manifest alone; the document stays where it is.
+    let files = env.git(&repo, &["show", "--name-only", "--format=%s", "HEAD"]);
+    assert_eq!(
+        files.trim(),
+        "library: add Storage guide\n\nvault/library.jsonl"
+    );
+    assert_eq!(git_status(&env, &repo), "");
+
+    let found = search(&env, &repo, "quokkafs driver");
+    let first = &found["results"][0];
+    assert_eq!(first["kind"], "library");
+    assert_eq!(
+        first["cite"]["heading"],
+        json!(["Storage guide", "Install", "On Linux"])
+    );
+    assert_eq!(first["cite"]["page"], Value::Null);
+    assert_eq!(
+        first["cite"]["text"],
+        "Storage guide, Storage guide › Install › On Linux"
+    );
+    assert!(first["text"].as_str().unwrap().contains("quokkafs"));
+    let human = env
+        .cairn_in(&repo, &["search", "--library", "rotate keys"])
+        .code(0);
+    assert!(
+        human.stdout.contains("Storage guide › Operate"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn a_pdf_cites_its_pages_and_one_without_text_is_reported_not_failed() {
+    let (env, repo) = Env::repo();
+    let pages = vec![
+        vec![
+            "Chapter one: the wombat protocol.".to_string(),
+            "It opens a session.".into(),
+        ],
+        vec![
+            "Chapter two: retries.".to_string(),
+            "A lost packet is sent again after backoff.".into(),
+        ],
+        vec!["Chapter three: closing the session politely.".to_string()],
+    ];
+    let file = env.path().join("manual.pdf");
+    std::fs::write(&file, pdf(&pages)).unwrap();
+    let data = env
+        .cairn_in(&repo, &["library", "add", file.to_str().unwrap(), "--json"])
+        .code(0)
+        .data();
+    assert_eq!(data["added"][0]["pages"], 3);
+    assert_eq!(data["added"][0]["chunks"], 3);
+    assert_eq!(data["added"][0]["format"], "pdf");
+    let found = search(&env, &repo, "lost packet backoff");
+    assert_eq!(found["results"][0]["cite"]["page"], 2, "{found}");
+    assert!(
+        found["results"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Chapter two")
+    );
+    let found = search(&env, &repo, "politely");
+    assert_eq!(found["results"][0]["cite"]["page"], 3);
+    assert_eq!(found["results"][0]["cite"]["text"], "manual, p. 3");
+
+    // A scanned PDF (pages without text) is added, reported, and exits 0.
+    let scanned = env.path().join("scan.pdf");
+    std::fs::write(&scanned, pdf(&[vec![], vec![]])).unwrap();
+    let r = env
+        .cairn_in(
+            &repo,
+            &["library", "add", scanned.to_str().unwrap(), "--json"],
+        )
+        .code(0);
+    assert!(r.stderr.contains("no text found"), "{}", r.stderr);
+    let data = r.data();
+    assert_eq!(data["no_text"], json!([scanned.to_str().unwrap()]));
+    assert_eq!(data["added"][0]["pages"], 2);
+    assert_eq!(data["added"][0]["chunks"], 0);
+    // A file that is not a PDF at all is refused, and nothing is written.
+    let broken = env.path().join("broken.pdf");
+    std::fs::write(&broken, "%PDF-1.4 nothing else").unwrap();
+    let before = read(&repo, "vault/library.jsonl");
+    env.cairn_in(&repo, &["library", "add", broken.to_str().unwrap()])
+        .code(2);
+    assert_eq!(read(&repo, "vault/library.jsonl"), before);
+}
+
+#[test]
+fn an_html_page_from_a_local_server_is_cut_by_its_headings() {
+    let mut server = mockito::Server::new();
+    let _m = server
+        .mock("GET", "/spec.html")
+        .with_status(200)
+        .with_header("content-type", "text/html")
+        .with_body("<html><head><title>Frobnicator spec</title><script>var x='ignored';</script></head><body><h1>Frobnicator</h1><p>The frobnicator turns widgets.</p><h2>Limits</h2><p>At most nine hundred widgets a second.</p></body></html>")
+        .create();
+    let (env, repo) = Env::repo();
+    let url = format!("{}/spec.html", server.url());
+    let data = env
+        .cairn_in(&repo, &["library", "add", &url, "--json"])
+        .code(0)
+        .data();
+    assert_eq!(data["added"][0]["title"], "Frobnicator spec");
+    assert_eq!(data["added"][0]["format"], "html");
+    assert_eq!(manifest(&repo)[0]["url"], url.as_str());
+    let found = search(&env, &repo, "nine hundred widgets");
+    let first = &found["results"][0];
+    assert_eq!(first["cite"]["heading"], json!(["Frobnicator", "Limits"]));
+    assert_eq!(first["cite"]["source"], url.as_str());
+    assert!(
+        !search(&env, &repo, "ignored")["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["text"].as_str().unwrap().contains("ignored"))
+    );
+}
+
+#[test]
+fn recall_and_search_leave_the_library_out_unless_asked() {
+    let (env, repo) = Env::repo();
+    let file = env.path().join("guide.md");
+    std::fs::write(&file, GUIDE).unwrap();
+    env.cairn_in(&repo, &["library", "add", file.to_str().unwrap()])
+        .code(0);
+    env.cairn_in(
+        &repo,
+        &[
+            "slog",
+            "deploy",
+            "storage",
+            "rolled out the quokkafs driver",
+        ],
+    )
+    .code(0);
+    let kinds = |v: &Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let plain = env
+        .cairn_in(&repo, &["recall", "quokkafs", "--json"])
+        .code(0)
+        .data();
+    assert_eq!(kinds(&plain), vec!["slog"]);
+    let searched = env
+        .cairn_in(&repo, &["search", "quokkafs", "--json"])
+        .code(0)
+        .data();
+    assert_eq!(kinds(&searched), vec!["slog"]);
+    let brief = env.cairn_in(&repo, &["brief", "--json"]).code(0).stdout;
+    assert!(!brief.contains("apt to install"), "{brief}");
+    let asked = env
+        .cairn_in(&repo, &["recall", "quokkafs", "--library", "--json"])
+        .code(0)
+        .data();
+    let k = kinds(&asked);
+    assert!(
+        k.contains(&"library".to_string()) && k.contains(&"slog".to_string()),
+        "{k:?}"
+    );
+    let lib = search(&env, &repo, "quokkafs");
+    assert_eq!(kinds(&lib), vec!["library"]);
+}
+
+#[test]
+fn unchanged_costs_a_stat_changed_is_cut_again_removed_leaves_the_index() {
+    let (env, repo) = Env::repo();
+    let file = env.path().join("guide.md");
+    std::fs::write(&file, GUIDE).unwrap();
+    let f = file.to_str().unwrap();
+    env.cairn_in(&repo, &["library", "add", f]).code(0);
+    let head = env.git(&repo, &["rev-parse", "HEAD"]);
+    let again = env
+        .cairn_in(&repo, &["library", "add", f, "--json"])
+        .code(0)
+        .data();
+    assert_eq!(again["unchanged"], 1);
+    assert_eq!(again["commit"], Value::Null);
+    assert_eq!(
+        env.git(&repo, &["rev-parse", "HEAD"]),
+        head,
+        "no commit for nothing"
+    );
+    // Only the stat is consulted: the same size and mtime with other bytes is not read (as
+    // git's index and make trust a stat); a different stat is.
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    std::fs::write(&file, GUIDE.replace("quokkafs", "quokkaFS")).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let same_stat = env
+        .cairn_in(&repo, &["library", "add", f, "--json"])
+        .code(0)
+        .data();
+    assert_eq!(same_stat["unchanged"], 1, "{same_stat}");
+    // A changed size is read again and cut again.
+    std::fs::write(&file, GUIDE.replace("quokkafs", "platypusfs")).unwrap();
+    let changed = env
+        .cairn_in(&repo, &["library", "add", f, "--json"])
+        .code(0)
+        .data();
+    assert_eq!(changed["updated"].as_array().unwrap().len(), 1, "{changed}");
+    assert_eq!(
+        env.git(&repo, &["log", "-1", "--format=%s"]).trim(),
+        "library: update Storage guide"
+    );
+    let texts = |words: &str| -> Vec<String> {
+        search(&env, &repo, words)["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(texts("platypusfs")[0].contains("platypusfs"));
+    // The old chunks left the index with the old text: no chunk holds it, and the document
+    // still has its five.
+    assert!(!texts("quokkafs").iter().any(|t| t.contains("quokkafs")));
+    let status = env.cairn_in(&repo, &["status", "--json"]).code(0).data();
+    assert_eq!(status["kinds"]["library"], 5, "{status}");
+    // New tags on an unchanged file change the manifest only.
+    let tagged = env
+        .cairn_in(&repo, &["library", "add", f, "--tags", "ops", "--json"])
+        .code(0)
+        .data();
+    assert_eq!(tagged["updated"][0]["tags"], json!(["ops"]));
+    // Removed: out of the manifest and the index.
+    let id = manifest(&repo)[0]["id"].as_str().unwrap().to_string();
+    env.cairn_in(&repo, &["library", "remove", &id]).code(0);
+    assert_eq!(read(&repo, "vault/library.jsonl"), "");
+    env.cairn_in(&repo, &["search", "--library", "platypusfs"])
+        .code(1);
+    env.cairn_in(&repo, &["library", "list"]).code(1);
+    env.cairn_in(&repo, &["library", "remove", &id]).code(2);
+    assert_eq!(git_status(&env, &repo), "");
+}
+
+#[test]
+fn deleting_the_derived_state_loses_nothing_and_copy_commits_the_file() {
+    let (env, repo) = Env::repo();
+    let dir = env.path().join("docs");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("guide.md"), GUIDE).unwrap();
+    std::fs::write(
+        dir.join("sub/notes.txt"),
+        "Plain words about the emu cache.\n\nSecond paragraph.",
+    )
+    .unwrap();
+    std::fs::write(dir.join("skip.bin"), "not a document").unwrap();
+    let data = env
+        .cairn_in(
+            &repo,
+            &["library", "add", dir.to_str().unwrap(), "--copy", "--json"],
+        )
+        .code(0)
+        .data();
+    assert_eq!(
+        data["added"].as_array().unwrap().len(),
+        2,
+        "a folder adds what it can read"
+    );
+    let m = manifest(&repo);
+    for e in &m {
+        assert_eq!(e["copied"], true);
+        let path = e["path"].as_str().unwrap();
+        assert!(path.starts_with("vault/library/"), "{path}");
+        let committed = env.git(&repo, &["ls-files", path]);
+        assert_eq!(committed.trim(), path);
+    }
+    std::fs::remove_dir_all(repo.join(".cairn")).unwrap();
+    let found = search(&env, &repo, "emu cache");
+    assert_eq!(found["results"][0]["cite"]["title"], "notes");
+    // A file of a format the library does not read is refused whole.
+    env.cairn_in(
+        &repo,
+        &["library", "add", dir.join("skip.bin").to_str().unwrap()],
+    )
+    .code(2)
+    .stderr_has("not a format the library reads");
+}
