@@ -97,16 +97,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     let plan = maintain::plan(&input, &settings, &mut similarity)?;
     let breakdown = maintain::breakdown(&loaded.folded, &plan.changes);
     let mut kinds = BTreeMap::new();
-    for k in [
-        "slog",
-        "adr",
-        "memory",
-        "observation",
-        "card",
-        "episode",
-        "note",
-    ] {
-        kinds.insert(k, index.count("kind", k)?);
+    // The library is reference documents, not memory: its chunks are not counted here.
+    for k in crate::index::Kind::ALL.map(crate::index::Kind::as_str) {
+        if k != crate::index::Kind::Library.as_str() {
+            kinds.insert(k, index.count("kind", k)?);
+        }
     }
     let counts = json!({
         "observations": loaded.folded.len(),
