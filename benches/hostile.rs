@@ -1,7 +1,7 @@
 //! Huge and hostile inputs through the release binary, each made in a temporary folder
 //! (streamed, never held in memory here) and deleted after: a 2 GB transcript and a 250 MB
 //! one (both streamed by `sessions ingest`, a line at a time), a line of 100 MB, a 500 MB
-//! observations file, a million files in a folder. For each: the exit code, whole-process wall time, peak resident memory (GNU time's
+//! observations file (streamed by `import observations`), a million files in a folder. For each: the exit code, whole-process wall time, peak resident memory (GNU time's
 //! maximum RSS) and what cairn said on stderr, beside `wc -l` over the same input as the
 //! reference for reading it once. Run with `scripts/hostile`; smaller sizes with flags:
 //!
@@ -246,7 +246,8 @@ fn main() {
         let c = measure(cairn(&repo, &["recall", "linter"]));
         print("recall after it", "", &c, None);
     }
-    // An observations file over the import cap: refused unread.
+    // A huge observations file: streamed (checked whole first, then admitted in batches and
+    // committed a part of 64 MiB at a time), its peak memory bounded by a batch and a part.
     if observations_mb > 0 {
         let tmp = tempfile::tempdir().expect("temp dir");
         let repo = new_repo(tmp.path());
@@ -257,7 +258,7 @@ fn main() {
             &["import", "observations", o.to_str().expect("utf-8")],
         ));
         print(
-            "import observations, file over the cap",
+            "import observations, huge file",
             &format!("{observations_mb} MiB"),
             &c,
             Some(&wc(&o)),

@@ -136,7 +136,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             .iter()
             .map(|c| serde_json::to_string(&c.event(ctx.now)).expect("event serializes"))
             .collect();
-        let rel = store::day_file(ctx.now);
+        let rel = store::current_file(&repo, ctx.now);
         ctx.begin_writes(&repo, std::slice::from_ref(&rel))?;
         for (n, chunk) in lines.chunks(CHUNK).enumerate() {
             if n > 0 {
@@ -367,7 +367,7 @@ pub fn restore(ctx: &Ctx, args: RestoreArgs) -> Result<Report> {
         .collect();
     let mut written = Vec::new();
     if !lines.is_empty() {
-        let rel = store::day_file(ctx.now);
+        let rel = store::current_file(&repo, ctx.now);
         ctx.begin_writes(&repo, std::slice::from_ref(&rel))?;
         store::append(&repo, &lines, ctx.now)?;
         written.push(rel);

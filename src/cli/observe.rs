@@ -287,7 +287,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     }
     let mut path = None;
     if !lines.is_empty() {
-        ctx.begin_writes(&repo, &[store::day_file(ctx.now)])?;
+        ctx.begin_writes(&repo, &[store::current_file(&repo, ctx.now)])?;
         let (rel, _) = store::append(&repo, &lines, ctx.now)?;
         super::failpoint("observe-after-append");
         path = Some(rel);

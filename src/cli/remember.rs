@@ -119,7 +119,7 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         };
         let lines = [line];
         // Noted first: a kill before the commit leaves the line to the next writer's commit.
-        ctx.begin_writes(&repo, &[store::day_file(ctx.now)])?;
+        ctx.begin_writes(&repo, &[store::current_file(&repo, ctx.now)])?;
         let (rel, _) = store::append(&repo, &lines, ctx.now)?;
         super::failpoint("remember-after-append");
         let msg = super::message(&subject, &[("Cairn-Observation", trailer)]);
@@ -199,14 +199,22 @@ fn summary(text: &str) -> String {
     }
 }
 
-/// The largest file `import observations` reads (256 MiB; it is read whole and checked
-/// before anything is written).
-pub const MAX_IMPORT_BYTES: u64 = 256 * 1024 * 1024;
-
 /// Above this many records an import dedups by id only (comparing each with every other by
 /// meaning grows with the square of the count).
 const DEDUP_LIMIT: usize = 5000;
 
+/// The records an import holds at once: a batch goes through the gate and dedup, is appended,
+/// and is dropped before the next is read. With dedup by meaning (at most [`DEDUP_LIMIT`]
+/// records in all) the import is one batch, as dedup within it needs every record.
+const BATCH_RECORDS: usize = DEDUP_LIMIT;
+/// … and at most this many bytes of lines in a batch, without dedup by meaning.
+const BATCH_BYTES: usize = 16 * 1024 * 1024;
+
+/// `cairn import observations FILE`, streamed (ADR 53): a first pass reads and checks every
+/// line, holding one at a time, so a bad line exits 2 with nothing written; a second pass
+/// admits the records in batches and appends them to today's observations file, going on in
+/// the day's next part each time one reaches [`store::PART_BYTES`], with a commit per part.
+/// Memory is bounded by a batch, a part and the ids already stored, whatever the file's size.
 pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     let ImportCommand::Observations { file, raw, .. } = cmd;
     let started = Instant::now();
@@ -216,21 +224,6 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     } else {
         ctx.cwd.join(file)
     };
-    // Read whole and checked before anything is written: the cap bounds what that costs.
-    let size = std::fs::metadata(&file)
-        .map_err(|e| Error::io(file.display(), &e))?
-        .len();
-    if size > MAX_IMPORT_BYTES {
-        return Err(Error::bad_input(format!(
-            "{} is {size} bytes, over the {MAX_IMPORT_BYTES} bytes an import may have; nothing was written",
-            file.display()
-        ))
-        .with_fix(format!(
-            "split it into parts of whole lines (`split -C 200M {} part-`) and import each",
-            file.display()
-        )));
-    }
-    let text = std::fs::read_to_string(&file).map_err(|e| Error::io(file.display(), &e))?;
     let redactor =
         crate::redact::Redactor::configured(&repo.config.redact.patterns).map_err(|e| {
             Error::new(
@@ -238,26 +231,28 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
                 format!("cairn.toml [redact]: {e}"),
             )
         })?;
-    // Read and check every line before writing anything.
-    let candidates =
-        store::write::read_candidates(&text, &file.display().to_string(), raw, &redactor)
-            .map_err(Error::bad_input)?;
+    // Every line read and checked before anything is written.
+    let mut reader = ImportReader::open(&file, raw, &redactor)?;
+    let mut total = 0u64;
+    while reader.next()?.is_some() {
+        total += 1;
+    }
     let source = format!("import:{}", super::file_name(&file));
     let _lock = repo.lock()?;
+    reader.rewind()?;
     let mut seen = store::ids(&repo)?;
-    let bar = output::progress(candidates.len() as u64, ctx.interactive, "importing");
+    let bar = output::progress(total, ctx.interactive, "importing");
     let mut warnings = Vec::new();
     // Dedup by meaning (not with --raw): against what is stored and what this import keeps.
     let mut index = None;
     if !raw {
-        if candidates.len() <= DEDUP_LIMIT {
+        if total <= DEDUP_LIMIT as u64 {
             let opened = crate::index::Index::open(&repo)?;
             warnings.extend(opened.refresh.warnings.clone());
             index = Some(opened);
         } else {
             warnings.push(format!(
-                "dedup by meaning skipped: {} records (more than {DEDUP_LIMIT}); ids still dedup exactly",
-                candidates.len()
+                "dedup by meaning skipped: {total} records (more than {DEDUP_LIMIT}); ids still dedup exactly"
             ));
         }
     }
@@ -268,46 +263,50 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
         threshold: repo.config.gate.dedup_threshold,
         now: ctx.now,
     };
-    let admitted = store::admit::admit(
-        &candidates,
-        &settings,
-        &mut seen,
-        index.as_ref(),
-        &mut || bar.inc(1),
-    )?;
-    let store::admit::Admitted {
-        lines,
-        allowed,
-        held,
-        discarded,
-        duplicates,
-        merged,
-        ..
-    } = admitted;
-    bar.finish_and_clear();
-    let commit;
-    let mut path = None;
-    if !lines.is_empty() {
-        // Noted first: a kill before the commit leaves the lines to the next writer's commit.
-        ctx.begin_writes(&repo, &[store::day_file(ctx.now)])?;
-        let (rel, _) = store::append(&repo, &lines, ctx.now)?;
-        super::failpoint("import-after-append");
-        let subject = format!(
-            "import: {} from {}",
-            output::count(lines.len() as u64 - merged, "observation"),
-            super::file_name(&file)
-        );
-        commit = ctx.commit_changes_with_pending(
-            &repo,
-            &[crate::git::Change::appended_lines(&rel, &lines)],
-            &super::message(&subject, &[]),
-        )?;
-        path = Some(rel);
-    } else {
-        commit = ctx.commit_left_pending(&repo, "import")?;
+    let mut parts = Parts::new(ctx, &repo, super::file_name(&file));
+    let (mut allowed, mut held, mut discarded, mut duplicates, mut merged) = (0, 0, 0, 0, 0);
+    let mut batch = Vec::new();
+    let mut batch_bytes = 0;
+    loop {
+        let next = reader.next()?;
+        let end = next.is_none();
+        if let Some((candidate, bytes)) = next {
+            batch.push(candidate);
+            batch_bytes += bytes;
+        }
+        let full = batch.len() >= BATCH_RECORDS || (index.is_none() && batch_bytes >= BATCH_BYTES);
+        if batch.is_empty() || !(end || full) {
+            if end {
+                break;
+            }
+            continue;
+        }
+        let admitted =
+            store::admit::admit(&batch, &settings, &mut seen, index.as_ref(), &mut || {
+                bar.inc(1)
+            })?;
+        batch.clear();
+        batch_bytes = 0;
+        allowed += admitted.allowed;
+        held += admitted.held;
+        discarded += admitted.discarded;
+        duplicates += admitted.duplicates;
+        merged += admitted.merged;
+        parts.write(admitted.lines)?;
+        if end {
+            break;
+        }
     }
+    bar.finish_and_clear();
+    let stored = parts.stored;
+    let (path, commits) = parts.finish()?;
+    let commit = match commits.last() {
+        Some(c) => c.clone(),
+        None => ctx.commit_left_pending(&repo, "import")?,
+    };
+    let commit_ids: Vec<&str> = commits.iter().flatten().map(|c| c.id.as_str()).collect();
     let counts = json!({
-        "read": candidates.len(), "stored": lines.len() as u64 - merged, "allowed": allowed, "held": held,
+        "read": total, "stored": stored, "allowed": allowed, "held": held,
         "discarded": discarded, "duplicates": duplicates, "deduped": merged, "raw": raw,
     });
     warnings.extend(crate::telemetry::emit(
@@ -321,13 +320,218 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     ));
     let human = format!(
         "imported {} of {} ({allowed} allowed, {held} held, {discarded} discarded, {}, {merged} merged by meaning; {})",
-        lines.len() as u64 - merged,
-        output::count(candidates.len(), "observation"),
+        stored,
+        output::count(total, "observation"),
         output::count(duplicates, "duplicate"),
         ctx.short(&commit)
     );
-    let data = json!({ "counts": counts, "path": path, "commit": commit });
+    let data = json!({ "counts": counts, "path": path, "commit": commit, "commits": commit_ids });
     Ok(Report::new("import_observations", data, human)
         .warnings(warnings)
         .next(Next::new("cairn recall", "see what is recalled now")))
+}
+
+/// The lines of an import file, read one at a time (at most
+/// [`store::write::MAX_IMPORT_LINE_BYTES`] of a line held), each checked and redacted.
+struct ImportReader<'a> {
+    lines: crate::sessions::Lines<std::io::BufReader<std::fs::File>>,
+    name: String,
+    raw: bool,
+    redactor: &'a crate::redact::Redactor,
+    /// The file's size and time of change when first read: a second pass over a file changed
+    /// since is refused before anything is written.
+    stamp: (u64, Option<std::time::SystemTime>),
+}
+
+impl<'a> ImportReader<'a> {
+    fn open(
+        file: &std::path::Path,
+        raw: bool,
+        redactor: &'a crate::redact::Redactor,
+    ) -> Result<Self> {
+        let opened = std::fs::File::open(file).map_err(|e| Error::io(file.display(), &e))?;
+        let meta = opened
+            .metadata()
+            .map_err(|e| Error::io(file.display(), &e))?;
+        if meta.is_dir() {
+            return Err(Error::bad_input(format!(
+                "{} is a folder, not a JSON Lines file",
+                file.display()
+            )));
+        }
+        Ok(ImportReader {
+            lines: crate::sessions::Lines::new(
+                std::io::BufReader::with_capacity(256 * 1024, opened),
+                store::write::MAX_IMPORT_LINE_BYTES,
+            ),
+            name: file.display().to_string(),
+            raw,
+            redactor,
+            stamp: (meta.len(), meta.modified().ok()),
+        })
+    }
+
+    /// Back to the first line for the second pass; refused if the file changed since the first.
+    fn rewind(&mut self) -> Result<()> {
+        let meta = std::fs::metadata(&self.name).map_err(|e| Error::io(&self.name, &e))?;
+        if (meta.len(), meta.modified().ok()) != self.stamp {
+            return Err(Error::bad_input(format!(
+                "{} changed while it was being imported; nothing was written",
+                self.name
+            ))
+            .with_fix("import it again once nothing writes to it"));
+        }
+        self.lines.rewind().map_err(|e| Error::io(&self.name, &e))
+    }
+
+    /// The next record and its line's length, `None` at the end; a bad line is the error,
+    /// `FILE:LINE: what is wrong`.
+    fn next(&mut self) -> Result<Option<(Candidate, usize)>> {
+        loop {
+            let Some(line) = self
+                .lines
+                .next_line()
+                .map_err(|e| Error::io(&self.name, &e))?
+            else {
+                return Ok(None);
+            };
+            let at = format!("{}:{}", self.name, line.number);
+            if let Some(len) = line.over {
+                return Err(Error::bad_input(store::write::over_line(&at, len)));
+            }
+            let text = std::str::from_utf8(line.text)
+                .map_err(|_| Error::bad_input(format!("{at}: not UTF-8 text")))?;
+            let text = if line.number == 1 {
+                crate::jsonl::strip_bom(text)
+            } else {
+                text
+            };
+            let len = text.len();
+            if let Some(c) = store::write::read_candidate(text, &at, self.raw, self.redactor)
+                .map_err(Error::bad_input)?
+            {
+                return Ok(Some((c, len)));
+            }
+        }
+    }
+}
+
+/// Where an import's lines go: today's observations file, then its next parts as each fills
+/// ([`store::PART_BYTES`]), each part committed with what this import appended to it.
+struct Parts<'a> {
+    ctx: &'a Ctx,
+    repo: &'a crate::repo::Repo,
+    file_name: String,
+    /// The part being written: its path, number and size, and this import's lines in it.
+    part: Option<(String, u32, u64)>,
+    lines: Vec<String>,
+    merged: u64,
+    /// The observations stored in all (merge events are lines too, not observations).
+    stored: u64,
+    first_path: Option<String>,
+    commits: Vec<Option<crate::git::Committed>>,
+    next_part: u32,
+}
+
+impl<'a> Parts<'a> {
+    fn new(ctx: &'a Ctx, repo: &'a crate::repo::Repo, file_name: String) -> Self {
+        Parts {
+            ctx,
+            repo,
+            file_name,
+            part: None,
+            lines: Vec::new(),
+            merged: 0,
+            stored: 0,
+            first_path: None,
+            commits: Vec::new(),
+            next_part: 1,
+        }
+    }
+
+    /// Appends `lines` to the part being written, filling it to [`store::part_bytes`] (at
+    /// least a line each) and going on in the next part.
+    fn write(&mut self, lines: Vec<String>) -> Result<()> {
+        let cap = store::part_bytes();
+        let mut rest = &lines[..];
+        while !rest.is_empty() {
+            let fresh = self.part.is_none();
+            let (rel, n, size) = match self.part.take() {
+                Some(part) => part,
+                None => {
+                    if !self.commits.is_empty() {
+                        super::failpoint("import-next-part");
+                    }
+                    let part = store::part_with_room(self.repo, self.ctx.now, self.next_part)?;
+                    // Noted first: a kill before the commit leaves the lines to the next
+                    // writer's commit, and the import run again finds their ids and skips them.
+                    self.ctx
+                        .begin_writes(self.repo, std::slice::from_ref(&part.0))?;
+                    part
+                }
+            };
+            let (mut take, mut bytes) = (0, 0u64);
+            for line in rest {
+                let b = line.len() as u64 + 1;
+                if take > 0 && size + bytes + b > cap {
+                    break;
+                }
+                take += 1;
+                bytes += b;
+            }
+            let (chunk, after) = rest.split_at(take);
+            rest = after;
+            store::append_to(self.repo, &rel, chunk, fresh)?;
+            super::failpoint("import-after-append");
+            // Merge events are lines too, not observations (an event is serialized op first).
+            let events = chunk.iter().filter(|l| l.starts_with("{\"op\":")).count();
+            self.stored += (chunk.len() - events) as u64;
+            self.merged += events as u64;
+            self.lines.extend_from_slice(chunk);
+            self.first_path.get_or_insert_with(|| rel.clone());
+            if size + bytes >= cap {
+                self.next_part = n + 1;
+                self.commit(&rel)?;
+            } else {
+                self.part = Some((rel, n, size + bytes));
+            }
+        }
+        Ok(())
+    }
+
+    /// Commits what this import appended to the part `rel`.
+    fn commit(&mut self, rel: &str) -> Result<()> {
+        let count = self.lines.len() as u64 - self.merged;
+        let subject = if self.commits.is_empty() {
+            format!(
+                "import: {} from {}",
+                output::count(count, "observation"),
+                self.file_name
+            )
+        } else {
+            format!(
+                "import: {} from {} ({})",
+                output::count(count, "more observation"),
+                self.file_name,
+                rel.rsplit('/').next().unwrap_or(rel)
+            )
+        };
+        let commit = self.ctx.commit_changes_with_pending(
+            self.repo,
+            &[crate::git::Change::appended_lines(rel, &self.lines)],
+            &super::message(&subject, &[]),
+        )?;
+        self.commits.push(commit);
+        self.lines.clear();
+        self.merged = 0;
+        Ok(())
+    }
+
+    /// Commits the last part; the first path written and every commit made.
+    fn finish(mut self) -> Result<(Option<String>, Vec<Option<crate::git::Committed>>)> {
+        if let Some((rel, ..)) = self.part.take() {
+            self.commit(&rel)?;
+        }
+        Ok((self.first_path, self.commits))
+    }
 }

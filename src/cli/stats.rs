@@ -290,10 +290,7 @@ fn written_days(
 ) -> Result<std::collections::HashMap<String, chrono::NaiveDate>> {
     let mut out = std::collections::HashMap::new();
     for path in crate::store::day_files(repo)? {
-        let Some(day) = path
-            .file_stem()
-            .and_then(|s| chrono::NaiveDate::parse_from_str(&s.to_string_lossy(), "%Y-%m-%d").ok())
-        else {
+        let Some((day, _)) = crate::store::file_day(&path) else {
             continue;
         };
         let (lines, _) = crate::store::read_file(&path)?;

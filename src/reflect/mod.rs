@@ -66,10 +66,22 @@ pub enum Since {
     Time(DateTime<Utc>),
 }
 
-/// `vault/observations/DAY.jsonl:LINE` as (file, line), comparable in the files' order.
-fn parse_mark(mark: &str) -> Option<(String, usize)> {
+/// A place in the store, comparable in the order its files are read (a day's parts in their
+/// order, see [`store::day_files`]): (the file's day and part, the file, the line).
+type Place = (Option<(chrono::NaiveDate, u32)>, String, usize);
+
+fn place(file: &str, line: usize) -> Place {
+    (
+        store::file_day(std::path::Path::new(file)),
+        file.to_string(),
+        line,
+    )
+}
+
+/// `vault/observations/DAY.jsonl:LINE` as a [`Place`].
+fn parse_mark(mark: &str) -> Option<Place> {
     let (file, line) = mark.rsplit_once(':')?;
-    Some((file.to_string(), line.parse().ok()?))
+    Some(place(file, line.parse().ok()?))
 }
 
 /// The last `reflected` mark, if any.
@@ -88,7 +100,7 @@ pub fn read(repo: &Repo, loaded: &Loaded, since: Since, min_confidence: f64) -> 
     };
     let after_mark = |file: &str, line: usize| match &mark {
         None => true,
-        Some((f, l)) => (file, line) > (f.as_str(), *l),
+        Some(m) => place(file, line) > *m,
     };
     let mut folded: Vec<store::Folded> = Vec::new();
     let mut at: HashMap<String, usize> = HashMap::new();
@@ -413,6 +425,11 @@ mod tests {
             "line order within a file"
         );
         assert_eq!(parse_mark("nonsense"), None);
+        // A day's parts (ADR 53) come after the day file and in their number's order.
+        let part2 = parse_mark("vault/observations/2026-12-01.2.jsonl:1").unwrap();
+        let part10 = parse_mark("vault/observations/2026-12-01.10.jsonl:1").unwrap();
+        assert!(b < part2 && part2 < part10);
+        assert!(part10 < parse_mark("vault/observations/2026-12-02.jsonl:1").unwrap());
     }
 
     #[test]

@@ -197,7 +197,79 @@ pub fn day_file(now: DateTime<Utc>) -> String {
     format!("{DIR}/{}.jsonl", now.format("%Y-%m-%d"))
 }
 
-/// Every observations file, oldest first.
+/// How large an import lets a day file grow before it goes on in the day's next part
+/// (`YYYY-MM-DD.2.jsonl`, …): a commit holds a file whole, so this bounds what committing an
+/// import of any size holds in memory (ADR 53). Other writers append a few lines to the day
+/// file itself.
+pub const PART_BYTES: u64 = 64 * 1024 * 1024;
+
+/// [`PART_BYTES`], or for tests only the number of bytes in `CAIRN_IMPORT_PART_BYTES` (so a
+/// test of the parts needs no file of 64 MiB).
+pub fn part_bytes() -> u64 {
+    std::env::var("CAIRN_IMPORT_PART_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(PART_BYTES)
+}
+
+/// Part `n` of the day file of `now`, relative to the root: part 1 is the day file itself.
+pub fn part_file(now: DateTime<Utc>, n: u32) -> String {
+    if n <= 1 {
+        day_file(now)
+    } else {
+        format!("{DIR}/{}.{n}.jsonl", now.format("%Y-%m-%d"))
+    }
+}
+
+/// The file written at `now`, relative to the root: the day's last part (the day file itself
+/// unless an import went on in parts, ADR 53), so the store's files stay in the order written.
+pub fn current_file(repo: &Repo, now: DateTime<Utc>) -> String {
+    part_file(now, last_part(repo, now))
+}
+
+/// The number of the day's last part: parts are made in order, so the first missing one ends
+/// them.
+fn last_part(repo: &Repo, now: DateTime<Utc>) -> u32 {
+    let mut n = 1;
+    while repo.path(&part_file(now, n + 1)).exists() {
+        n += 1;
+    }
+    n
+}
+
+/// The first part of the day file of `now`, from part `from` on, smaller than [`part_bytes`]:
+/// its path relative to the root, its number and its size.
+pub fn part_with_room(repo: &Repo, now: DateTime<Utc>, from: u32) -> Result<(String, u32, u64)> {
+    let mut n = from.max(last_part(repo, now));
+    loop {
+        let rel = part_file(now, n);
+        let path = repo.path(&rel);
+        let size = match std::fs::metadata(&path) {
+            Ok(m) => m.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+            Err(e) => return Err(Error::io(path.display(), &e)),
+        };
+        if size < part_bytes() {
+            return Ok((rel, n, size));
+        }
+        n += 1;
+    }
+}
+
+/// The UTC day an observations file holds (its name up to the first dot), and its part.
+pub fn file_day(path: &Path) -> Option<(chrono::NaiveDate, u32)> {
+    let name = path.file_name()?.to_str()?.strip_suffix(".jsonl")?;
+    let (day, part) = match name.split_once('.') {
+        Some((day, part)) => (day, part.parse().ok()?),
+        None => (name, 1),
+    };
+    Some((
+        chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d").ok()?,
+        part,
+    ))
+}
+
+/// Every observations file, oldest first (a day's parts in their order).
 pub fn day_files(repo: &Repo) -> Result<Vec<PathBuf>> {
     let dir = repo.path(DIR);
     let read = match crate::files::read_dir_real(&dir) {
@@ -212,7 +284,7 @@ pub fn day_files(repo: &Repo) -> Result<Vec<PathBuf>> {
             out.push(path);
         }
     }
-    out.sort();
+    out.sort_by_cached_key(|p| (file_day(p), p.clone()));
     Ok(out)
 }
 
@@ -521,7 +593,14 @@ fn append_chunks(
     now: DateTime<Utc>,
     check: bool,
 ) -> Result<(String, Option<PathBuf>)> {
-    let rel = day_file(now);
+    let rel = current_file(repo, now);
+    let recovered = append_to(repo, &rel, lines, check)?;
+    Ok((rel, recovered))
+}
+
+/// Appends lines to the observations file `rel` (relative to the root), under its lock; with
+/// `check`, the file is checked for a torn last line first (see [`files::append_lines`]).
+pub fn append_to(repo: &Repo, rel: &str, lines: &[String], check: bool) -> Result<Option<PathBuf>> {
     let mut recovered = None;
     // Batches go in chunks so one write stays a reasonable size; each chunk is whole lines. The
     // file is checked for bad lines before the first chunk only.
@@ -531,7 +610,7 @@ fn append_chunks(
             bytes.extend_from_slice(l.as_bytes());
             bytes.push(b'\n');
         }
-        let (path, dir) = (repo.path(&rel), repo.recovered_dir());
+        let (path, dir) = (repo.path(rel), repo.recovered_dir());
         let out = if check && n == 0 {
             files::append_lines(&path, &bytes, &dir)?
         } else {
@@ -539,7 +618,7 @@ fn append_chunks(
         };
         recovered = recovered.or(out.recovered);
     }
-    Ok((rel, recovered))
+    Ok(recovered)
 }
 
 #[cfg(test)]
@@ -565,6 +644,42 @@ mod tests {
             &Event::new(Op::Merge, "ob-1", "2026-12-01T00:00:00Z"),
         );
         assert_eq!(folded.obs.merged_count, u32::MAX);
+    }
+
+    #[test]
+    fn a_days_parts_sort_after_the_day_file_in_their_order_and_before_the_next_day() {
+        let mut names: Vec<PathBuf> = [
+            "2026-12-02.jsonl",
+            "2026-12-01.10.jsonl",
+            "2026-12-01.2.jsonl",
+            "2026-12-01.jsonl",
+            "2026-11-30.3.jsonl",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        names.sort_by_cached_key(|p| (file_day(p), p.clone()));
+        let sorted: Vec<_> = names.iter().map(|p| p.to_str().unwrap()).collect();
+        assert_eq!(
+            sorted,
+            [
+                "2026-11-30.3.jsonl",
+                "2026-12-01.jsonl",
+                "2026-12-01.2.jsonl",
+                "2026-12-01.10.jsonl",
+                "2026-12-02.jsonl"
+            ]
+        );
+        let day = chrono::NaiveDate::from_ymd_opt(2026, 12, 1).unwrap();
+        assert_eq!(file_day(Path::new("x/2026-12-01.jsonl")), Some((day, 1)));
+        assert_eq!(file_day(Path::new("2026-12-01.7.jsonl")), Some((day, 7)));
+        assert_eq!(file_day(Path::new("2026-12-01.x.jsonl")), None);
+        assert_eq!(file_day(Path::new("notes.jsonl")), None);
+        let now = DateTime::parse_from_rfc3339("2026-12-01T10:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(part_file(now, 1), "vault/observations/2026-12-01.jsonl");
+        assert_eq!(part_file(now, 3), "vault/observations/2026-12-01.3.jsonl");
     }
 
     #[test]

@@ -76,28 +76,43 @@ pub fn read_candidates(
 ) -> Result<Vec<Candidate>, String> {
     let mut candidates = Vec::new();
     for (i, line) in crate::jsonl::strip_bom(text).lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
+        if let Some(c) = read_candidate(line, &format!("{file}:{}", i + 1), raw, redactor)? {
+            candidates.push(c);
         }
-        let at = || format!("{file}:{}", i + 1);
-        if line.len() > MAX_IMPORT_LINE_BYTES {
-            return Err(format!(
-                "{}: a line of {} bytes, over the {MAX_IMPORT_LINE_BYTES} bytes an observation may have; nothing was written (an observation is a sentence or two: shorten that line, or drop it)",
-                at(),
-                line.len()
-            ));
-        }
-        if !line.trim_start().starts_with('{') {
-            return Err(format!("{}: not a JSON object", at()));
-        }
-        let mut c: Candidate = serde_json::from_str(line)
-            .map_err(|e| format!("{}: not a valid observation: {e}", at()))?;
-        validate(&c, raw).map_err(|m| format!("{}: {m}", at()))?;
-        c.observation = redactor.redact(&c.observation).into_owned();
-        c.narrative = c.narrative.map(|n| redactor.redact(&n).into_owned());
-        candidates.push(c);
     }
     Ok(candidates)
+}
+
+/// One line of an import file (`at` is its `FILE:LINE`), checked ([`validate`]) and redacted;
+/// `None` for a blank line. The streamed import and [`read_candidates`] share it.
+pub fn read_candidate(
+    line: &str,
+    at: &str,
+    raw: bool,
+    redactor: &crate::redact::Redactor,
+) -> Result<Option<Candidate>, String> {
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    if line.len() > MAX_IMPORT_LINE_BYTES {
+        return Err(over_line(at, line.len() as u64));
+    }
+    if !line.trim_start().starts_with('{') {
+        return Err(format!("{at}: not a JSON object"));
+    }
+    let mut c: Candidate =
+        serde_json::from_str(line).map_err(|e| format!("{at}: not a valid observation: {e}"))?;
+    validate(&c, raw).map_err(|m| format!("{at}: {m}"))?;
+    c.observation = redactor.redact(&c.observation).into_owned();
+    c.narrative = c.narrative.map(|n| redactor.redact(&n).into_owned());
+    Ok(Some(c))
+}
+
+/// The error for an import line of `len` bytes, over [`MAX_IMPORT_LINE_BYTES`].
+pub fn over_line(at: &str, len: u64) -> String {
+    format!(
+        "{at}: a line of {len} bytes, over the {MAX_IMPORT_LINE_BYTES} bytes an observation may have; nothing was written (an observation is a sentence or two: shorten that line, or drop it)"
+    )
 }
 
 /// Checks a candidate's fields; the message names what is wrong.

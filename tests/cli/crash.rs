@@ -181,6 +181,52 @@ fn a_remember_or_import_killed_before_its_commit_is_committed_by_its_rerun() {
     }
 }
 
+/// An import killed after some of its parts were committed (ADR 53): the rerun skips the ids
+/// already stored, stores the rest, and every record is in the repository once, committed.
+#[test]
+fn an_import_killed_between_its_parts_is_finished_by_its_rerun_without_duplicates() {
+    let (env, repo) = crate::support::Env::repo();
+    let path = env.path().join("many.jsonl");
+    let text: String = (0..3000)
+        .map(|i| {
+            format!(
+                "{{\"observation\":\"the staging database {i} was restored from snapshot {}\",\"source\":\"s{i}\"}}\n",
+                i * 3
+            )
+        })
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    // --raw: every record kept as given (no dedup by meaning), so the counts are exact.
+    let args = [
+        "--json",
+        "--now",
+        NOW,
+        "import",
+        "observations",
+        "--raw",
+        path.to_str().unwrap(),
+    ];
+    let mut cmd = env.command(BIN, &repo);
+    cmd.args(args)
+        .env("CAIRN_IMPORT_PART_BYTES", "50000")
+        .env("CAIRN_FAILPOINT", "import-next-part");
+    assert!(!cmd.output().unwrap().status.success());
+    let first = crate::support::jsonl_lines(&repo.join("vault/observations")).len();
+    assert!(first > 0 && first < 3000, "{first} stored before the kill");
+    let mut cmd = env.command(BIN, &repo);
+    cmd.args(args).env("CAIRN_IMPORT_PART_BYTES", "50000");
+    let rerun = crate::support::Run::from(cmd.output().unwrap())
+        .code(0)
+        .data();
+    assert_eq!(rerun["counts"]["duplicates"], first, "{rerun}");
+    assert_eq!(rerun["counts"]["stored"], 3000 - first, "{rerun}");
+    assert_eq!(crate::support::git_status(&env, &repo), "");
+    let lines = crate::support::jsonl_lines(&repo.join("vault/observations"));
+    let ids: std::collections::HashSet<&str> =
+        lines.iter().map(|l| l["id"].as_str().unwrap()).collect();
+    assert_eq!((lines.len(), ids.len()), (3000, 3000));
+}
+
 /// `adr import` killed between two records: the rerun skipped the records already written, so
 /// they stayed untracked for good. Every path is now noted before the first write.
 #[test]

@@ -505,17 +505,18 @@ fn a_transcript_is_read_whatever_its_size_and_a_line_over_the_cap_is_named() {
     assert!(!data["warnings"].to_string().contains("line of"), "{data}");
 }
 
-// An import is read whole and checked before anything is written: over 256 MiB it is refused
-// unread; a line over 1 MiB is refused naming file:line; nothing is written either way.
+// ADR 53: an import is streamed, each line checked before anything is written, so a file of
+// any size is read; a line over 1 MiB is refused naming file:line, and nothing is written. A
+// sparse file of 256 MiB is one line of NULs: refused as a line over the cap, never held.
 #[test]
-fn an_import_over_the_caps_is_refused_naming_the_file_and_line() {
+fn an_import_line_over_the_cap_is_refused_naming_the_file_and_line() {
     let (env, repo) = Env::repo();
     let huge = env.path().join("huge.jsonl");
     sparse(&huge, 256 * MIB + 1);
     env.cairn_in(&repo, &["import", "observations", huge.to_str().unwrap()])
         .code(2)
-        .stderr_has("over the 268435456 bytes an import may have")
-        .stderr_has("split");
+        .stderr_has("huge.jsonl:1: a line of 268435457 bytes")
+        .stderr_has("nothing was written");
     let long = env.path().join("long.jsonl");
     let ok = json!({"observation": "always run the migrations before a deploy", "source": "s"});
     let over = json!({"observation": "x".repeat(MIB as usize), "source": "s"});
@@ -526,6 +527,123 @@ fn an_import_over_the_caps_is_refused_naming_the_file_and_line() {
         .stderr_has("over the 1048576 bytes");
     assert_eq!(git_status(&env, &repo), "");
     assert!(jsonl_lines(&repo.join("vault/observations")).is_empty());
+}
+
+/// `import observations FILE` with the part size set to `part` bytes (the test knob
+/// `CAIRN_IMPORT_PART_BYTES`; the real part is 64 MiB).
+fn import_in_parts(env: &Env, repo: &Path, part: u64, file: &Path) -> Run {
+    let mut cmd = env.command(BIN, repo);
+    cmd.env("CAIRN_IMPORT_PART_BYTES", part.to_string())
+        .args(["--json", "--now", NOW, "import", "observations"])
+        .arg(file);
+    Run::from(cmd.output().unwrap())
+}
+
+// ADR 53: an import fills today's observations file to the part size and goes on in the day's
+// next parts, a commit each, so what a commit holds is bounded whatever the import's size.
+// Every record is stored once, recall finds one from the last part, the index matches, and the
+// import run again stores nothing. Here a part is 40 KB so the file stays small.
+#[test]
+fn a_big_import_goes_on_in_the_days_next_parts_with_a_commit_each() {
+    let (env, repo) = Env::repo();
+    let file = env.path().join("big.jsonl");
+    let mut text = String::new();
+    for i in 0..6000 {
+        let record = json!({
+            "observation": format!("the nightly build of service {i} moved to runner pool {}", i * 7),
+            "source": format!("s{i}"),
+            "timestamp": "2026-11-30T10:00:00Z",
+        });
+        text.push_str(&format!("{record}\n"));
+    }
+    std::fs::write(&file, &text).unwrap();
+    let part = 40_000;
+    let data = import_in_parts(&env, &repo, part, &file).code(0).data();
+    assert_eq!(data["counts"]["read"], 6000, "{data}");
+    assert_eq!(data["counts"]["stored"], 6000, "{data}");
+    let dir = repo.join("vault/observations");
+    let mut parts: Vec<(String, u64)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().unwrap().len(),
+            )
+        })
+        .collect();
+    parts.sort();
+    assert!(parts.len() >= 10, "{parts:?}");
+    assert!(
+        parts.iter().any(|(n, _)| n == "2026-12-01.jsonl"),
+        "{parts:?}"
+    );
+    assert!(
+        parts.iter().any(|(n, _)| n == "2026-12-01.2.jsonl"),
+        "{parts:?}"
+    );
+    // A part stops at the first line that would take it over the part size.
+    let longest = text.lines().map(|l| l.len() as u64).max().unwrap() * 3;
+    for (name, len) in &parts {
+        assert!(*len <= part + longest, "{name} is {len} bytes");
+    }
+    let commits = data["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), parts.len(), "{data}");
+    let log = env.git(&repo, &["log", "--format=%s"]);
+    assert_eq!(log.matches("from big.jsonl").count(), parts.len(), "{log}");
+    assert_eq!(git_status(&env, &repo), "");
+    assert_eq!(jsonl_lines(&dir).len(), 6000);
+    // The last record, in the last part, is recalled; the index matches the files.
+    let hit = env
+        .cairn_in(
+            &repo,
+            &[
+                "--json",
+                "--now",
+                NOW,
+                "recall",
+                "service 5999 runner pool 41993",
+            ],
+        )
+        .code(0)
+        .data();
+    assert_eq!(hit["results"][0]["source"], "s5999", "{hit}");
+    env.cairn_in(&repo, &["index", "--verify"]).code(0);
+    // Run again: every id is already stored; nothing is written, nothing committed.
+    let head = env.git(&repo, &["rev-parse", "HEAD"]);
+    let again = import_in_parts(&env, &repo, part, &file).code(0).data();
+    assert_eq!(again["counts"]["duplicates"], 6000, "{again}");
+    assert_eq!(again["counts"]["stored"], 0, "{again}");
+    assert_eq!(env.git(&repo, &["rev-parse", "HEAD"]), head);
+    assert_eq!(jsonl_lines(&dir).len(), 6000);
+    // Later writers append to the day's last part, so the files stay in the order written.
+    let last = &parts
+        .iter()
+        .max_by_key(|(n, _)| {
+            n.split('.')
+                .nth(1)
+                .and_then(|p| p.parse::<u32>().ok())
+                .unwrap_or(1)
+        })
+        .unwrap()
+        .0;
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            NOW,
+            "remember",
+            "the release train leaves on thursdays at noon",
+        ],
+    )
+    .code(0);
+    let tail = std::fs::read_to_string(dir.join(last)).unwrap();
+    assert!(
+        tail.lines().last().unwrap().contains("release train"),
+        "{last}"
+    );
+    assert_eq!(git_status(&env, &repo), "");
 }
 
 // Regression: `slog ACTION TOOL -` read all of stdin into memory before checking the detail's
