@@ -3,15 +3,22 @@
 //!
 //! An argument is an id of a record (slog entry, observation, turn card, episode, a MEMORY.md
 //! entry as the index names it (`mem-…`) or as `search --exact` shows it (`MEMORY.md:LINE`),
-//! proposal, note) when some record has that id, and otherwise a query: the words as written,
-//! in any case, anywhere in any text of a record (every string of its JSON line; a MEMORY.md
-//! entry's lines; a note's file). Never ranked, never fuzzy: what matches is exactly what is
-//! shown and removed.
+//! proposal, note, library document) when some record has that id, and otherwise a query: the
+//! words as written, in any case, anywhere in any text of a record (every string of its JSON
+//! line; a MEMORY.md entry's lines; a note's file; a library document's manifest line, chunks
+//! and copied file). A note is also named by its path (`vault/notes/DAY-SLUG.md`); a library
+//! document by its path or URL as the manifest holds it, by its copy's path and by the id of
+//! any of its chunks (`lib-ID-N`: the whole document goes, never one chunk). Never ranked,
+//! never fuzzy: what matches is exactly what is shown and removed.
 //!
 //! Removal ([`plan`]) gives each affected file's new bytes: JSONL files keep every other line
 //! byte for byte (an observation goes with its events and with any `merge` event whose `from`
-//! names it; a proposal with its decision events); MEMORY.md loses the entry's lines and
-//! nothing else; a note's file goes. The ids forgotten are kept as tombstones in
+//! names it; a proposal with its decision events; a library document with its manifest line
+//! only); MEMORY.md loses the entry's lines and nothing else; a note's file goes, and so does
+//! a library document's `--copy` in `vault/library/` (a document added without `--copy` is
+//! not cairn's: it stays where it is, named in [`Plan::kept_documents`]). A document's chunks
+//! are derived (`.cairn/library/ID.jsonl`): the command removes them once the manifest no longer
+//! names it ([`crate::library::drop_orphans`]). The ids forgotten are kept as tombstones in
 //! [`TOMBSTONES`] (`{"id","ts"}` a line, never the text), which ingest, admission and reflection
 //! consult so that a record forgotten is not made again.
 //!
@@ -51,6 +58,8 @@ pub enum What {
     Memory,
     Proposal,
     Note,
+    /// A library document: its manifest line, its chunks and a `--copy`'d file.
+    Library,
     /// Only `--redact` changes an ADR.
     Adr,
 }
@@ -65,6 +74,7 @@ impl What {
             What::Memory => "memory",
             What::Proposal => "proposal",
             What::Note => "note",
+            What::Library => "library",
             What::Adr => "adr",
         }
     }
@@ -111,6 +121,11 @@ struct Record {
     texts: Vec<String>,
     /// An event about the record `id` (a proposal decision): matched by query, never by id.
     event: bool,
+    /// Other names that name the record as its id does (a note's path; a library document's
+    /// path or URL, its copy and its chunks' ids).
+    aliases: Vec<String>,
+    /// What a listing shows, when not its first text.
+    shown: Option<String>,
 }
 
 /// An argument: a query (lower-cased) and, once known, whether it is an id.
@@ -142,7 +157,7 @@ fn texts_of(kind: What, v: &Value) -> Vec<String> {
         What::Card => &["prompt", "answer"],
         What::Episode => &["text"],
         What::Proposal => &["text"],
-        What::Memory | What::Note | What::Adr => &[],
+        What::Memory | What::Note | What::Library | What::Adr => &[],
     };
     keys.iter().filter_map(|k| str_field(v, k)).collect()
 }
@@ -233,6 +248,8 @@ fn read_jsonl(
             line: i + 1,
             strings,
             event,
+            aliases: Vec::new(),
+            shown: None,
         });
     }
     Ok(())
@@ -273,6 +290,8 @@ fn memory_records(repo: &Repo, now: DateTime<Utc>, out: &mut Vec<Record>) -> Res
             strings,
             texts: vec![e.text.clone()],
             event: false,
+            aliases: Vec::new(),
+            shown: None,
         });
     }
     Ok(())
@@ -302,14 +321,76 @@ fn note_records(repo: &Repo, out: &mut Vec<Record>) -> Result<()> {
             .filter(|l| l.len() >= 16)
             .map(str::to_string)
             .collect();
+        let rel = rel_of(repo, &p);
+        let shown = crate::note::Note::parse(&text)
+            .ok()
+            .map(|n| n.front.title)
+            .filter(|t| !t.is_empty());
         out.push(Record {
             kind: What::Note,
             id,
-            rel: rel_of(repo, &p),
+            aliases: vec![rel.clone()],
+            rel,
             line: 1,
             strings: vec![text],
             texts,
             event: false,
+            shown,
+        });
+    }
+    Ok(())
+}
+
+/// The library's documents, one record a manifest line (id: the document's id). Its strings
+/// are the manifest line's and its chunks' texts (and a copied text document's own text, for
+/// when `.cairn/` was deleted); it is also named by its path or URL, its copy's path and its
+/// chunks' ids (`lib-ID-N`). A line that is not an entry is left to `cairn library list`.
+fn library_records(repo: &Repo, out: &mut Vec<Record>) -> Result<()> {
+    let Some(text) = crate::files::read_optional(&repo.path(crate::library::MANIFEST))? else {
+        return Ok(());
+    };
+    for (i, line) in text.lines().enumerate() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let Ok(entry) = serde_json::from_value::<crate::library::Entry>(v.clone()) else {
+            continue;
+        };
+        let mut strings = Vec::new();
+        strings_of(&v, &mut strings);
+        let mut aliases = vec![entry.source().to_string()];
+        let chunks = crate::library::read_chunks(repo, &entry.id);
+        for c in &chunks {
+            aliases.push(c.id.clone());
+            strings.push(c.text.clone());
+        }
+        let mut texts = Vec::new();
+        if entry.copied
+            && entry.format != crate::library::Format::Pdf
+            && let Some(p) = &entry.path
+            && let Ok(own) = std::fs::read(repo.path(p))
+        {
+            let own = String::from_utf8_lossy(&own).into_owned();
+            // Named by id, the copy's lines are what a history rewrite replaces (as a
+            // note's are).
+            texts.extend(
+                own.lines()
+                    .map(str::trim)
+                    .filter(|l| l.len() >= 16)
+                    .map(str::to_string),
+            );
+            strings.push(own);
+        }
+        out.push(Record {
+            kind: What::Library,
+            id: entry.id.clone(),
+            rel: crate::library::MANIFEST.to_string(),
+            line: i + 1,
+            strings,
+            texts,
+            event: false,
+            aliases,
+            shown: Some(format!("{} ({})", entry.title, entry.source())),
         });
     }
     Ok(())
@@ -350,6 +431,7 @@ pub fn find(repo: &Repo, args: &[String], now: DateTime<Utc>) -> Result<Matches>
     }
     memory_records(repo, now, &mut records)?;
     note_records(repo, &mut records)?;
+    library_records(repo, &mut records)?;
 
     let mut out = Matches::default();
     let mut literals: BTreeSet<String> = BTreeSet::new();
@@ -361,6 +443,7 @@ pub fn find(repo: &Repo, args: &[String], now: DateTime<Utc>) -> Result<Matches>
             .filter(|r| !r.event)
             .filter(|r| {
                 r.id == arg.raw
+                    || r.aliases.iter().any(|a| *a == arg.raw)
                     || (r.kind == What::Memory
                         && memory_line.is_some_and(|l| l == r.line.to_string()))
             })
@@ -405,8 +488,9 @@ pub fn find(repo: &Repo, args: &[String], now: DateTime<Utc>) -> Result<Matches>
                 .find(|x| !x.event && x.kind == r.kind && x.id == r.id)
                 .unwrap_or(r);
             let shown = main
-                .texts
-                .first()
+                .shown
+                .as_ref()
+                .or(main.texts.first())
                 .or(main.strings.first())
                 .map(|t| {
                     crate::cards::cut(&t.split_whitespace().collect::<Vec<_>>().join(" "), 100)
@@ -457,6 +541,21 @@ pub struct Plan {
     /// A record not forgotten changes too (a merge event into it was removed): the index
     /// must fold its file again rather than only drop documents.
     pub others: bool,
+    /// Library documents forgotten whose file is not cairn's (added without `--copy`): they
+    /// stay where they are, and the person is told.
+    pub kept_documents: Vec<String>,
+}
+
+/// The library manifest's entries as they parse (a line that does not is skipped: `cairn
+/// library list` names it).
+fn library_entries(repo: &Repo) -> Result<Vec<crate::library::Entry>> {
+    let Some(text) = crate::files::read_optional(&repo.path(crate::library::MANIFEST))? else {
+        return Ok(Vec::new());
+    };
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect())
 }
 
 /// Removes lines holding the ids in `gone` from a JSONL text: a record or event whose `id` is
@@ -582,6 +681,22 @@ pub fn plan(repo: &Repo, found: &[Found]) -> Result<Plan> {
         if let Some((rel, _)) = f.at.rsplit_once(':') {
             plan.writes.push((rel.to_string(), None));
         }
+    }
+    let documents = ids_of(&[What::Library]);
+    if !documents.is_empty() {
+        let entries = library_entries(repo)?;
+        for e in entries.iter().filter(|e| documents.contains(e.id.as_str())) {
+            match (&e.path, e.copied) {
+                (Some(p), true) => plan.writes.push((p.clone(), None)),
+                (Some(p), false) => plan.kept_documents.push(p.clone()),
+                (None, _) => {}
+            }
+        }
+        jsonl(
+            vec![crate::library::MANIFEST.to_string()],
+            &documents,
+            &mut plan,
+        )?;
     }
     plan.ids.extend(found.iter().map(|f| f.id.clone()));
     plan.proposals = found
