@@ -3,8 +3,8 @@
 //! No index, no ranking: every record whose text holds the phrase, newest first, with the file
 //! and line it is on. Slog entries, observations (as folded: deleted ones are left out), ADRs
 //! (any line of the file), MEMORY.md entries, turn cards and episodes
-//! (`vault/sessions/AGENT/SESSION.jsonl`, their text as the index holds it) and notes (any line
-//! of the file) are scanned. Library chunks (`.cairn/library/ID.jsonl`, of the documents the
+//! (`vault/sessions/AGENT/SESSION.jsonl`, their text as the index holds it) and notes (the
+//! whole file, frontmatter included; one result a note) are scanned. Library chunks (`.cairn/library/ID.jsonl`, of the documents the
 //! manifest names) only when [`Kind::Library`] is asked for by name, as every other search
 //! leaves the library out; each cites its document, page and heading.
 
@@ -188,8 +188,8 @@ pub fn scan(repo: &Repo, phrase: &str, kinds: &[Kind]) -> Result<Vec<Found>> {
     Ok(out)
 }
 
-/// Notes: every line of each file that holds the phrase (frontmatter included: the URL and
-/// the relevance are what a person remembers), dated by when the note was captured.
+/// Notes: each file holding the phrase (frontmatter included: the URL and the relevance are
+/// what a person remembers), at its first line holding it, dated by when it was captured.
 fn scan_notes(repo: &Repo, hit: &dyn Fn(&str) -> bool, out: &mut Vec<Found>) -> Result<()> {
     let Ok(read) = crate::files::read_dir_real(&repo.path(crate::note::DIR)) else {
         return Ok(());
@@ -212,18 +212,18 @@ fn scan_notes(repo: &Repo, hit: &dyn Fn(&str) -> bool, out: &mut Vec<Found>) -> 
         let captured = crate::note::Note::parse(&text)
             .map(|n| n.front.captured)
             .unwrap_or_default();
-        let id = name.trim_end_matches(".md").to_string();
-        for (i, line) in text.lines().enumerate() {
-            if hit(line) {
-                out.push(Found {
-                    kind: Kind::Note,
-                    id: id.clone(),
-                    text: line.trim().to_string(),
-                    time: captured.clone(),
-                    at: format!("{rel}:{}", i + 1),
-                    cite: None,
-                });
-            }
+        // One result a note (it is one record), at the first line holding the phrase.
+        // (A phrase across a line break holds in the file and in no line: its first line.)
+        let first = text.lines().enumerate().find(|(_, l)| hit(l));
+        if let Some((i, line)) = first.or_else(|| text.lines().enumerate().next()) {
+            out.push(Found {
+                kind: Kind::Note,
+                id: name.trim_end_matches(".md").to_string(),
+                text: line.trim().to_string(),
+                time: captured,
+                at: format!("{rel}:{}", i + 1),
+                cite: None,
+            });
         }
     }
     Ok(())
