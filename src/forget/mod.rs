@@ -342,12 +342,19 @@ fn note_records(repo: &Repo, out: &mut Vec<Record>) -> Result<()> {
 }
 
 /// The library's documents, one record a manifest line (id: the document's id). Its strings
-/// are the manifest line's and its chunks' texts (and a copied text document's own text, for
-/// when `.cairn/` was deleted); it is also named by its path or URL, its copy's path and its
-/// chunks' ids (`lib-ID-N`). A line that is not an entry is left to `cairn library list`.
-fn library_records(repo: &Repo, out: &mut Vec<Record>) -> Result<()> {
+/// are the manifest line's and, when an argument appears in them (the cheap test first, as for
+/// JSONL records), its chunks' texts and a copied text document's own text (for when `.cairn/`
+/// was deleted); it is also named by its path or URL and its copy's path (aliases) and by its
+/// chunks' ids ([`chunk_of`]). A line that is not an entry is left to `cairn library list`.
+fn library_records(repo: &Repo, args: &[Arg], out: &mut Vec<Record>) -> Result<()> {
     let Some(text) = crate::files::read_optional(&repo.path(crate::library::MANIFEST))? else {
         return Ok(());
+    };
+    let holds = |text: &str| {
+        let lower = text.to_lowercase();
+        args.iter().any(|a| {
+            !a.lower.trim().is_empty() && (lower.contains(&a.lower) || lower.contains(&a.in_json))
+        })
     };
     for (i, line) in text.lines().enumerate() {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
@@ -358,29 +365,40 @@ fn library_records(repo: &Repo, out: &mut Vec<Record>) -> Result<()> {
         };
         let mut strings = Vec::new();
         strings_of(&v, &mut strings);
-        let mut aliases = vec![entry.source().to_string()];
-        let chunks = crate::library::read_chunks(repo, &entry.id);
-        for c in &chunks {
-            aliases.push(c.id.clone());
-            strings.push(c.text.clone());
-        }
-        let mut texts = Vec::new();
-        if entry.copied
-            && entry.format != crate::library::Format::Pdf
-            && let Some(p) = &entry.path
-            && let Ok(own) = std::fs::read(repo.path(p))
-        {
-            let own = String::from_utf8_lossy(&own).into_owned();
-            // Named by id, the copy's lines are what a history rewrite replaces (as a
-            // note's are).
-            texts.extend(
-                own.lines()
-                    .map(str::trim)
-                    .filter(|l| l.len() >= 16)
-                    .map(str::to_string),
+        let chunks = std::fs::read_to_string(repo.path(&crate::library::cache_rel(&entry.id)))
+            .unwrap_or_default();
+        if holds(&chunks) {
+            strings.extend(
+                chunks
+                    .lines()
+                    .filter_map(|l| serde_json::from_str::<crate::library::ChunkRecord>(l).ok())
+                    .flat_map(|c| std::iter::once(c.text).chain(c.heading)),
             );
-            strings.push(own);
         }
+        let mut aliases = vec![entry.source().to_string()];
+        let mut texts = Vec::new();
+        if let Some(p) = &entry.path
+            && entry.copied
+        {
+            aliases.push(p.clone());
+            if entry.format != crate::library::Format::Pdf
+                && let Ok(own) = std::fs::read(repo.path(p))
+            {
+                let own = String::from_utf8_lossy(&own).into_owned();
+                // Named by id, the copy's lines are what a history rewrite replaces (as a
+                // note's are).
+                texts.extend(
+                    own.lines()
+                        .map(str::trim)
+                        .filter(|l| l.len() >= 16)
+                        .map(str::to_string),
+                );
+                if holds(&own) {
+                    strings.push(own);
+                }
+            }
+        }
+        aliases.dedup();
         out.push(Record {
             kind: What::Library,
             id: entry.id.clone(),
@@ -394,6 +412,12 @@ fn library_records(repo: &Repo, out: &mut Vec<Record>) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// The document id of a chunk id (`lib-DOC-N`).
+fn chunk_of(id: &str) -> Option<&str> {
+    let (doc, n) = id.strip_prefix("lib-")?.rsplit_once('-')?;
+    (!n.is_empty() && n.chars().all(|c| c.is_ascii_digit())).then_some(doc)
 }
 
 /// The case a query takes in `haystack`, each time it appears.
@@ -431,7 +455,7 @@ pub fn find(repo: &Repo, args: &[String], now: DateTime<Utc>) -> Result<Matches>
     }
     memory_records(repo, now, &mut records)?;
     note_records(repo, &mut records)?;
-    library_records(repo, &mut records)?;
+    library_records(repo, &prepared, &mut records)?;
 
     let mut out = Matches::default();
     let mut literals: BTreeSet<String> = BTreeSet::new();
@@ -443,7 +467,8 @@ pub fn find(repo: &Repo, args: &[String], now: DateTime<Utc>) -> Result<Matches>
             .filter(|r| !r.event)
             .filter(|r| {
                 r.id == arg.raw
-                    || r.aliases.iter().any(|a| *a == arg.raw)
+                    || r.aliases.contains(&arg.raw)
+                    || (r.kind == What::Library && chunk_of(&arg.raw) == Some(r.id.as_str()))
                     || (r.kind == What::Memory
                         && memory_line.is_some_and(|l| l == r.line.to_string()))
             })
@@ -853,6 +878,17 @@ mod tests {
         assert!(others, "ob-2 lost a merge");
         let none: HashSet<&str> = ["ob-7"].into_iter().collect();
         assert_eq!(without_lines(text, &none).0, None);
+    }
+
+    #[test]
+    fn a_chunk_id_names_its_document() {
+        assert_eq!(
+            chunk_of("lib-0a1b2c3d4e5f6789-12"),
+            Some("0a1b2c3d4e5f6789")
+        );
+        assert_eq!(chunk_of("lib-0a1b-"), None);
+        assert_eq!(chunk_of("lib-0a1b-x"), None);
+        assert_eq!(chunk_of("ob-0a1b-3"), None);
     }
 
     #[test]
