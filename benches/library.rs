@@ -14,12 +14,11 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod common;
+use common::repo::cairn;
 use common::{load, median, ms, setting};
 
 #[path = "../tests/cli/pdfgen.rs"]
 mod pdfgen;
-
-const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 
 /// A deterministic word source: syllables joined, picked by a linear congruential generator.
 struct Words {
@@ -87,15 +86,6 @@ fn markdown(words: &mut Words, n: usize, sections: usize) -> String {
     s
 }
 
-fn cairn(repo: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(CAIRN);
-    c.arg("--repo")
-        .arg(repo)
-        .args(args)
-        .env("CAIRN_NOW", "2026-12-01T12:00:00Z");
-    c
-}
-
 /// Runs `cmd`, returning its wall time; panics when it fails.
 fn timed(cmd: &mut Command, what: &str) -> Duration {
     let t = Instant::now();
@@ -111,12 +101,7 @@ fn timed(cmd: &mut Command, what: &str) -> Duration {
 
 fn init(dir: &Path) -> PathBuf {
     let repo = dir.join("repo");
-    let out = Command::new(CAIRN)
-        .arg("init")
-        .arg(&repo)
-        .output()
-        .expect("init");
-    assert!(out.status.success(), "init");
+    common::repo::init(&repo);
     repo
 }
 

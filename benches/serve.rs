@@ -23,10 +23,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{git, load, median, median_of, ms, setting};
-
-const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
-const NOW: &str = "2026-12-01T12:00:00Z";
+use common::repo::{CAIRN, NOW, cairn, commit_all, init, searcher, write_records};
+use common::{load, median, median_of, ms, setting};
 const QUERIES: &[&str] = &[
     "deploy cache",
     "staging key",
@@ -53,17 +51,10 @@ fn main() {
          session, {requests} requests, {runs} process runs; load {}",
         load()
     );
-    let status = Command::new(CAIRN)
-        .arg("init")
-        .arg(&repo)
-        .stdout(Stdio::null())
-        .status()
-        .expect("cairn init");
-    assert!(status.success(), "cairn init");
-    write_records(&repo, records);
+    init(&repo);
+    write_records(&repo, records, None);
     write_session(&repo, 1000);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "bench records"]);
+    commit_all(&repo, "bench records");
     let t = Instant::now();
     let out = cairn(&repo, &["index"]).output().expect("cairn index");
     assert!(out.status.success(), "cairn index");
@@ -213,64 +204,6 @@ fn percentiles(ts: &mut [Duration]) -> (f64, f64) {
     (p50, ms(ts[i]))
 }
 
-/// Observations and slog entries, written as the commands write them.
-fn write_records(repo: &Path, records: usize) {
-    let obs = records * 7 / 10;
-    let slog = records - obs;
-    let days = 30;
-    let mut files: Vec<String> = vec![String::new(); days];
-    for k in 0..obs {
-        let text = format!(
-            "Service {} needs {} before its deploy step; seen in run {k} on host build-{}",
-            k % 97,
-            [
-                "a warm cache",
-                "the VPN",
-                "root",
-                "a clean tree",
-                "the staging key"
-            ][k % 5],
-            k % 13
-        );
-        let source = format!("session:bench-{}", k % 400);
-        let line = serde_json::json!({
-            "id": cairn::store::observation_id(&text, &source),
-            "session_id": format!("claude/bench-{}", k % 400),
-            "observation": text,
-            "observation_type": "fact",
-            "source": source,
-            "timestamp": format!("2026-11-{:02}T10:00:00.000Z", k % days + 1),
-            "priority": "medium",
-            "write_verdict": "allow",
-            "write_confidence": 0.8,
-            "category_id": "operations",
-            "category_confidence": 0.7,
-            "taxonomy_version": 1,
-            "merged_count": 1,
-        });
-        files[k % days].push_str(&format!("{line}\n"));
-    }
-    let dir = repo.join("vault/observations");
-    std::fs::create_dir_all(&dir).expect("observations folder");
-    for (d, text) in files.iter().enumerate() {
-        std::fs::write(dir.join(format!("2026-11-{:02}.jsonl", d + 1)), text).expect("write");
-    }
-    let mut files: Vec<String> = vec![String::new(); days];
-    for k in 0..slog {
-        let line = serde_json::json!({
-            "id": format!("sl-{k:012x}"),
-            "ts": format!("2026-11-{:02}T09:00:00.000Z", k % days + 1),
-            "action": (["deploy", "fix", "configure", "restart"][k % 4]),
-            "tool": (["caddy", "redis", "nfs", "postgres", "systemd"][k % 5]),
-            "detail": format!("step {k} of the rollout on host build-{} went through", k % 13),
-        });
-        files[k % days].push_str(&format!("{line}\n"));
-    }
-    for (d, text) in files.iter().enumerate() {
-        std::fs::write(repo.join(format!("slog/2026-11-{:02}.jsonl", d + 1)), text).expect("write");
-    }
-}
-
 /// A session of `turns` cards, as `cairn sessions ingest` renders them.
 fn write_session(repo: &Path, turns: usize) {
     use cairn::cards::{Card, CommandRun, Record, card_id, line};
@@ -304,27 +237,4 @@ fn write_session(repo: &Path, turns: usize) {
     let path = repo.join(SESSION);
     std::fs::create_dir_all(path.parent().expect("parent")).expect("sessions folder");
     std::fs::write(path, text).expect("write session");
-}
-
-fn searcher() -> &'static str {
-    let has = |p: &str| {
-        Command::new(p)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if has("rg") { "rg" } else { "grep" }
-}
-
-fn cairn(repo: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(CAIRN);
-    cmd.env("CAIRN_NOW", NOW)
-        .arg("--repo")
-        .arg(repo)
-        .args(args)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null());
-    cmd
 }

@@ -918,6 +918,92 @@ pub fn folder_history(
     Ok(out)
 }
 
+/// A commit that changed one path.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PathCommit {
+    /// The short commit id.
+    pub commit: String,
+    /// Its commit time, RFC 3339 UTC.
+    pub time: String,
+    pub subject: String,
+}
+
+/// The commits reachable from HEAD whose blob at `rel` (relative to the knowledge repository
+/// `root`) differs from their first parent's and, with `needle`, holds it: newest first. What
+/// `cairn why` says a note or a library document came in with.
+pub fn path_commits(root: &Path, rel: &str, needle: Option<&[u8]>) -> Result<Vec<PathCommit>> {
+    let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
+    let work_dir = repo
+        .workdir()
+        .ok_or_else(|| Error::new(Kind::Git, "the git repository has no work tree"))?
+        .to_path_buf();
+    let path = join_prefix(&repo_prefix(&work_dir, root)?, rel);
+    let Ok(head) = repo.head_id() else {
+        return Ok(Vec::new());
+    };
+    let blob_at = |commit: &gix::Commit<'_>| -> Result<Option<gix::ObjectId>> {
+        let tree = commit
+            .tree()
+            .map_err(|e| git_err("cannot read a tree", e))?;
+        Ok(tree
+            .lookup_entry_by_path(&path)
+            .map_err(|e| git_err("cannot read a tree", e))?
+            .map(|e| e.object_id()))
+    };
+    let walk = repo
+        .rev_walk([head.detach()])
+        .all()
+        .map_err(|e| git_err("cannot walk history", e))?;
+    let mut out = Vec::new();
+    for info in walk {
+        let info = info.map_err(|e| git_err("cannot walk history", e))?;
+        let commit = info
+            .object()
+            .map_err(|e| git_err("cannot read a commit", e))?;
+        let Some(blob) = blob_at(&commit)? else {
+            continue;
+        };
+        let before = match commit.parent_ids().next() {
+            Some(p) => blob_at(
+                &repo
+                    .find_commit(p)
+                    .map_err(|e| git_err("cannot read a commit", e))?,
+            )?,
+            None => None,
+        };
+        if before == Some(blob) {
+            continue;
+        }
+        if let Some(n) = needle {
+            let data = repo
+                .find_blob(blob)
+                .map_err(|e| git_err("cannot read a blob", e))?;
+            if !holds_any(&data.data, &[n.to_vec()]) {
+                continue;
+            }
+        }
+        let seconds = commit.time().map(|t| t.seconds).unwrap_or(0);
+        let time = chrono::DateTime::from_timestamp(seconds, 0)
+            .map(crate::time::format)
+            .unwrap_or_default();
+        let message = commit
+            .message_raw()
+            .map_err(|e| git_err("cannot read a commit", e))?;
+        let subject = message
+            .lines()
+            .next()
+            .map(|l| l.to_str_lossy().into_owned())
+            .unwrap_or_default();
+        let id = info.id.to_string();
+        out.push(PathCommit {
+            commit: id[..id.len().min(8)].to_string(),
+            time,
+            subject,
+        });
+    }
+    Ok(out)
+}
+
 /// A file as it is staged in the index, with the content git would commit.
 #[derive(Debug, Clone)]
 pub struct StagedBlob {

@@ -2,6 +2,8 @@
 //! machine is shared and noisy), milliseconds, and medians. Each bench uses some of it.
 #![allow(dead_code)]
 
+pub mod repo;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;

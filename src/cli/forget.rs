@@ -23,7 +23,8 @@ use crate::repo::Repo;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Ids of records (slog entry, observation, card, episode, mem-… or MEMORY.md:LINE,
-    /// proposal, note), or text to match exactly in any case
+    /// proposal, note or its path, library document or its path, URL or a chunk's id), or
+    /// text to match exactly in any case
     pub what: Vec<String>,
     /// Forget without asking (required when there is no terminal to ask on)
     #[arg(long)]
@@ -178,7 +179,30 @@ fn forget_work(
     dry_run: bool,
     warnings: &mut Vec<String>,
 ) -> Result<Work> {
-    let m = forget::find(repo, what, ctx.now)?;
+    // A path given as the shell completes it (relative to here, or absolute) names a note or a
+    // library document as the repository writes it.
+    let mut args: Vec<String> = what.to_vec();
+    let mut named: Vec<(String, String)> = Vec::new();
+    for a in what {
+        let path = ctx.cwd.join(a);
+        if path.is_file()
+            && let Ok(real) = path.canonicalize()
+        {
+            let form = crate::library::source_path(repo, &real);
+            if form != *a && !args.contains(&form) {
+                args.push(form.clone());
+                named.push((a.clone(), form));
+            }
+        }
+    }
+    let mut m = forget::find(repo, &args, ctx.now)?;
+    // A path matched in either form is not unmatched in the other.
+    for (typed, form) in &named {
+        if !m.unmatched.contains(typed) || !m.unmatched.contains(form) {
+            m.unmatched.retain(|u| u != typed);
+        }
+        m.unmatched.retain(|u| u != form);
+    }
     for u in &m.unmatched {
         warnings.push(format!("nothing matches {u:?}"));
     }
@@ -188,15 +212,22 @@ fn forget_work(
         ));
     }
     let plan = forget::plan(repo, &m.found)?;
-    let indexed = m
-        .found
-        .iter()
-        .any(|f| !matches!(f.kind, What::Proposal | What::Note));
+    for p in &plan.kept_documents {
+        warnings.push(format!(
+            "{p}: the library document itself stays where it is (it was added without --copy, so it is not cairn's); delete it by hand if it must go"
+        ));
+    }
+    let indexed = m.found.iter().any(|f| f.kind != What::Proposal);
     let mut hashes = BTreeSet::new();
     if indexed && !dry_run {
         let index = Index::open(repo)?;
         for f in &m.found {
-            if let Some(d) = index.doc(&f.id)? {
+            if f.kind == What::Library {
+                // A document's chunks are its documents in the index.
+                for d in index.docs_of_file(&crate::library::cache_rel(&f.id))? {
+                    hashes.insert(vectors::text_hash(&d.text));
+                }
+            } else if let Some(d) = index.doc(&f.id)? {
                 hashes.insert(vectors::text_hash(&d.text));
             }
         }
@@ -341,6 +372,8 @@ fn apply(
     let message = super::message(&subject, &[("Cairn-Forgotten", trailer)]);
     let commit = ctx.commit_with_pending(repo, &paths, &message)?;
     failpoint("forget-before-cleanup");
+    // Chunk files of documents the manifest no longer names (derived, but they hold the text).
+    let chunks = crate::library::drop_orphans(repo)?;
 
     // Pending proposals' refs hold MEMORY.md as HEAD had it: made again from the new HEAD.
     let identity = crate::git::Identity {
@@ -371,6 +404,8 @@ fn apply(
     }
     let mut index = Index::open(repo)?;
     warnings.extend(index.refresh.warnings.clone());
+    let mut scrubbed = scrubbed;
+    scrubbed.extend(chunks);
     let segments = index.purge_deleted()?;
     let dead = derived::dead_hashes(&index, &state.hashes);
     drop(index);

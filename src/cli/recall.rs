@@ -75,8 +75,8 @@ pub struct SearchArgs {
     #[arg(long)]
     pub mode: Option<String>,
     /// Search the document library (its own collection), results citing document, page and
-    /// heading
-    #[arg(long, conflicts_with_all = ["exact", "kind"])]
+    /// heading; with --exact, its chunks holding the words as written
+    #[arg(long, conflicts_with = "kind")]
     pub library: bool,
 }
 
@@ -304,23 +304,59 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     let words = args.words.join(" ");
     let kinds = kinds(&args.kind)?;
     if args.exact {
+        let kinds = if args.library {
+            vec![Kind::Library]
+        } else {
+            kinds
+        };
+        // Chunk files deleted with `.cairn/` are made again from their documents first.
+        let warnings = if kinds.contains(&Kind::Library) {
+            crate::library::ensure_chunks(&repo, &crate::library::load(&repo)?)
+        } else {
+            Vec::new()
+        };
         let mut found = recall::exact::scan(&repo, &words, &kinds)?;
         let total = found.len();
         if args.limit > 0 {
             found.truncate(args.limit);
         }
         let mut human = String::new();
-        for f in &found {
-            human.push_str(&format!(
-                "{}  {}  {}\n",
-                f.at,
-                &f.time.get(..10).unwrap_or(&f.time),
-                snippet(&f.text, &words)
-            ));
+        for f in &mut found {
+            // A library chunk is the document as written, a note may be edited by hand: a
+            // secret is shown redacted, as ranked search shows it.
+            if let Ok(std::borrow::Cow::Owned(t)) = crate::redact::redact_one(&[], &f.text) {
+                f.text = t;
+            }
         }
-        let data = json!({ "words": words, "exact": true, "matched": total, "results": found });
+        for f in &found {
+            let text = &f.text;
+            match &f.cite {
+                Some(c) => human.push_str(&format!(
+                    "{}  ({})\n    {}\n",
+                    c.text,
+                    f.at,
+                    snippet(text, &words)
+                )),
+                None => human.push_str(&format!(
+                    "{}  {}  {}\n",
+                    f.at,
+                    &f.time.get(..10).unwrap_or(&f.time),
+                    snippet(text, &words)
+                )),
+            }
+        }
+        let data = json!({
+            "words": words, "exact": true, "library": args.library, "matched": total,
+            "results": found,
+        });
+        let nothing = if args.library {
+            format!("no library chunk holds \"{words}\"")
+        } else {
+            format!("no record holds \"{words}\"")
+        };
         return Ok(Report::new("search", data, human)
-            .empty_when(found.is_empty(), format!("no record holds \"{words}\"")));
+            .warnings(warnings)
+            .empty_when(found.is_empty(), nothing));
     }
     let (kinds, mut warnings) = if args.library {
         let entries = crate::library::load(&repo)?;

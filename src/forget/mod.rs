@@ -3,15 +3,22 @@
 //!
 //! An argument is an id of a record (slog entry, observation, turn card, episode, a MEMORY.md
 //! entry as the index names it (`mem-…`) or as `search --exact` shows it (`MEMORY.md:LINE`),
-//! proposal, note) when some record has that id, and otherwise a query: the words as written,
-//! in any case, anywhere in any text of a record (every string of its JSON line; a MEMORY.md
-//! entry's lines; a note's file). Never ranked, never fuzzy: what matches is exactly what is
-//! shown and removed.
+//! proposal, note, library document) when some record has that id, and otherwise a query: the
+//! words as written, in any case, anywhere in any text of a record (every string of its JSON
+//! line; a MEMORY.md entry's lines; a note's file; a library document's manifest line, chunks
+//! and copied file). A note is also named by its path (`vault/notes/DAY-SLUG.md`); a library
+//! document by its path or URL as the manifest holds it, by its copy's path and by the id of
+//! any of its chunks (`lib-ID-N`: the whole document goes, never one chunk). Never ranked,
+//! never fuzzy: what matches is exactly what is shown and removed.
 //!
 //! Removal ([`plan`]) gives each affected file's new bytes: JSONL files keep every other line
 //! byte for byte (an observation goes with its events and with any `merge` event whose `from`
-//! names it; a proposal with its decision events); MEMORY.md loses the entry's lines and
-//! nothing else; a note's file goes. The ids forgotten are kept as tombstones in
+//! names it; a proposal with its decision events; a library document with its manifest line
+//! only); MEMORY.md loses the entry's lines and nothing else; a note's file goes, and so does
+//! a library document's `--copy` in `vault/library/` (a document added without `--copy` is
+//! not cairn's: it stays where it is, named in [`Plan::kept_documents`]). A document's chunks
+//! are derived (`.cairn/library/ID.jsonl`): the command removes them once the manifest no longer
+//! names it ([`crate::library::drop_orphans`]). The ids forgotten are kept as tombstones in
 //! [`TOMBSTONES`] (`{"id","ts"}` a line, never the text), which ingest, admission and reflection
 //! consult so that a record forgotten is not made again.
 //!
@@ -51,6 +58,8 @@ pub enum What {
     Memory,
     Proposal,
     Note,
+    /// A library document: its manifest line, its chunks and a `--copy`'d file.
+    Library,
     /// Only `--redact` changes an ADR.
     Adr,
 }
@@ -65,6 +74,7 @@ impl What {
             What::Memory => "memory",
             What::Proposal => "proposal",
             What::Note => "note",
+            What::Library => "library",
             What::Adr => "adr",
         }
     }
@@ -111,6 +121,11 @@ struct Record {
     texts: Vec<String>,
     /// An event about the record `id` (a proposal decision): matched by query, never by id.
     event: bool,
+    /// Other names that name the record as its id does (a note's path; a library document's
+    /// path or URL, its copy and its chunks' ids).
+    aliases: Vec<String>,
+    /// What a listing shows, when not its first text.
+    shown: Option<String>,
 }
 
 /// An argument: a query (lower-cased) and, once known, whether it is an id.
@@ -142,7 +157,7 @@ fn texts_of(kind: What, v: &Value) -> Vec<String> {
         What::Card => &["prompt", "answer"],
         What::Episode => &["text"],
         What::Proposal => &["text"],
-        What::Memory | What::Note | What::Adr => &[],
+        What::Memory | What::Note | What::Library | What::Adr => &[],
     };
     keys.iter().filter_map(|k| str_field(v, k)).collect()
 }
@@ -233,6 +248,8 @@ fn read_jsonl(
             line: i + 1,
             strings,
             event,
+            aliases: Vec::new(),
+            shown: None,
         });
     }
     Ok(())
@@ -273,6 +290,8 @@ fn memory_records(repo: &Repo, now: DateTime<Utc>, out: &mut Vec<Record>) -> Res
             strings,
             texts: vec![e.text.clone()],
             event: false,
+            aliases: Vec::new(),
+            shown: None,
         });
     }
     Ok(())
@@ -302,17 +321,103 @@ fn note_records(repo: &Repo, out: &mut Vec<Record>) -> Result<()> {
             .filter(|l| l.len() >= 16)
             .map(str::to_string)
             .collect();
+        let rel = rel_of(repo, &p);
+        let shown = crate::note::Note::parse(&text)
+            .ok()
+            .map(|n| n.front.title)
+            .filter(|t| !t.is_empty());
         out.push(Record {
             kind: What::Note,
             id,
-            rel: rel_of(repo, &p),
+            aliases: vec![rel.clone()],
+            rel,
             line: 1,
             strings: vec![text],
             texts,
             event: false,
+            shown,
         });
     }
     Ok(())
+}
+
+/// The library's documents, one record a manifest line (id: the document's id). Its strings
+/// are the manifest line's and, when an argument appears in them (the cheap test first, as for
+/// JSONL records), its chunks' texts and a copied text document's own text (for when `.cairn/`
+/// was deleted); it is also named by its path or URL and its copy's path (aliases) and by its
+/// chunks' ids ([`chunk_of`]). A line that is not an entry is left to `cairn library list`.
+fn library_records(repo: &Repo, args: &[Arg], out: &mut Vec<Record>) -> Result<()> {
+    let Some(text) = crate::files::read_optional(&repo.path(crate::library::MANIFEST))? else {
+        return Ok(());
+    };
+    let holds = |text: &str| {
+        let lower = text.to_lowercase();
+        args.iter().any(|a| {
+            !a.lower.trim().is_empty() && (lower.contains(&a.lower) || lower.contains(&a.in_json))
+        })
+    };
+    for (i, line) in text.lines().enumerate() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let Ok(entry) = serde_json::from_value::<crate::library::Entry>(v.clone()) else {
+            continue;
+        };
+        let mut strings = Vec::new();
+        strings_of(&v, &mut strings);
+        let chunks = std::fs::read_to_string(repo.path(&crate::library::cache_rel(&entry.id)))
+            .unwrap_or_default();
+        if holds(&chunks) {
+            strings.extend(
+                chunks
+                    .lines()
+                    .filter_map(|l| serde_json::from_str::<crate::library::ChunkRecord>(l).ok())
+                    .flat_map(|c| std::iter::once(c.text).chain(c.heading)),
+            );
+        }
+        let mut aliases = vec![entry.source().to_string()];
+        let mut texts = Vec::new();
+        if let Some(p) = &entry.path
+            && entry.copied
+        {
+            aliases.push(p.clone());
+            if entry.format != crate::library::Format::Pdf
+                && let Ok(own) = std::fs::read(repo.path(p))
+            {
+                let own = String::from_utf8_lossy(&own).into_owned();
+                // Named by id, the copy's lines are what a history rewrite replaces (as a
+                // note's are).
+                texts.extend(
+                    own.lines()
+                        .map(str::trim)
+                        .filter(|l| l.len() >= 16)
+                        .map(str::to_string),
+                );
+                if holds(&own) {
+                    strings.push(own);
+                }
+            }
+        }
+        aliases.dedup();
+        out.push(Record {
+            kind: What::Library,
+            id: entry.id.clone(),
+            rel: crate::library::MANIFEST.to_string(),
+            line: i + 1,
+            strings,
+            texts,
+            event: false,
+            aliases,
+            shown: Some(format!("{} ({})", entry.title, entry.source())),
+        });
+    }
+    Ok(())
+}
+
+/// The document id of a chunk id (`lib-DOC-N`).
+fn chunk_of(id: &str) -> Option<&str> {
+    let (doc, n) = id.strip_prefix("lib-")?.rsplit_once('-')?;
+    (!n.is_empty() && n.chars().all(|c| c.is_ascii_digit())).then_some(doc)
 }
 
 /// The case a query takes in `haystack`, each time it appears.
@@ -350,6 +455,7 @@ pub fn find(repo: &Repo, args: &[String], now: DateTime<Utc>) -> Result<Matches>
     }
     memory_records(repo, now, &mut records)?;
     note_records(repo, &mut records)?;
+    library_records(repo, &prepared, &mut records)?;
 
     let mut out = Matches::default();
     let mut literals: BTreeSet<String> = BTreeSet::new();
@@ -361,6 +467,8 @@ pub fn find(repo: &Repo, args: &[String], now: DateTime<Utc>) -> Result<Matches>
             .filter(|r| !r.event)
             .filter(|r| {
                 r.id == arg.raw
+                    || r.aliases.contains(&arg.raw)
+                    || (r.kind == What::Library && chunk_of(&arg.raw) == Some(r.id.as_str()))
                     || (r.kind == What::Memory
                         && memory_line.is_some_and(|l| l == r.line.to_string()))
             })
@@ -405,8 +513,9 @@ pub fn find(repo: &Repo, args: &[String], now: DateTime<Utc>) -> Result<Matches>
                 .find(|x| !x.event && x.kind == r.kind && x.id == r.id)
                 .unwrap_or(r);
             let shown = main
-                .texts
-                .first()
+                .shown
+                .as_ref()
+                .or(main.texts.first())
                 .or(main.strings.first())
                 .map(|t| {
                     crate::cards::cut(&t.split_whitespace().collect::<Vec<_>>().join(" "), 100)
@@ -457,6 +566,21 @@ pub struct Plan {
     /// A record not forgotten changes too (a merge event into it was removed): the index
     /// must fold its file again rather than only drop documents.
     pub others: bool,
+    /// Library documents forgotten whose file is not cairn's (added without `--copy`): they
+    /// stay where they are, and the person is told.
+    pub kept_documents: Vec<String>,
+}
+
+/// The library manifest's entries as they parse (a line that does not is skipped: `cairn
+/// library list` names it).
+fn library_entries(repo: &Repo) -> Result<Vec<crate::library::Entry>> {
+    let Some(text) = crate::files::read_optional(&repo.path(crate::library::MANIFEST))? else {
+        return Ok(Vec::new());
+    };
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect())
 }
 
 /// Removes lines holding the ids in `gone` from a JSONL text: a record or event whose `id` is
@@ -582,6 +706,22 @@ pub fn plan(repo: &Repo, found: &[Found]) -> Result<Plan> {
         if let Some((rel, _)) = f.at.rsplit_once(':') {
             plan.writes.push((rel.to_string(), None));
         }
+    }
+    let documents = ids_of(&[What::Library]);
+    if !documents.is_empty() {
+        let entries = library_entries(repo)?;
+        for e in entries.iter().filter(|e| documents.contains(e.id.as_str())) {
+            match (&e.path, e.copied) {
+                (Some(p), true) => plan.writes.push((p.clone(), None)),
+                (Some(p), false) => plan.kept_documents.push(p.clone()),
+                (None, _) => {}
+            }
+        }
+        jsonl(
+            vec![crate::library::MANIFEST.to_string()],
+            &documents,
+            &mut plan,
+        )?;
     }
     plan.ids.extend(found.iter().map(|f| f.id.clone()));
     plan.proposals = found
@@ -738,6 +878,17 @@ mod tests {
         assert!(others, "ob-2 lost a merge");
         let none: HashSet<&str> = ["ob-7"].into_iter().collect();
         assert_eq!(without_lines(text, &none).0, None);
+    }
+
+    #[test]
+    fn a_chunk_id_names_its_document() {
+        assert_eq!(
+            chunk_of("lib-0a1b2c3d4e5f6789-12"),
+            Some("0a1b2c3d4e5f6789")
+        );
+        assert_eq!(chunk_of("lib-0a1b-"), None);
+        assert_eq!(chunk_of("lib-0a1b-x"), None);
+        assert_eq!(chunk_of("ob-0a1b-3"), None);
     }
 
     #[test]

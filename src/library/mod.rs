@@ -409,3 +409,43 @@ pub fn citation(c: &ChunkRecord) -> String {
     }
     s
 }
+
+/// Removes the chunk files (and the stat lines) of documents the manifest no longer names:
+/// what `forget` and a killed `library remove` leave behind. Returns the files removed,
+/// relative to the root.
+pub fn drop_orphans(repo: &Repo) -> Result<Vec<String>> {
+    let named: std::collections::HashSet<String> =
+        crate::files::read_optional(&repo.path(MANIFEST))?
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Entry>(l).ok())
+            .map(|e| e.id)
+            .collect();
+    let Ok(read) = std::fs::read_dir(repo.path(CACHE)) else {
+        return Ok(Vec::new());
+    };
+    let mut removed = Vec::new();
+    for entry in read.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(id) = name.strip_suffix(".jsonl") else {
+            continue;
+        };
+        if named.contains(id) {
+            continue;
+        }
+        let rel = cache_rel(id);
+        match std::fs::remove_file(entry.path()) {
+            Ok(()) => removed.push(rel),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&rel, &e)),
+        }
+    }
+    let mut stats = load_stats(repo);
+    let before = stats.files.len();
+    stats.files.retain(|id, _| named.contains(id));
+    if stats.files.len() != before {
+        save_stats(repo, &stats)?;
+    }
+    removed.sort();
+    Ok(removed)
+}

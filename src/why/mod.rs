@@ -1,7 +1,8 @@
 //! `cairn why TEXT|ID`: what became of a text, followed through the pipeline.
 //!
 //! A target is an id when it is one word with a record id's shape (`ob-…`, `tc-…`, `ep-…`,
-//! `sl-…`, `pr-…`, `mem-…`, `adr-N`, `MEMORY.md:N`), else a text. An id is looked up directly: in the
+//! `sl-…`, `pr-…`, `mem-…`, `lib-…-N`, `adr-N`, `MEMORY.md:N`), or names a note (its id
+//! `DAY-SLUG` or its path) or a library document (its id, path or URL), else a text. An id is looked up directly: in the
 //! observation store (stored, or merged away: a `merge` event whose `from` is the id), the
 //! session files, the proposals, and the index for every other kind. A text is found by exact
 //! match (case-insensitive, the files scanned as `search --exact` scans them, deleted
@@ -20,8 +21,12 @@
 //! make of it) and to dedup (the id it would have had, merged away already; the stored
 //! observation it would merge into).
 //!
+//! A note or a library chunk (or document) named by the target is traced on its own, by
+//! [`documents`]: where it came from (URL or path, captured or added, session, commits).
+//!
 //! Nothing is written: `why` reads the files, the index and `.cairn/` as they are.
 
+pub mod documents;
 pub mod text;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -38,6 +43,9 @@ use crate::observe::gate::{self, Verdict};
 use crate::recall::{self, Request, Standing};
 use crate::repo::Repo;
 use crate::store::{self, Event, Folded, Op};
+
+pub use documents::{ChunkRef, LibraryTrace, NoteTrace};
+use documents::{library_trace, note_trace};
 
 /// How many observations and cards a text's trace follows in full (the rest are listed).
 pub const TRACED: usize = 5;
@@ -270,6 +278,12 @@ pub struct Trace {
     pub others: Vec<OtherTrace>,
     /// Proposals looked up by id.
     pub proposals: Vec<ProposalRef>,
+    /// A note looked up by id or path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<NoteTrace>,
+    /// A library chunk or document looked up by id, path or URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub library: Option<LibraryTrace>,
 }
 
 impl Trace {
@@ -300,9 +314,19 @@ pub fn looks_like_id(s: &str) -> bool {
         s.strip_prefix(p)
             .is_some_and(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()))
     };
-    ["ob-", "tc-", "ep-", "sl-", "pr-", "mem-"]
-        .iter()
-        .any(|p| hex_after(p))
+    let chunk = s
+        .strip_prefix("lib-")
+        .and_then(|r| r.rsplit_once('-'))
+        .is_some_and(|(doc, n)| {
+            !doc.is_empty()
+                && doc.chars().all(|c| c.is_ascii_hexdigit())
+                && !n.is_empty()
+                && n.chars().all(|c| c.is_ascii_digit())
+        });
+    chunk
+        || ["ob-", "tc-", "ep-", "sl-", "pr-", "mem-"]
+            .iter()
+            .any(|p| hex_after(p))
         || s.strip_prefix("adr-")
             .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
         || s.strip_prefix("MEMORY.md:")
@@ -634,7 +658,40 @@ pub fn trace(
         cards: Vec::new(),
         others: Vec::new(),
         proposals: Vec::new(),
+        note: None,
+        library: None,
     };
+    if let Some(n) = note_trace(repo, index, ask, &decay, &target)? {
+        trace.by = "id";
+        trace.found.push(Found {
+            kind: "note".into(),
+            id: n.id.clone(),
+            how: "id",
+            similarity: None,
+            at: n.at.clone(),
+            text: n.title.clone(),
+        });
+        trace.found_total = 1;
+        trace.note = Some(n);
+        return Ok(trace);
+    }
+    if let Some((l, text)) = library_trace(repo, index, ask, &decay, &target)? {
+        trace.by = "id";
+        trace.found.push(Found {
+            kind: "library".into(),
+            id: l
+                .chunk
+                .as_ref()
+                .map_or_else(|| l.document.clone(), |c| c.id.clone()),
+            how: "id",
+            similarity: None,
+            at: l.source.clone(),
+            text,
+        });
+        trace.found_total = 1;
+        trace.library = Some(l);
+        return Ok(trace);
+    }
     let proposals = crate::proposals::load(repo)?;
     // The observations and cards to trace in full, in the order found.
     let mut obs_ids: Vec<String> = Vec::new();
@@ -1023,6 +1080,7 @@ mod tests {
             "pr-1234abcd",
             "adr-7",
             "MEMORY.md:12",
+            "lib-0a1b2c3d4e5f6789-12",
         ] {
             assert!(looks_like_id(id), "{id}");
         }
@@ -1033,6 +1091,8 @@ mod tests {
             "adr-seven",
             "tc-12 and more",
             "ok",
+            "lib-0a1b-",
+            "lib-notahex-3",
         ] {
             assert!(!looks_like_id(text), "{text}");
         }

@@ -1,6 +1,9 @@
 //! A [`Trace`] for a person: one line a step, in the pipeline's order.
 
-use super::{CardTrace, GateCheck, ObservationTrace, OtherTrace, QueryStanding, Score, Trace};
+use super::{
+    CardTrace, GateCheck, LibraryTrace, NoteTrace, ObservationTrace, OtherTrace, QueryStanding,
+    Score, Trace,
+};
 use crate::recall::Standing;
 
 /// The trace as lines a person reads.
@@ -59,6 +62,12 @@ pub fn render(t: &Trace) -> String {
     }
     for o in &t.others {
         out.push_str(&other(o));
+    }
+    if let Some(n) = &t.note {
+        out.push_str(&note(n));
+    }
+    if let Some(l) = &t.library {
+        out.push_str(&library(l));
     }
     for p in &t.proposals {
         out.push_str(&format!(
@@ -214,6 +223,113 @@ fn other(o: &OtherTrace) -> String {
     let mut out = format!("{} {}\n  {}\n", o.kind.as_str(), o.id, score_line(&o.score));
     if let Some(q) = &o.query {
         out.push_str(&query_line(q));
+    }
+    out
+}
+
+fn commit_line(c: &crate::git::PathCommit) -> String {
+    format!(
+        "{} {} {}",
+        c.commit,
+        &c.time.get(..10).unwrap_or(&c.time),
+        c.subject
+    )
+}
+
+fn note(n: &NoteTrace) -> String {
+    let mut out = format!("note {} ({}): {}\n", n.id, n.at, one_line(&n.title, 100));
+    match &n.url {
+        Some(u) => out.push_str(&format!("  from: {u}\n")),
+        None => out.push_str("  from: a text note (no URL)\n"),
+    }
+    out.push_str(&format!(
+        "  captured: {}{}\n",
+        if n.captured.is_empty() {
+            "(no date in its frontmatter)"
+        } else {
+            &n.captured
+        },
+        n.session
+            .as_ref()
+            .map(|s| format!(", by session {s}"))
+            .unwrap_or_default()
+    ));
+    if !n.relevance.is_empty() {
+        out.push_str(&format!(
+            "  why it mattered: {}\n",
+            one_line(&n.relevance, 100)
+        ));
+    }
+    if !n.tags.is_empty() {
+        out.push_str(&format!("  tags: {}\n", n.tags.join(", ")));
+    }
+    match &n.added_in {
+        Some(c) => out.push_str(&format!("  added in: {}\n", commit_line(c))),
+        None => out.push_str("  added in: no commit yet\n"),
+    }
+    if let Some(c) = &n.changed_in {
+        out.push_str(&format!("  last changed in: {}\n", commit_line(c)));
+    }
+    if n.uncommitted {
+        out.push_str("  the file differs from HEAD's (edited and not committed)\n");
+    }
+    out.push_str(&format!("  {}\n", score_line(&n.score)));
+    if let Some(q) = &n.query {
+        out.push_str(&query_line(q));
+    }
+    out
+}
+
+fn library(l: &LibraryTrace) -> String {
+    let mut out = String::new();
+    if let Some(c) = &l.chunk {
+        out.push_str(&format!(
+            "library chunk {} (chunk {} of {}): {}\n",
+            c.id,
+            c.n + 1,
+            l.chunks,
+            c.cite
+        ));
+    }
+    let pages = l.pages.map(|p| format!(", {p} pages")).unwrap_or_default();
+    out.push_str(&format!(
+        "document {}: {} ({}{pages}){}\n",
+        l.document,
+        l.title,
+        serde_json::to_value(l.format)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        if l.copied { ", a copy committed" } else { "" }
+    ));
+    out.push_str(&format!(
+        "  from: {} ({})\n",
+        l.source,
+        match l.document_now {
+            "as read" => "the file is as it was read",
+            "changed since" =>
+                "the file changed since it was read: `cairn library add` reads it again",
+            "missing" => "the file is gone: its chunks stay searchable until it is removed",
+            _ => "a URL, not fetched by why",
+        }
+    ));
+    out.push_str(&format!(
+        "  added: {}, sha256 {}\n",
+        l.added,
+        &l.sha256[..l.sha256.len().min(12)]
+    ));
+    if !l.tags.is_empty() {
+        out.push_str(&format!("  tags: {}\n", l.tags.join(", ")));
+    }
+    match &l.added_in {
+        Some(c) => out.push_str(&format!("  added in: {}\n", commit_line(c))),
+        None => out.push_str("  added in: no commit yet\n"),
+    }
+    if let Some(c) = &l.chunk {
+        out.push_str(&format!("  {}\n", score_line(&c.score)));
+        if let Some(q) = &c.query {
+            out.push_str(&query_line(q));
+        }
     }
     out
 }

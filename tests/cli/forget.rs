@@ -616,3 +616,284 @@ fn a_person_at_a_terminal_is_asked_and_no_keeps_everything() {
     assert!(!read(&repo, "MEMORY.md").contains(WRONG));
     assert_ne!(env.git(&repo, &["rev-parse", "HEAD"]), head);
 }
+
+/// Deletes the backup refs a history rewrite keeps, as its advice says once the result is
+/// checked: `git log --all` reads them too.
+fn drop_backups(env: &Env, repo: &Path) {
+    let backups = env.git(
+        repo,
+        &[
+            "for-each-ref",
+            "--format=delete %(refname)",
+            "refs/cairn/backup/",
+        ],
+    );
+    assert!(!backups.is_empty(), "backup refs were written first");
+    let mut update = env.command("git", repo);
+    update
+        .args(["update-ref", "--stdin"])
+        .stdin(std::process::Stdio::piped());
+    let mut child = update.spawn().unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), backups.as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+/// The replace-text file a forget wrote (the only file allowed to hold the text).
+fn replace_file(data: &Value) -> PathBuf {
+    PathBuf::from(data["history"]["replace_text"].as_str().unwrap())
+}
+
+#[test]
+fn a_note_edited_by_hand_to_hold_secrets_is_forgotten_by_its_path_and_leaves_history() {
+    let (env, repo) = Env::repo();
+    let corpus = crate::support::secret_corpus();
+    let picked: Vec<&(String, String)> = ["github-token", "aws-secret-key", "url-password"]
+        .iter()
+        .map(|k| corpus.iter().find(|(kind, _)| kind == k).unwrap())
+        .collect();
+    // A text note (offline), then a person pastes what they were looking at into it by hand
+    // and commits it with git: `cairn note` would have redacted it, a hand edit is not.
+    let data = cairn(
+        &env,
+        &repo,
+        &[
+            "--json",
+            "note",
+            "Runbook for the quokka storage cluster",
+            "--context",
+            "how the nightly backup logs in",
+            "--offline",
+        ],
+    )
+    .code(0)
+    .data();
+    let id = data["id"].as_str().unwrap().to_string();
+    let rel = data["path"].as_str().unwrap().to_string();
+    let mut text = read(&repo, &rel);
+    for (_, line) in &picked {
+        text.push_str(&format!("\n{line}\n"));
+    }
+    std::fs::write(repo.join(&rel), &text).unwrap();
+    env.git(&repo, &["add", &rel]);
+    env.git(
+        &repo,
+        &["commit", "-qm", "runbook: the credentials it uses"],
+    );
+    let secrets: Vec<String> = picked
+        .iter()
+        .map(|(_, l)| crate::support::secret_of(l))
+        .collect();
+    for s in &secrets {
+        assert!(history_holding(&env, &repo, s), "{s}");
+    }
+    // Indexed: found by exact search and by recall before.
+    cairn(&env, &repo, &["search", "--exact", &secrets[0]]).code(0);
+    cairn(&env, &repo, &["index"]).code(0);
+
+    // Named by its path, as the shell completes it from inside the folder.
+    let run = env.cairn_in(
+        &repo.join("vault/notes"),
+        &[
+            "--now",
+            NOW,
+            "--json",
+            "forget",
+            rel.rsplit('/').next().unwrap(),
+            "--yes",
+            "--rewrite-history",
+        ],
+    );
+    let data = run.code(0).data();
+    let found = data["forgotten"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{data}");
+    assert_eq!(found[0]["kind"], "note");
+    assert_eq!(found[0]["id"], id.as_str());
+    assert_eq!(found[0]["text"], "Runbook for the quokka storage cluster");
+    assert!(!repo.join(&rel).exists());
+    assert_eq!(git_status(&env, &repo), "");
+    let replace = replace_file(&data);
+    for s in &secrets {
+        let holding: Vec<String> = files_holding(&repo, s)
+            .into_iter()
+            .filter(|p| Path::new(p) != replace)
+            .collect();
+        assert_eq!(holding, Vec::<String>::new(), "{s}");
+        assert_eq!(head_holding(&env, &repo, s), "", "{s} in HEAD");
+        cairn(&env, &repo, &["search", "--exact", s]).code(1);
+    }
+    // The index dropped it: it matches one built from the files, and recall has no note.
+    cairn(&env, &repo, &["index", "--verify"]).code(0);
+    let recalled = cairn(&env, &repo, &["--json", "recall", "quokka storage runbook"]);
+    assert!(!recalled.stdout.contains(&id), "{}", recalled.stdout);
+    // History rewritten in place: once the backups go, no commit holds a secret.
+    drop_backups(&env, &repo);
+    for s in &secrets {
+        assert!(!history_holding(&env, &repo, s), "{s} in history");
+    }
+    env.git(&repo, &["fsck", "--strict"]);
+    let tombstones = read(&repo, "vault/forgotten.jsonl");
+    assert!(
+        tombstones.contains(&format!("\"id\":\"{id}\"")),
+        "{tombstones}"
+    );
+}
+
+#[test]
+fn a_library_document_goes_with_its_manifest_line_chunks_and_copy() {
+    let (env, repo) = Env::repo();
+    let corpus = crate::support::secret_corpus();
+    let (_, stripe) = corpus.iter().find(|(k, _)| k == "stripe-key").unwrap();
+    let (_, slack) = corpus.iter().find(|(k, _)| k == "slack-webhook").unwrap();
+    let secret = crate::support::secret_of(stripe);
+    let hook = crate::support::secret_of(slack);
+    let docs = env.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    // A payments runbook copied into the repository (committed), holding a live key, and a
+    // storage guide left where it is.
+    std::fs::write(
+        docs.join("payments.md"),
+        format!(
+            "# Payments runbook\n\n## Keys\n\n### Live\n\nThe charge job uses {stripe}.\n\n## Alerts\n\nFailures {slack}.\n\n## Refunds\n\nRefunds go through the quokka queue.\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        docs.join("storage.md"),
+        "# Storage guide\n\n## Install\n\nUse apt to install the quokkafs driver.\n",
+    )
+    .unwrap();
+    cairn(
+        &env,
+        &repo,
+        &[
+            "library",
+            "add",
+            docs.join("payments.md").to_str().unwrap(),
+            "--copy",
+        ],
+    )
+    .code(0);
+    cairn(
+        &env,
+        &repo,
+        &["library", "add", docs.join("storage.md").to_str().unwrap()],
+    )
+    .code(0);
+    assert!(
+        history_holding(&env, &repo, &secret),
+        "the copy was committed"
+    );
+    let manifest: Vec<Value> = read(&repo, "vault/library.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let doc_of = |title: &str| {
+        manifest
+            .iter()
+            .find(|e| e["title"] == title)
+            .unwrap()
+            .clone()
+    };
+    let payments = doc_of("Payments runbook");
+    let storage = doc_of("Storage guide");
+    let payments_id = payments["id"].as_str().unwrap().to_string();
+    let copy = payments["path"].as_str().unwrap().to_string();
+    assert!(copy.starts_with("vault/library/"), "{copy}");
+    let hits = |args: &[&str]| -> Vec<String> {
+        let r = cairn(&env, &repo, args);
+        assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+        r.data()["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!hits(&["--json", "search", "--exact", "--library", &secret]).is_empty());
+    assert!(!hits(&["--json", "search", "--library", "quokka queue refunds"]).is_empty());
+
+    // Forgotten by the text it holds: the whole document goes, not the one chunk.
+    let data = cairn(
+        &env,
+        &repo,
+        &["--json", "forget", &secret, "--yes", "--rewrite-history"],
+    )
+    .code(0)
+    .data();
+    let found = data["forgotten"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{data}");
+    assert_eq!(found[0]["kind"], "library");
+    assert_eq!(found[0]["id"], payments_id.as_str());
+    assert!(
+        found[0]["at"]
+            .as_str()
+            .unwrap()
+            .starts_with("vault/library.jsonl:")
+    );
+    let left = read(&repo, "vault/library.jsonl");
+    assert!(!left.contains(&payments_id), "{left}");
+    assert!(
+        left.contains(storage["id"].as_str().unwrap()),
+        "the other stays"
+    );
+    assert!(!repo.join(&copy).exists(), "the copy goes");
+    assert!(
+        !repo
+            .join(format!(".cairn/library/{payments_id}.jsonl"))
+            .exists(),
+        "its chunks go"
+    );
+    assert!(!read(&repo, ".cairn/library/stat.json").contains(&payments_id));
+    assert_eq!(git_status(&env, &repo), "");
+    let subject = env.git(&repo, &["log", "-1", "--format=%s%n%b"]);
+    assert!(subject.starts_with("forget: 1 record\n"), "{subject}");
+    let replace = replace_file(&data);
+    for s in [&secret, &hook] {
+        let holding: Vec<String> = files_holding(&repo, s)
+            .into_iter()
+            .filter(|p| Path::new(p) != replace)
+            .collect();
+        // The webhook was in the same document: it went with it (its text was not asked
+        // for, so history still holds it: a rewrite replaces what was named).
+        assert_eq!(holding, Vec::<String>::new(), "{s}");
+    }
+    assert_eq!(
+        hits(&["--json", "search", "--exact", "--library", &secret]),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        hits(&["--json", "search", "--library", "quokka queue refunds"])
+            .iter()
+            .filter(|id| id.contains(&payments_id))
+            .count(),
+        0
+    );
+    assert!(!hits(&["--json", "search", "--library", "quokkafs driver"]).is_empty());
+    cairn(&env, &repo, &["index", "--verify"]).code(0);
+    drop_backups(&env, &repo);
+    assert!(
+        !history_holding(&env, &repo, &secret),
+        "the key is out of history"
+    );
+    env.git(&repo, &["fsck", "--strict"]);
+
+    // The other document, named by one of its chunks' ids: the manifest line and the chunks
+    // go, the file (not cairn's) stays and the output says so.
+    let chunk = hits(&["--json", "search", "--library", "quokkafs driver"])[0].clone();
+    assert!(chunk.starts_with("lib-"), "{chunk}");
+    let run = cairn(&env, &repo, &["--json", "forget", &chunk, "--yes"]).code(0);
+    let data = run.data();
+    assert_eq!(data["forgotten"][0]["id"], storage["id"]);
+    assert!(
+        data["warnings"].to_string().contains("stays where it is"),
+        "{data}"
+    );
+    assert!(docs.join("storage.md").exists());
+    assert_eq!(read(&repo, "vault/library.jsonl"), "");
+    assert_eq!(
+        hits(&["--json", "search", "--library", "quokkafs driver"]),
+        Vec::<String>::new()
+    );
+    cairn(&env, &repo, &["index", "--verify"]).code(0);
+    assert_eq!(git_status(&env, &repo), "");
+}

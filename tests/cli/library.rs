@@ -341,3 +341,86 @@ fn deleting_the_derived_state_loses_nothing_and_copy_commits_the_file() {
     .code(2)
     .stderr_has("not a format the library reads");
 }
+
+#[test]
+fn exact_search_finds_library_chunks_only_when_asked_and_cites_them() {
+    let (env, repo) = Env::repo();
+    let docs = env.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let guide = docs.join("guide.md");
+    std::fs::write(&guide, GUIDE).unwrap();
+    let manual = docs.join("manual.pdf");
+    std::fs::write(
+        &manual,
+        pdf(&[
+            vec!["Chapter one: the wombat protocol.".to_string()],
+            vec!["A lost packet is sent again after backoff.".to_string()],
+        ]),
+    )
+    .unwrap();
+    for f in [&guide, &manual] {
+        env.cairn_in(&repo, &["library", "add", f.to_str().unwrap()])
+            .code(0);
+    }
+    env.cairn_in(
+        &repo,
+        &["slog", "install", "quokkafs", "driver 2.1 on the nas"],
+    )
+    .code(0);
+    let exact = |args: &[&str]| {
+        let mut all = vec!["--json", "search", "--exact"];
+        all.extend_from_slice(args);
+        let r = env.cairn_in(&repo, &all);
+        assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+        r.data()["results"].as_array().unwrap().clone()
+    };
+    // Any case; the chunk cites its document and heading path.
+    let found = exact(&["--library", "QUOKKAFS DRIVER"]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["kind"], "library");
+    assert!(found[0]["id"].as_str().unwrap().starts_with("lib-"));
+    assert_eq!(found[0]["at"], guide.to_str().unwrap());
+    assert_eq!(
+        found[0]["cite"]["heading"],
+        json!(["Storage guide", "Install", "On Linux"])
+    );
+    assert_eq!(found[0]["cite"]["page"], Value::Null);
+    // A PDF chunk cites its page.
+    let found = exact(&["--library", "lost packet"]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["cite"]["page"], 2);
+    assert_eq!(found[0]["cite"]["text"], "manual, p. 2");
+    // Without --library the library stays out; the slog entry is found.
+    let found = exact(&["quokkafs"]);
+    let kinds: Vec<&str> = found.iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, vec!["slog"], "{found:?}");
+    // Nothing found exits 1; --library with --kind is bad input.
+    env.cairn_in(&repo, &["search", "--exact", "--library", "wombat carrier"])
+        .code(1);
+    env.cairn_in(
+        &repo,
+        &[
+            "search",
+            "--exact",
+            "--library",
+            "--kind",
+            "slog",
+            "quokkafs",
+        ],
+    )
+    .code(2);
+    let human = env
+        .cairn_in(&repo, &["search", "--exact", "--library", "quokkafs"])
+        .code(0)
+        .stdout;
+    assert!(
+        human.contains(&format!(
+            "Storage guide, Storage guide › Install › On Linux  ({})",
+            guide.display()
+        )),
+        "{human}"
+    );
+    // A chunk file deleted with `.cairn/`: made again from the document before the scan.
+    std::fs::remove_dir_all(repo.join(".cairn/library")).unwrap();
+    assert_eq!(exact(&["--library", "lost packet"]).len(), 1);
+}

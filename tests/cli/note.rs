@@ -385,3 +385,67 @@ fn show_of_an_unknown_note_and_an_empty_note_are_errors() {
     env.cairn_in(&repo, &["note", "list"]).code(1);
     assert_eq!(git_status(&env, &repo), "");
 }
+
+#[test]
+fn exact_search_finds_a_note_by_any_line_and_after_a_hand_edit() {
+    let (env, repo) = Env::repo();
+    let data = env
+        .cairn_in(
+            &repo,
+            &[
+                "note",
+                "https://example.invalid/retries",
+                "--offline",
+                "--context",
+                "the retry budget table",
+                "--now",
+                NOW,
+                "--json",
+            ],
+        )
+        .code(0)
+        .data();
+    let id = data["id"].as_str().unwrap().to_string();
+    let path = data["path"].as_str().unwrap().to_string();
+    let exact = |words: &str, kind: Option<&str>| {
+        let mut args = vec!["search", "--exact", words, "--json"];
+        if let Some(k) = kind {
+            args.extend(["--kind", k]);
+        }
+        let r = env.cairn_in(&repo, &args);
+        assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+        r.data()["results"].as_array().unwrap().clone()
+    };
+    let line_of = |needle: &str| {
+        read(&repo, &path)
+            .lines()
+            .position(|l| l.contains(needle))
+            .unwrap()
+            + 1
+    };
+    let found = exact("RETRY BUDGET", None);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["kind"], "note");
+    assert_eq!(found[0]["id"], id.as_str());
+    assert_eq!(found[0]["time"], CAPTURED);
+    assert_eq!(
+        found[0]["at"],
+        format!("{path}:{}", line_of("retry budget")).as_str()
+    );
+    assert_eq!(found[0]["text"], "relevance: the retry budget table");
+    // The URL is a line too.
+    assert_eq!(exact("example.invalid/retries", Some("note")).len(), 1);
+    // Edited by hand: the new line is found where it is.
+    let text = read(&repo, &path);
+    std::fs::write(
+        repo.join(&path),
+        format!("{text}\nBudgets reset at the wombat hour.\n"),
+    )
+    .unwrap();
+    let found = exact("wombat hour", None);
+    assert_eq!(
+        found[0]["at"],
+        format!("{path}:{}", line_of("wombat hour")).as_str()
+    );
+    assert_eq!(exact("wombat hour", Some("slog")).len(), 0);
+}

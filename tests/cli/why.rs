@@ -520,3 +520,186 @@ fn the_proposals_citing_an_observation_and_its_memory_entry_are_named() {
         .stdout_has("rejected by human: a person's chore")
         .stdout_has(&format!("observation {}", ids[1]));
 }
+
+const NOW: &str = "2026-12-01T12:00:00Z";
+/// [`NOW`] as cairn writes a time.
+const NOW_WRITTEN: &str = "2026-12-01T12:00:00.000Z";
+
+#[test]
+fn why_says_where_a_note_came_from_and_a_hand_edit_shows() {
+    let (env, repo) = Env::repo();
+    let url = "http://127.0.0.1:9/nfs-locking";
+    let data = env
+        .cairn_in(
+            &repo,
+            &[
+                "--now",
+                NOW,
+                "--json",
+                "note",
+                url,
+                "--offline",
+                "--context",
+                "why the quokka mounts hang",
+                "--tags",
+                "nfs",
+                "--session",
+                SESSION,
+            ],
+        )
+        .code(0)
+        .data();
+    let id = data["id"].as_str().unwrap().to_string();
+    let rel = data["path"].as_str().unwrap().to_string();
+    let why = |target: &str| {
+        env.cairn_in(&repo, &["--now", NOW, "--json", "why", target])
+            .code(0)
+            .data()["trace"]
+            .clone()
+    };
+    let t = why(&id);
+    assert_eq!(t["by"], "id", "{t}");
+    assert_eq!(t["found"][0]["kind"], "note");
+    let n = &t["note"];
+    assert_eq!(n["at"], rel.as_str());
+    assert_eq!(n["url"], url);
+    assert_eq!(n["captured"], NOW_WRITTEN);
+    assert_eq!(n["session"], SESSION);
+    assert_eq!(n["relevance"], "why the quokka mounts hang");
+    assert_eq!(n["tags"], serde_json::json!(["nfs"]));
+    let added = &n["added_in"];
+    assert!(
+        added["subject"].as_str().unwrap().starts_with("note: "),
+        "{added}"
+    );
+    let head = env.git(&repo, &["rev-parse", "--short=8", "HEAD"]);
+    assert_eq!(added["commit"], head.trim());
+    assert!(n.get("changed_in").is_none(), "{n}");
+    assert_eq!(n["uncommitted"], false);
+    assert_eq!(n["score"]["kind"], "note");
+    assert_eq!(n["score"]["indexed"], true);
+    assert!(n["score"]["rate"].as_f64().unwrap() > 0.0, "notes decay");
+    // By its path too, the same trace.
+    assert_eq!(why(&rel)["note"]["id"], id.as_str());
+
+    // Edited by hand and committed with git: the last change is named; then edited again and
+    // not committed.
+    let text = read(&repo, &rel);
+    std::fs::write(repo.join(&rel), format!("{text}\nRemount with nolock.\n")).unwrap();
+    env.git(&repo, &["commit", "-qam", "note: remount advice"]);
+    let n = why(&id)["note"].clone();
+    assert_eq!(n["added_in"], *added);
+    assert_eq!(n["changed_in"]["subject"], "note: remount advice");
+    std::fs::write(repo.join(&rel), format!("{text}\nNot yet.\n")).unwrap();
+    assert_eq!(why(&id)["note"]["uncommitted"], true);
+    let human = env
+        .cairn_in(&repo, &["--now", NOW, "why", &id])
+        .code(0)
+        .stdout;
+    for line in [
+        format!("from: {url}"),
+        format!("captured: {NOW_WRITTEN}, by session {SESSION}"),
+        "why it mattered: why the quokka mounts hang".to_string(),
+        "last changed in: ".to_string(),
+        "edited and not committed".to_string(),
+    ] {
+        assert!(human.contains(&line), "{line}\n{human}");
+    }
+}
+
+#[test]
+fn why_cites_a_library_chunks_document_page_and_the_commit_that_added_it() {
+    let (env, repo) = Env::repo();
+    let file = env.path().join("manual.pdf");
+    let pages = vec![
+        vec!["Quokka manual".to_string(), "Read this first.".to_string()],
+        vec![
+            "Mounting".to_string(),
+            "Mount the quokkafs volume with the nolock option.".to_string(),
+        ],
+    ];
+    std::fs::write(&file, crate::pdfgen::pdf(&pages)).unwrap();
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            NOW,
+            "library",
+            "add",
+            file.to_str().unwrap(),
+            "--tags",
+            "ops",
+        ],
+    )
+    .code(0);
+    let hit = env
+        .cairn_in(&repo, &["--json", "search", "--library", "quokkafs nolock"])
+        .code(0)
+        .data()["results"][0]
+        .clone();
+    let chunk = hit["id"].as_str().unwrap().to_string();
+    let t = env
+        .cairn_in(
+            &repo,
+            &[
+                "--now",
+                NOW,
+                "--json",
+                "why",
+                &chunk,
+                "--query",
+                "quokkafs nolock",
+            ],
+        )
+        .code(0)
+        .data()["trace"]
+        .clone();
+    assert_eq!(t["by"], "id", "{t}");
+    assert_eq!(t["found"][0]["kind"], "library");
+    let l = &t["library"];
+    assert_eq!(l["source"], file.to_str().unwrap());
+    assert_eq!(l["format"], "pdf");
+    assert_eq!(l["pages"], 2);
+    assert_eq!(l["added"], NOW_WRITTEN);
+    assert_eq!(l["tags"], serde_json::json!(["ops"]));
+    assert_eq!(l["document_now"], "as read");
+    assert_eq!(l["copied"], false);
+    assert!(
+        l["added_in"]["subject"]
+            .as_str()
+            .unwrap()
+            .starts_with("library: add "),
+        "{l}"
+    );
+    assert_eq!(l["chunk"]["id"], chunk.as_str());
+    assert_eq!(l["chunk"]["page"], 2);
+    assert_eq!(l["chunk"]["cite"], hit["cite"]["text"]);
+    assert_eq!(
+        l["chunk"]["score"]["rate"], 0.0,
+        "the library does not decay"
+    );
+    assert_eq!(l["chunk"]["query"]["recalled"], true, "{l}");
+    // The document by its path; changed on disk since it was read.
+    std::fs::write(&file, crate::pdfgen::pdf(&pages[..1])).unwrap();
+    let t = env
+        .cairn_in(
+            &repo,
+            &["--now", NOW, "--json", "why", file.to_str().unwrap()],
+        )
+        .code(0)
+        .data()["trace"]
+        .clone();
+    assert_eq!(t["library"]["document"], l["document"]);
+    assert_eq!(t["library"]["document_now"], "changed since");
+    assert!(t["library"].get("chunk").is_none());
+    let human = env
+        .cairn_in(&repo, &["--now", NOW, "why", &chunk])
+        .code(0)
+        .stdout;
+    assert!(
+        human.contains(&format!("from: {}", file.display())),
+        "{human}"
+    );
+    assert!(human.contains("p. 2"), "{human}");
+    assert!(human.contains("library does not decay"), "{human}");
+}
