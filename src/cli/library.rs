@@ -121,6 +121,8 @@ fn add(ctx: &Ctx, args: AddArgs) -> Result<Report> {
     let repo = ctx.repo()?;
     let tags = crate::note::tags(&args.tags);
     let inputs = inputs(ctx, &args.inputs)?;
+    let redactor = crate::redact::Redactor::configured(&repo.config.redact.patterns)
+        .map_err(|e| Error::new(Kind::Config, format!("cairn.toml [redact]: {e}")))?;
     let _lock = repo.lock()?;
     let mut entries = library::load(&repo)?;
     let mut stats = library::load_stats(&repo);
@@ -140,8 +142,10 @@ fn add(ctx: &Ctx, args: AddArgs) -> Result<Report> {
             input,
             &tags,
             args.copy,
+            &redactor,
             &mut entries,
             &mut stats,
+            &mut warnings,
         ) {
             Ok((outcome, copied)) => {
                 copies.extend(copied);
@@ -251,14 +255,21 @@ fn add(ctx: &Ctx, args: AddArgs) -> Result<Report> {
 }
 
 /// Adds or refreshes one document; returns what became of it and the copy it committed.
+///
+/// No secret reaches the repository or the index: the chunks and the title are redacted, a
+/// `--copy` of a text document (Markdown, text, HTML) is its redacted text, and a PDF holding
+/// a secret is not copied (its bytes cannot be redacted) but listed by its path, with a warning.
+#[allow(clippy::too_many_arguments)]
 fn add_one(
     ctx: &Ctx,
     repo: &crate::repo::Repo,
     input: &Input,
     tags: &[String],
     copy: bool,
+    redactor: &crate::redact::Redactor,
     entries: &mut Vec<Entry>,
     stats: &mut library::Stats,
+    warnings: &mut Vec<String>,
 ) -> std::result::Result<(Outcome, Vec<String>), String> {
     let (source, format, bytes, stat, name) = match input {
         Input::File(path, format) => {
@@ -306,17 +317,71 @@ fn add_one(
         }
         return Ok((retag(&mut entries[i], tags), Vec::new()));
     }
-    let prepared = library::prepare(&bytes, format, &name)?;
+    let mut prepared = library::prepare(&bytes, format, &name)?;
+    // Secrets in what was read: the chunks (a PDF's text) and the title.
+    let mut kinds: Vec<&str> = Vec::new();
+    let mut found = 0;
+    let mut clean = |text: &mut String| {
+        let findings = redactor.findings(text);
+        if !findings.is_empty() {
+            found += findings.len();
+            kinds.extend(findings.iter().map(|f| f.kind));
+            *text = redactor.redact(text).into_owned();
+        }
+    };
+    clean(&mut prepared.title);
+    for c in &mut prepared.chunks {
+        clean(&mut c.text);
+        c.heading.iter_mut().for_each(&mut clean);
+    }
+    kinds.sort_unstable();
+    kinds.dedup();
     let mut copies = Vec::new();
     let (path, url, copied) = match input {
         Input::Url(u) => (None, Some(u.clone()), false),
+        Input::File(..)
+            if copy
+                && !source.starts_with(library::COPIES)
+                && format == Format::Pdf
+                && found > 0 =>
+        {
+            warnings.push(format!(
+                "{name}: not copied: it holds {found} secret(s) ({}) that cannot be redacted inside a PDF; listed by its path instead",
+                kinds.join(", ")
+            ));
+            (Some(source.clone()), None, false)
+        }
         Input::File(..) if copy && !source.starts_with(library::COPIES) => {
             let rel = format!("{}/{id}-{name}", library::COPIES);
             let dest = repo.path(&rel);
             if let Some(dir) = dest.parent() {
                 std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
             }
-            crate::files::write_atomic(&dest, &bytes).map_err(|e| e.to_string())?;
+            // A text document is copied redacted (the PDF case is above).
+            let text;
+            let written: &[u8] = match (format, std::str::from_utf8(&bytes)) {
+                (Format::Pdf, _) => &bytes,
+                (_, Ok(t)) => {
+                    text = redactor.redact(t).into_owned();
+                    text.as_bytes()
+                }
+                (_, Err(_)) => {
+                    text = redactor
+                        .redact(&String::from_utf8_lossy(&bytes))
+                        .into_owned();
+                    text.as_bytes()
+                }
+            };
+            if written != bytes.as_slice() {
+                warnings.push(format!(
+                    "{name}: its copy has {} redacted",
+                    crate::output::count(
+                        redactor.findings(&String::from_utf8_lossy(&bytes)).len() as u64,
+                        "secret"
+                    )
+                ));
+            }
+            crate::files::write_atomic(&dest, written).map_err(|e| e.to_string())?;
             copies.push(rel.clone());
             (Some(rel), None, true)
         }

@@ -424,3 +424,86 @@ fn exact_search_finds_library_chunks_only_when_asked_and_cites_them() {
     std::fs::remove_dir_all(repo.join(".cairn/library")).unwrap();
     assert_eq!(exact(&["--library", "lost packet"]).len(), 1);
 }
+
+// No secret reaches the repository through `library add --copy`: a text document's copy is
+// its redacted text (the whole secret corpus), and a PDF holding a secret, whose bytes cannot
+// be redacted, is listed by its path and not copied; search never shows a secret either.
+#[test]
+fn a_copy_never_commits_a_secret_text_is_redacted_and_a_pdf_holding_one_is_not_copied() {
+    use crate::support::{secret_corpus, secret_of};
+    let (env, repo) = Env::repo();
+    let corpus = secret_corpus();
+    let mut doc = String::from("# Runbook\n\n");
+    for (kind, text) in &corpus {
+        doc.push_str(&format!(
+            "## The {kind} step\n\nWhile deploying the osprey service, {text}.\n\n"
+        ));
+    }
+    let md = env.path().join("runbook.md");
+    std::fs::write(&md, &doc).unwrap();
+    env.cairn_in(&repo, &["library", "add", md.to_str().unwrap(), "--copy"])
+        .code(0)
+        .stderr_has("its copy has")
+        .stderr_has("secrets redacted");
+    let m = manifest(&repo);
+    let copy = m[0]["path"].as_str().unwrap().to_string();
+    assert!(copy.starts_with("vault/library/"), "{copy}");
+    let copied = read(&repo, &copy);
+    assert!(
+        copied.contains("osprey service"),
+        "the words stay: {copied}"
+    );
+
+    let line = &corpus.iter().find(|(k, _)| k == "github-token").unwrap().1;
+    let pdf_path = env.path().join("handbook.pdf");
+    std::fs::write(
+        &pdf_path,
+        pdf(&[
+            vec!["The osprey handbook, first page.".into()],
+            vec![format!("Page two keeps {line}")],
+        ]),
+    )
+    .unwrap();
+    env.cairn_in(
+        &repo,
+        &["library", "add", pdf_path.to_str().unwrap(), "--copy"],
+    )
+    .code(0)
+    .stderr_has("handbook.pdf: not copied: it holds 1 secret(s) (github-token)");
+    let entry = manifest(&repo)
+        .into_iter()
+        .find(|e| e["format"] == "pdf")
+        .unwrap();
+    assert_ne!(entry["copied"], true, "{entry}");
+    assert!(
+        !entry["path"].as_str().unwrap().starts_with("vault/"),
+        "{entry}"
+    );
+    assert!(
+        env.git(&repo, &["ls-files", "vault/library"])
+            .lines()
+            .all(|l| !l.ends_with(".pdf"))
+    );
+    assert_eq!(git_status(&env, &repo), "");
+
+    let history = env.git(&repo, &["log", "-p", "--all"]);
+    let found = env
+        .cairn_in(
+            &repo,
+            &["search", "--library", "osprey", "--json", "--limit", "50"],
+        )
+        .stdout;
+    let exact = env
+        .cairn_in(
+            &repo,
+            &["search", "--library", "--exact", "osprey", "--json"],
+        )
+        .stdout;
+    for (kind, text) in &corpus {
+        let secret = secret_of(text);
+        assert!(!copied.contains(&secret), "{kind} in the copy");
+        assert!(!history.contains(&secret), "{kind} in git history");
+        assert!(!found.contains(&secret), "{kind} in search results");
+        assert!(!exact.contains(&secret), "{kind} in exact search results");
+    }
+}
