@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::Ctx;
 use crate::error::{Error, Result};
-use crate::index::{Filter, Index, Kind};
+use crate::index::{Filter, Kind};
 use crate::output::{Next, Report};
 use crate::provider::ChatClient;
 use crate::recall::rewrite::{self, Status};
@@ -171,7 +171,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
         category: category(args.category.as_deref())?,
         include_hold: args.include_hold,
     };
-    let index = Index::open(&repo)?;
+    let index = ctx.index(&repo)?;
     let mode = recall::Mode::parse(args.mode.as_deref().unwrap_or(&repo.config.recall.mode))?;
     let request = Request {
         query: query.clone(),
@@ -278,7 +278,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
         "limit": limit,
         "now": crate::time::format(ctx.now),
         "results": results,
-        "index": index.refresh,
+        "index": index.refresh(),
     });
     Ok(Report::new("recall", data, human)
         .warnings(warnings)
@@ -331,7 +331,7 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     } else {
         (kinds, Vec::new())
     };
-    let index = Index::open(&repo)?;
+    let index = ctx.index(&repo)?;
     let filter = Filter {
         kinds,
         category: None,
@@ -438,7 +438,7 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
     let budgeted = crate::memory::within_budget(&memory_text, repo.config.memory.budget_tokens);
     let memory_cut = budgeted.note();
     let memory_text = budgeted.text;
-    let index = Index::open(&repo)?;
+    let index = ctx.index(&repo)?;
     let filter = Filter {
         kinds: vec![Kind::Slog, Kind::Adr, Kind::Observation],
         category: None,

@@ -360,10 +360,7 @@ fn turn_page(app: &App, params: &Params) -> Result<String> {
 /// Where a card is: its session file and turn number, from the index (brought up to date as
 /// a search does).
 fn card_place(app: &App, repo: &crate::repo::Repo, card: &str) -> Result<(String, usize)> {
-    let doc = app.gated(|| -> Result<_> {
-        let index = crate::index::Index::open(repo)?;
-        index.doc(card)
-    })?;
+    let doc = app.ctx().index(repo)?.doc(card)?;
     let doc = doc.ok_or_else(|| {
         Error::new(Kind::NotFound, format!("no turn card {card}"))
             .with_fix("search again: it may have been forgotten")
