@@ -244,7 +244,7 @@ impl Ctx {
     pub fn index(&self, repo: &Repo) -> Result<crate::index::Opened<'_>> {
         match &self.held {
             Some(held) => held.read(repo),
-            None => crate::index::Index::open(repo).map(crate::index::Opened::Own),
+            None => crate::index::Index::open(repo).map(|i| crate::index::Opened::Own(Box::new(i))),
         }
     }
 

@@ -28,7 +28,7 @@ impl std::fmt::Debug for Held {
 /// The index a command reads: opened for it (the command line), or a server's held one under
 /// its read lock, with what this request's catch-up did.
 pub enum Opened<'a> {
-    Own(Index),
+    Own(Box<Index>),
     Held {
         index: RwLockReadGuard<'a, Index>,
         refresh: Refresh,
@@ -98,7 +98,7 @@ impl Held {
                     // as the command line would.
                     let fresh = Index::open(repo)?;
                     if fresh.read_only() {
-                        return Ok(Opened::Own(fresh));
+                        return Ok(Opened::Own(Box::new(fresh)));
                     }
                     *index = fresh;
                 }
