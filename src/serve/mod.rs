@@ -25,7 +25,8 @@
 //!
 //! API (each answer is the `--json` envelope of [`crate::output`]; errors its error object,
 //! with 400 for bad input, 401/403 refused, 404 not found, 409 conflict, 500 otherwise):
-//! `GET /api/recall?q=`, `/api/search?q=&kind=&exact=&limit=`, `/api/brief`, `/api/status`,
+//! `GET /api/recall?q=`, `/api/search?q=&kind=&exact=&limit=&scope=this|all&project=`,
+//! `/api/brief`, `/api/status`,
 //! `/api/slog?q=&action=&tool=&since=&until=&limit=`, `/api/adrs?status=&tag=`,
 //! `/api/adrs/N`, `/api/memory`, `/api/proposals`, `/api/proposals/ID`, `/api/stats`,
 //! `/api/session?file=&from=&to=`; `POST /api/proposals/ID/approve` (`{"text":…}` optional)
@@ -106,6 +107,22 @@ impl App {
 
     pub fn repo(&self) -> Result<crate::repo::Repo> {
         self.ctx().repo()
+    }
+
+    /// The project the server runs in, as `cairn brief` finds it: the git repository of the
+    /// folder it started in, else the knowledge repository itself; by its folder's name, which
+    /// is what a session's cards record ([`crate::cards::Card::project`]).
+    pub fn this_project(&self) -> Result<String> {
+        let repo = self.repo()?;
+        let found = crate::recall::project::find(&self.served.cwd, repo.root(), None)?;
+        Ok(match found {
+            Some(p) => p.name,
+            None => repo
+                .root()
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        })
     }
 
     pub fn csrf(&self) -> &str {

@@ -722,3 +722,89 @@ fn serve_open_starts_the_browser_with_the_url_and_never_waits_for_it() {
     assert!(stderr.contains("could not start a browser"), "{stderr}");
     assert!(stderr.contains("open http://"), "{stderr}");
 }
+
+/// The files of an API answer's results.
+fn files(answer: &Value) -> std::collections::BTreeSet<String> {
+    answer["data"]["results"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r["file"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn serve_search_scope_is_this_project_or_all() {
+    // Two real transcripts from two projects: one ran in `/Users/user/repo` (the name of the
+    // knowledge repository the server runs in: this project), one in `/path/to/Demo`.
+    let (env, repo) = filled();
+    for t in [
+        "session-9eda1058.jsonl",
+        "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+    ] {
+        let path = fixtures().join("sessions/claude-code").join(t);
+        env.cairn_in(&repo, &["sessions", "ingest", path.to_str().unwrap()])
+            .code(0);
+    }
+    let ours = "vault/sessions/claude/9eda1058-9706-484a-b992-d03f9cfa2546.jsonl";
+    let demo = "vault/sessions/claude/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
+    let s = serve(&env, &repo, &[]);
+    let api = |query: &str| {
+        let (code, body) = get(&format!(
+            "{}/api/search?q=file&kind=card&limit=50{query}",
+            s.url
+        ));
+        assert_eq!(code, 200, "{query}: {body}");
+        json_of(&body)
+    };
+    let all = files(&api(""));
+    assert!(all.contains(ours) && all.contains(demo), "{all:?}");
+    assert_eq!(files(&api("&scope=all")), all);
+    let this = files(&api("&scope=this"));
+    assert_eq!(this.into_iter().collect::<Vec<_>>(), vec![ours.to_string()]);
+    let named = api("&project=Demo");
+    assert_eq!(
+        files(&named).into_iter().collect::<Vec<_>>(),
+        vec![demo.to_string()]
+    );
+    // The same as the command line's `--project`.
+    let cli = env
+        .cairn_in(
+            &repo,
+            &[
+                "--json",
+                "search",
+                "file",
+                "--kind",
+                "card",
+                "--limit",
+                "50",
+                "--project",
+                "Demo",
+            ],
+        )
+        .json();
+    assert_eq!(ids(&cli), ids(&named));
+    let (code, body) = get(&format!("{}/api/search?q=file&scope=mine", s.url));
+    assert_eq!(code, 400, "{body}");
+    assert!(body.contains("unknown scope"), "{body}");
+
+    // The page keeps the scope in its address and shows only this project's turns.
+    let (code, page) = get(&format!("{}/?q=file&kind=card&scope=this", s.url));
+    assert_eq!(code, 200, "{page}");
+    assert!(
+        page.contains("<option value=\"this\" selected>this project (repo)</option>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("9eda1058") && !page.contains("1af7fc5e"),
+        "{page}"
+    );
+    let (_, page) = get(&format!("{}/?q=file&kind=card", s.url));
+    assert!(
+        page.contains("9eda1058") && page.contains("1af7fc5e"),
+        "{page}"
+    );
+}
