@@ -80,6 +80,10 @@ pub struct Card {
     /// A turn without content ([`trivial`]): kept, but recalled only when asked.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trivial: bool,
+    /// The project the session ran in: the name of the transcript's working folder (its last
+    /// part, not the path), when the transcript says. What a search's project scope matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// A card's line as read, before [`Card`] corrects what older versions wrote.
@@ -104,6 +108,8 @@ struct CardLine {
     answer: String,
     #[serde(default)]
     trivial: bool,
+    #[serde(default)]
+    project: Option<String>,
 }
 
 impl From<CardLine> for Card {
@@ -129,6 +135,7 @@ impl From<CardLine> for Card {
             errors: l.errors,
             answer: l.answer,
             trivial: l.trivial,
+            project: l.project,
         }
     }
 }
@@ -331,7 +338,18 @@ fn card(t: &Transcript, turn: &Turn, red: &dyn Fn(&str) -> String, fallback_ts: 
             .collect(),
         answer: red(&cut(&turn.answer, ANSWER_CHARS)),
         trivial: trivial(turn),
+        project: t.cwd.as_deref().and_then(project_of).map(|p| red(&p)),
     }
+}
+
+/// A working folder's project: its last part (`/home/ann/src/cairn` is `cairn`), on any
+/// system's separators.
+pub fn project_of(cwd: &str) -> Option<String> {
+    cwd.trim_end_matches(['/', '\\'])
+        .rsplit(['/', '\\'])
+        .next()
+        .filter(|n| !n.is_empty())
+        .map(String::from)
 }
 
 fn episode(
@@ -507,6 +525,7 @@ mod tests {
             errors: vec![],
             answer: String::new(),
             trivial: false,
+            project: None,
         };
         line(&Record::Card(c))
     }
@@ -611,5 +630,17 @@ mod tests {
             "vault/sessions/claude/abc-1.jsonl"
         );
         assert_eq!(file_of(Agent::Pi, "../x/y"), "vault/sessions/pi/_x_y.jsonl");
+    }
+
+    #[test]
+    fn a_project_is_its_folders_name() {
+        assert_eq!(project_of("/Users/ann/src/cairn").as_deref(), Some("cairn"));
+        assert_eq!(
+            project_of("/Users/ann/src/cairn/").as_deref(),
+            Some("cairn")
+        );
+        assert_eq!(project_of("C:\\work\\api").as_deref(), Some("api"));
+        assert_eq!(project_of("/"), None);
+        assert_eq!(project_of(""), None);
     }
 }

@@ -137,7 +137,7 @@ pub fn index(ctx: &Ctx, args: IndexArgs) -> Result<Report> {
 
 pub fn status(ctx: &Ctx) -> Result<Report> {
     let repo = ctx.repo()?;
-    let index = Index::open(&repo)?;
+    let index = ctx.index(&repo)?;
     let mut kinds = serde_json::Map::new();
     let mut human = format!("repository: {}\n", repo.root().display());
     let mut line = String::from("records:");
@@ -174,7 +174,7 @@ pub fn status(ctx: &Ctx) -> Result<Report> {
     human.push_str(&format!(
         "observations: {allowed} allowed, {held} held (recalled with --include-hold), {stale} stale, {superseded_obs} superseded, {deleted} deleted; {discarded} discarded by the gate\n"
     ));
-    let r = &index.refresh;
+    let r = index.refresh();
     let freshness = if r.read_only && r.stale {
         "read-only and behind the files".to_string()
     } else if r.read_only {

@@ -23,6 +23,7 @@ pub fn run(ctx: &Ctx, now: Option<DateTime<Utc>>) -> Result<()> {
         cwd: ctx.cwd.clone(),
         now,
         no_commit: ctx.no_commit,
+        index: None,
     };
     crate::mcp::serve(served)
 }

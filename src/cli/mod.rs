@@ -188,6 +188,23 @@ impl Command {
             _ => CommitArgs::default(),
         }
     }
+
+    /// Whether the command only reads the repository (what it may append besides, recall
+    /// counts and telemetry, are locked one-line appends that any number of processes make
+    /// at once): a server runs these side by side, and everything else one at a time.
+    pub(crate) fn only_reads(&self) -> bool {
+        match self {
+            Command::Recall(_) | Command::Search(_) | Command::Brief(_) | Command::Status => true,
+            Command::Stats(_) => true,
+            Command::Slog(a) => a.query.is_some(),
+            Command::Adr(c) => matches!(c, adr::Command::List(_) | adr::Command::Show { .. }),
+            Command::Memory(c) => matches!(c, memory::Command::Show),
+            Command::Review(a) => {
+                (a.list || a.show.is_some()) && a.approve.is_none() && a.reject.is_none()
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Why [`Ctx::commit`] made no commit, for [`Ctx::short`].
@@ -213,11 +230,22 @@ pub struct Ctx {
     pub interactive: bool,
     /// stdout is a terminal: a person reads the output.
     pub stdout_terminal: bool,
+    /// A server's open index ([`Served::index`]); the command line opens one per command.
+    pub(crate) held: Option<std::sync::Arc<crate::index::Held>>,
 }
 
 impl Ctx {
     pub fn repo(&self) -> Result<Repo> {
         Repo::discover(self.repo_arg.as_deref(), &self.cwd)
+    }
+
+    /// The index of `repo`, up to date with its files: the server's held one brought up to
+    /// date (the same check), else opened for this command ([`crate::index::Index::open`]).
+    pub fn index(&self, repo: &Repo) -> Result<crate::index::Opened<'_>> {
+        match &self.held {
+            Some(held) => held.read(repo),
+            None => crate::index::Index::open(repo).map(|i| crate::index::Opened::Own(Box::new(i))),
+        }
     }
 
     /// Commits `paths` unless committing is off; returns the commit id if one was made.
@@ -549,6 +577,7 @@ fn context(cli: &Cli) -> Result<Ctx> {
         cwd,
         interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
         stdout_terminal: std::io::stdout().is_terminal(),
+        held: None,
     })
 }
 
@@ -563,6 +592,8 @@ pub struct Served {
     pub now: Option<DateTime<Utc>>,
     /// `--no-commit` (or `CAIRN_NO_COMMIT`) given to the server.
     pub no_commit: bool,
+    /// The index the server keeps open for its run (the console's), when it keeps one.
+    pub index: Option<std::sync::Arc<crate::index::Held>>,
 }
 
 impl Ctx {
@@ -579,6 +610,7 @@ impl Ctx {
             cwd: served.cwd.clone(),
             interactive: false,
             stdout_terminal: false,
+            held: served.index.clone(),
         }
     }
 }

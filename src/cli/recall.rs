@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::Ctx;
 use crate::error::{Error, Result};
-use crate::index::{Filter, Index, Kind};
+use crate::index::{Filter, Kind};
 use crate::output::{Next, Report};
 use crate::provider::ChatClient;
 use crate::recall::rewrite::{self, Status};
@@ -78,6 +78,11 @@ pub struct SearchArgs {
     /// heading; with --exact, its chunks holding the words as written
     #[arg(long, conflicts_with = "kind")]
     pub library: bool,
+    /// Only records of sessions run in the project of this name (the working folder's name
+    /// their transcript gives): turn cards, episodes, and observations and log entries that
+    /// name such a session
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["exact", "library"])]
+    pub project: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -171,7 +176,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
         category: category(args.category.as_deref())?,
         include_hold: args.include_hold,
     };
-    let index = Index::open(&repo)?;
+    let index = ctx.index(&repo)?;
     let mode = recall::Mode::parse(args.mode.as_deref().unwrap_or(&repo.config.recall.mode))?;
     let request = Request {
         query: query.clone(),
@@ -278,7 +283,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
         "limit": limit,
         "now": crate::time::format(ctx.now),
         "results": results,
-        "index": index.refresh,
+        "index": index.refresh(),
     });
     Ok(Report::new("recall", data, human)
         .warnings(warnings)
@@ -367,21 +372,31 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     } else {
         (kinds, Vec::new())
     };
-    let index = Index::open(&repo)?;
+    let index = ctx.index(&repo)?;
     let filter = Filter {
         kinds,
         category: None,
         include_hold: true,
     };
     let mode = recall::Mode::parse(args.mode.as_deref().unwrap_or(&repo.config.recall.mode))?;
-    let results = redacted(recall::search(
-        &index,
-        &repo.config,
-        &words,
-        &filter,
-        args.limit,
-        mode,
-    )?);
+    let project = args
+        .project
+        .as_deref()
+        .map(str::trim)
+        .filter(|p| !p.is_empty());
+    // A project's records are found among more of the ranking: the scope is read from the
+    // session files, not from the index.
+    let fetch = match project {
+        Some(_) => args.limit.max(1).saturating_mul(20).max(200),
+        None => args.limit,
+    };
+    let mut results = recall::search(&index, &repo.config, &words, &filter, fetch, mode)?;
+    if let Some(project) = project {
+        let mut projects = SessionProjects::default();
+        results.retain(|r| projects.of(&repo, r).as_deref() == Some(project));
+        results.truncate(args.limit);
+    }
+    let results = redacted(results);
     warnings.splice(0..0, index.warnings());
     if args.library {
         return Ok(library_results(&repo, &words, &results).warnings(warnings));
@@ -391,6 +406,61 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     Ok(Report::new("search", data, human)
         .warnings(warnings)
         .empty_when(results.is_empty(), nothing_relevant(&words)))
+}
+
+/// The project of each session file, read once per search from its first card.
+#[derive(Default)]
+struct SessionProjects(std::collections::HashMap<String, Option<String>>);
+
+impl SessionProjects {
+    /// The project a result belongs to: its session's (a card's or episode's own file; the
+    /// session an observation or log entry names); none for a record of no session.
+    fn of(&mut self, repo: &crate::repo::Repo, r: &recall::Recalled) -> Option<String> {
+        let file = match r.kind {
+            Kind::Card | Kind::Episode => r.file.clone(),
+            _ if !r.session.is_empty() => session_file(repo, &r.session)?,
+            _ => return None,
+        };
+        self.0
+            .entry(file)
+            .or_insert_with_key(|file| first_card_project(&repo.path(file)))
+            .clone()
+    }
+}
+
+/// The session file of a session named `AGENT/ID` or `ID`.
+fn session_file(repo: &crate::repo::Repo, session: &str) -> Option<String> {
+    let (agent, id) = match session.split_once('/') {
+        Some((a, id)) => (Some(a), id),
+        None => (None, session),
+    };
+    if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
+        return None;
+    }
+    let agents: Vec<&str> = match agent {
+        Some(a) => vec![a],
+        None => vec!["claude", "codex", "pi"],
+    };
+    agents
+        .into_iter()
+        .map(|a| format!("{}/{a}/{id}.jsonl", crate::cards::DIR))
+        .find(|rel| repo.path(rel).is_file())
+}
+
+/// The project of the first card among a session file's first lines (a bounded read).
+fn first_card_project(path: &std::path::Path) -> Option<String> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).ok()?;
+    std::io::BufReader::new(file)
+        .lines()
+        .take(64)
+        .map_while(std::result::Result::ok)
+        .filter_map(|l| serde_json::from_str::<crate::cards::Record>(&l).ok())
+        .find_map(|r| match r {
+            crate::cards::Record::Card(c) => Some(c.project),
+            crate::cards::Record::Episode(_) => None,
+        })
+        .flatten()
 }
 
 /// Library results, each with its citation: the document (title, path or URL), the page and
@@ -474,7 +544,7 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
     let budgeted = crate::memory::within_budget(&memory_text, repo.config.memory.budget_tokens);
     let memory_cut = budgeted.note();
     let memory_text = budgeted.text;
-    let index = Index::open(&repo)?;
+    let index = ctx.index(&repo)?;
     let filter = Filter {
         kinds: vec![Kind::Slog, Kind::Adr, Kind::Observation],
         category: None,

@@ -26,7 +26,7 @@ pub struct Args {
     /// $CAIRN_CONFIG_DIR/token, else $XDG_CONFIG_HOME/cairn/token, else ~/.config/cairn/token]
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
-    /// Open the console in the browser once it listens
+    /// Open the console in a browser once it listens ($BROWSER, else xdg-open or open)
     #[arg(long)]
     pub open: bool,
     #[command(flatten)]
@@ -79,6 +79,7 @@ pub fn run(ctx: &Ctx, args: Args, now: Option<DateTime<Utc>>) -> Result<()> {
         cwd: ctx.cwd.clone(),
         now,
         no_commit: ctx.no_commit,
+        index: None,
     };
     crate::serve::serve(
         served,

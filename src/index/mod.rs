@@ -22,6 +22,7 @@
 //! directory that takes no lock files, with a warning when the files moved on since; with no
 //! usable index there, one is built in a temporary folder for the command and thrown away.
 
+mod held;
 pub mod sources;
 pub mod tokenizer;
 pub mod vectors;
@@ -45,6 +46,8 @@ use tantivy::{DocAddress, IndexReader, IndexWriter, ReloadPolicy, TantivyDocumen
 
 use crate::error::{Error, Kind as ErrorKind, Result};
 use crate::repo::Repo;
+
+pub use held::{Held, Opened};
 
 /// Bumped whenever the schema or what goes into a document changes: a mismatch rebuilds.
 pub const SCHEMA_VERSION: u32 = 4;
@@ -369,6 +372,8 @@ pub struct Index {
     store: std::sync::OnceLock<Option<vectors::Store>>,
     /// The payload of the last commit, read once (it holds a checkpoint per source file).
     payload: Payload,
+    /// The opstamp of the commit `payload` was read from or written in (see [`Index::is_current`]).
+    committed: Option<u64>,
     /// What reads after the refresh had to warn about (a vector list left out).
     notes: std::sync::Mutex<Vec<String>>,
     /// The temporary folder of an index built for one read of a read-only repository; last,
@@ -536,6 +541,7 @@ impl Index {
             warnings: vec![warning],
             ..Refresh::default()
         };
+        let committed = index.load_metas().ok().map(|m| m.opstamp);
         Ok(Index {
             index,
             reader,
@@ -547,6 +553,7 @@ impl Index {
             model,
             vectors_dir: dir.parent().unwrap_or(dir).join("vectors"),
             store: std::sync::OnceLock::new(),
+            committed,
             payload,
             notes: std::sync::Mutex::new(Vec::new()),
             _scratch: None,
@@ -627,14 +634,68 @@ impl Index {
             store: std::sync::OnceLock::new(),
             notes: std::sync::Mutex::new(Vec::new()),
             payload,
+            committed: None,
             _scratch: None,
         };
+        me.committed = me.index.load_metas().ok().map(|m| m.opstamp);
         me.update(repo)?;
         Ok(me)
     }
 
     fn payload(&self) -> Payload {
         self.payload.clone()
+    }
+
+    /// Whether this open index still matches the files and the last commit of the index on
+    /// disk: no other process committed since, no source file changed (one `stat` each, as
+    /// [`Index::open`] does), and every document has a vector of the configured model. A
+    /// server asks this per request under a shared lock ([`Held`]).
+    pub fn is_current(&self, repo: &Repo) -> Result<bool> {
+        if self.refresh.read_only || vectors::model_id_for(&repo.config.embed) != self.model {
+            return Ok(false);
+        }
+        let on_disk = self
+            .index
+            .load_metas()
+            .map_err(|e| index_err("cannot read its last commit", e))?;
+        if Some(on_disk.opstamp) != self.committed {
+            return Ok(false);
+        }
+        let found = sources::list(repo)?;
+        let plan = sources::plan(repo, &self.payload.files, &found)?;
+        Ok(plan.is_empty() && self.payload.vectors.as_deref() == Some(self.model.as_str()))
+    }
+
+    /// Brings this open index up to date as [`Index::open`] would: the last commit on disk
+    /// (another process may have updated the index) is read again, then what changed in the
+    /// files is folded in. `refresh` then says what this catch-up did.
+    pub fn catch_up(&mut self, repo: &Repo) -> Result<()> {
+        if self.refresh.read_only || vectors::model_id_for(&repo.config.embed) != self.model {
+            return Err(index_err(
+                "it cannot be caught up in place",
+                "opened read-only or for another embedding model",
+            ));
+        }
+        self.reader
+            .reload()
+            .map_err(|e| index_err("cannot reload", e))?;
+        let metas = self
+            .index
+            .load_metas()
+            .map_err(|e| index_err("cannot read its last commit", e))?;
+        let payload = metas
+            .payload
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<Payload>(p).ok())
+            .filter(|p| p.schema == SCHEMA_VERSION)
+            .ok_or_else(|| index_err("its last commit is of another schema", "reopen it"))?;
+        self.payload = payload;
+        self.committed = Some(metas.opstamp);
+        self.refresh = Refresh::default();
+        self.notes = std::sync::Mutex::new(Vec::new());
+        // Another process may have appended vectors: map the store again when next asked.
+        self.store = std::sync::OnceLock::new();
+        self.update(repo)
     }
 
     /// Number of source files the index covers.
@@ -773,10 +834,11 @@ impl Index {
             .prepare_commit()
             .map_err(|e| index_err("cannot commit", e))?;
         prepared.set_payload(&json);
-        prepared
+        let opstamp = prepared
             .commit()
             .map_err(|e| index_err("cannot commit", e))?;
         self.payload = payload;
+        self.committed = Some(opstamp);
         writer
             .wait_merging_threads()
             .map_err(|e| index_err("cannot merge", e))?;
@@ -1249,14 +1311,16 @@ impl Index {
     /// The refresh's warnings, then those noted by reads since.
     pub fn warnings(&self) -> Vec<String> {
         let mut all = self.refresh.warnings.clone();
-        all.extend(
-            self.notes
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .iter()
-                .cloned(),
-        );
+        all.extend(self.noted());
         all
+    }
+
+    /// The warnings noted by reads since the last refresh.
+    pub fn noted(&self) -> Vec<String> {
+        self.notes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// The documents taken from `file` (a source file, relative to the root).

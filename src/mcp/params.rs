@@ -184,6 +184,7 @@ impl SearchParams {
             limit: self.limit.unwrap_or(SEARCH_LIMIT),
             mode: self.mode.map(|m| m.as_str().to_string()),
             library: self.library.unwrap_or(false),
+            project: None,
         }))
     }
 }

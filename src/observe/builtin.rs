@@ -487,6 +487,7 @@ mod tests {
             errors: vec![],
             answer: answer.into(),
             trivial: false,
+            project: None,
         }
     }
 

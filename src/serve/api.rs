@@ -39,7 +39,7 @@ fn arguments(route: &str, params: &Params) -> Result<Vec<String>> {
         "search" => (
             &["search"],
             Some(true),
-            &["kind", "limit", "mode"],
+            &["kind", "limit", "mode", "project"],
             &["exact"],
         ),
         "brief" => (&["brief"], None, &["profile"], &[]),
@@ -132,11 +132,35 @@ async fn read(
     }
     answer(
         blocking(&app, move |app| {
+            let mut params = params;
+            if name == "search" {
+                scoped(app, &mut params)?;
+            }
             let args = arguments(&name, &params)?;
             app.command(&args)
         })
         .await,
     )
+}
+
+/// `scope=this` (the project the server runs in: see [`super::App::this_project`]) or
+/// `scope=all` (the default) becomes search's `project` parameter.
+pub(super) fn scoped(app: &super::App, params: &mut Params) -> Result<()> {
+    match params.remove("scope").as_deref() {
+        None | Some("" | "all") => Ok(()),
+        Some("this") => {
+            if params.contains_key("project") {
+                return Err(Error::bad_input(
+                    "give scope=this or project=NAME, not both",
+                ));
+            }
+            params.insert("project".into(), app.this_project()?);
+            Ok(())
+        }
+        Some(other) => Err(Error::bad_input(format!(
+            "unknown scope `{other}`: use all or this (this project), or project=NAME"
+        ))),
+    }
 }
 
 /// `GET /api/session?file=&from=&to=`: turns of a session, read in a bounded window.

@@ -5,11 +5,18 @@
 //! Like the MCP server ([`crate::mcp`]) it is a front end over the command layer, not a second
 //! implementation: every API call and every page turns its parameters into the command line
 //! of the command it names, parsed by the same clap types, and runs it through
-//! [`cli::execute`]. So `GET /api/search?q=nfs` answers `cairn search nfs --json`'s object, a
-//! search opens the index and brings it up to date as the command does, and an approval from
-//! the review page writes the same events and the same commit as `cairn review --approve`.
-//! Commands run one at a time on a blocking thread (the writer lock and the index catch-up
-//! are per process); requests wait their turn, never fail for it.
+//! [`cli::execute`]. So `GET /api/search?q=nfs` answers `cairn search nfs --json`'s object,
+//! and an approval from the review page writes the same events and the same commit as
+//! `cairn review --approve`.
+//!
+//! The index is opened once, when the server starts, and kept ([`crate::index::Held`] in
+//! [`Served`]): each recall, search, brief and status brings it up to date with the check the
+//! command line makes at every read (a `stat` per source file, and whether another process
+//! committed the index since), so a record written by another process is found by the next
+//! request. Commands run on blocking threads: reads side by side (sharing the index under a
+//! read lock; one that finds the files moved on catches up under the write lock), writes
+//! (approve, reject) one at a time behind a gate and the repository lock; requests wait their
+//! turn, never fail for it.
 //!
 //! Who may ask what is [`auth`]'s: loopback reads are free, everything else needs the token.
 //! Pages are HTML made here ([`pages`], [`html`]) with their stylesheet and script compiled
@@ -18,7 +25,8 @@
 //!
 //! API (each answer is the `--json` envelope of [`crate::output`]; errors its error object,
 //! with 400 for bad input, 401/403 refused, 404 not found, 409 conflict, 500 otherwise):
-//! `GET /api/recall?q=`, `/api/search?q=&kind=&exact=&limit=`, `/api/brief`, `/api/status`,
+//! `GET /api/recall?q=`, `/api/search?q=&kind=&exact=&limit=&scope=this|all&project=`,
+//! `/api/brief`, `/api/status`,
 //! `/api/slog?q=&action=&tool=&since=&until=&limit=`, `/api/adrs?status=&tag=`,
 //! `/api/adrs/N`, `/api/memory`, `/api/proposals`, `/api/proposals/ID`, `/api/stats`,
 //! `/api/session?file=&from=&to=`; `POST /api/proposals/ID/approve` (`{"text":…}` optional)
@@ -62,7 +70,7 @@ pub struct App {
     served: Served,
     token: String,
     csrf: String,
-    /// One command at a time (see the module's opening).
+    /// One writing command at a time (see the module's opening).
     gate: Mutex<()>,
 }
 
@@ -83,21 +91,38 @@ impl App {
                 .to_string();
             Error::bad_input(first)
         })?;
-        let _turn = self.gate.lock().unwrap_or_else(|p| p.into_inner());
-        let ctx = Ctx::for_call(&self.served);
+        // Reads run side by side; anything that writes waits for the one before it.
+        let _turn = (!parsed.command.only_reads())
+            .then(|| self.gate.lock().unwrap_or_else(|p| p.into_inner()));
+        let ctx = self.ctx();
         let report = cli::execute(&ctx, parsed.command)?;
         output::warn(&report.warnings);
         Ok(output::envelope(&report))
     }
 
-    /// Runs `f` holding the command gate: for reads that bring the index up to date.
-    pub fn gated<T>(&self, f: impl FnOnce() -> T) -> T {
-        let _turn = self.gate.lock().unwrap_or_else(|p| p.into_inner());
-        f()
+    /// The context of one call: the served repository, its held index.
+    pub fn ctx(&self) -> Ctx {
+        Ctx::for_call(&self.served)
     }
 
     pub fn repo(&self) -> Result<crate::repo::Repo> {
-        Ctx::for_call(&self.served).repo()
+        self.ctx().repo()
+    }
+
+    /// The project the server runs in, as `cairn brief` finds it: the git repository of the
+    /// folder it started in, else the knowledge repository itself; by its folder's name, which
+    /// is what a session's cards record ([`crate::cards::Card::project`]).
+    pub fn this_project(&self) -> Result<String> {
+        let repo = self.repo()?;
+        let found = crate::recall::project::find(&self.served.cwd, repo.root(), None)?;
+        Ok(match found {
+            Some(p) => p.name,
+            None => repo
+                .root()
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        })
     }
 
     pub fn csrf(&self) -> &str {
@@ -113,12 +138,7 @@ pub fn serve(served: Served, options: Options) -> Result<()> {
         .enable_all()
         .build()
         .map_err(|e| Error::io("the console's runtime", &e))?;
-    let app = Arc::new(App {
-        served,
-        csrf: auth::csrf_of(&options.token),
-        token: options.token,
-        gate: Mutex::new(()),
-    });
+    let mut served = served;
     runtime.block_on(async move {
         let addr = SocketAddr::new(options.bind, options.port);
         let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
@@ -139,6 +159,17 @@ pub fn serve(served: Served, options: Options) -> Result<()> {
         if options.open {
             open_browser(&url);
         }
+        // The index, opened once for the run (requests wait in the listener's queue meanwhile)
+        // and brought up to date per request ([`crate::index::Held`]). One that cannot be
+        // kept (read-only) or opened is opened per request, as the command line does, which
+        // then says why.
+        served.index = held_index(&served).map(Arc::new);
+        let app = Arc::new(App {
+            served,
+            csrf: auth::csrf_of(&options.token),
+            token: options.token,
+            gate: Mutex::new(()),
+        });
         let router = router(app);
         axum::serve(
             listener,
@@ -149,22 +180,87 @@ pub fn serve(served: Served, options: Options) -> Result<()> {
     })
 }
 
-/// Starts the desktop's opener on `url`, without waiting; a failure is a notice.
-fn open_browser(url: &str) {
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else {
-        "xdg-open"
-    };
-    let started = std::process::Command::new(opener)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    if started.is_err() {
-        output::notice(&format!("could not start {opener}; open {url} yourself"));
+/// The index of the served repository, opened to keep for the run.
+fn held_index(served: &Served) -> Option<crate::index::Held> {
+    let repo = Ctx::for_call(served).repo().ok()?;
+    match crate::index::Held::open(&repo) {
+        Ok(held) => held,
+        Err(e) => {
+            output::notice(&format!(
+                "the index did not open ({}); each request opens it",
+                e.message
+            ));
+            None
+        }
     }
+}
+
+/// Starts a browser on `url` without waiting for it: `$BROWSER` (its first command, `%s`
+/// replaced by the URL, else the URL added), else the desktop's opener (`open` on macOS,
+/// `xdg-open` elsewhere). Nothing it does stops or fails the server: a missing opener is a
+/// notice, and the one started is waited for on a thread of its own (no zombie is left).
+fn open_browser(url: &str) {
+    let mut tried = Vec::new();
+    for line in openers(std::env::var("BROWSER").ok().as_deref()) {
+        let Some((program, args)) = opener_command(&line, url) else {
+            continue;
+        };
+        let started = std::process::Command::new(&program)
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        match started {
+            Ok(mut child) => {
+                let _ = std::thread::Builder::new()
+                    .name("browser".into())
+                    .spawn(move || child.wait());
+                return;
+            }
+            Err(_) => tried.push(program),
+        }
+    }
+    output::notice(&format!(
+        "could not start a browser ({}); open {url} yourself",
+        tried.join(", ")
+    ));
+}
+
+/// The commands to try, in order: each of `$BROWSER`'s (colon-separated), then the opener.
+fn openers(browser: Option<&str>) -> Vec<String> {
+    let mut all: Vec<String> = browser
+        .unwrap_or_default()
+        .split(':')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(String::from)
+        .collect();
+    all.push(
+        if cfg!(target_os = "macos") {
+            "open"
+        } else {
+            "xdg-open"
+        }
+        .into(),
+    );
+    all
+}
+
+/// A command line of `$BROWSER` for `url`: words split at spaces, `%s` replaced by the URL,
+/// else the URL as the last argument.
+fn opener_command(line: &str, url: &str) -> Option<(String, Vec<String>)> {
+    let mut words = line.split_whitespace().map(String::from);
+    let program = words.next()?;
+    let mut args: Vec<String> = words.collect();
+    if args.iter().any(|a| a.contains("%s")) {
+        for a in &mut args {
+            *a = a.replace("%s", url);
+        }
+    } else {
+        args.push(url.to_string());
+    }
+    Some((program, args))
 }
 
 fn router(app: Shared) -> Router {
@@ -313,4 +409,40 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(move || f(&app))
         .await
         .map_err(|e| Error::new(Kind::Io, format!("the request stopped: {e}")))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn browser_commands_take_the_url() {
+        assert_eq!(
+            openers(Some("firefox --new-window:chromium")),
+            vec![
+                "firefox --new-window",
+                "chromium",
+                if cfg!(target_os = "macos") {
+                    "open"
+                } else {
+                    "xdg-open"
+                }
+            ]
+        );
+        assert_eq!(openers(None).len(), 1);
+        let (p, a) = opener_command("firefox --new-window", "http://x/").unwrap();
+        assert_eq!(
+            (p.as_str(), a),
+            (
+                "firefox",
+                vec!["--new-window".to_string(), "http://x/".into()]
+            )
+        );
+        let (p, a) = opener_command("w3m %s -N", "http://x/").unwrap();
+        assert_eq!(
+            (p.as_str(), a),
+            ("w3m", vec!["http://x/".to_string(), "-N".into()])
+        );
+        assert!(opener_command("  ", "http://x/").is_none());
+    }
 }

@@ -73,6 +73,17 @@ fn search_page(app: &App, params: &Params) -> Result<String> {
     let exact = params
         .get("exact")
         .is_some_and(|v| v == "on" || v == "true");
+    // The project scope: every project's records, or only this project's sessions'.
+    let this = params.get("scope").is_some_and(|v| v == "this");
+    if params
+        .get("scope")
+        .is_some_and(|v| !matches!(v.as_str(), "" | "all" | "this"))
+    {
+        return Err(Error::bad_input(
+            "unknown scope: use all or this (this project)",
+        ));
+    }
+    let project = app.this_project()?;
     let mut body = String::from("<h1>Search memory</h1>");
     let _ = write!(
         body,
@@ -85,6 +96,15 @@ fn search_page(app: &App, params: &Params) -> Result<String> {
         let selected = if *k == kind { " selected" } else { "" };
         let _ = write!(body, "<option value=\"{k}\"{selected}>{name}</option>");
     }
+    let _ = write!(
+        body,
+        "</select><select name=\"scope\" aria-label=\"project\">\
+         <option value=\"all\"{}>all projects</option>\
+         <option value=\"this\"{}>this project ({})</option>",
+        if this { "" } else { " selected" },
+        if this { " selected" } else { "" },
+        esc(&project)
+    );
     let checked = if exact { " checked" } else { "" };
     let _ = write!(
         body,
@@ -104,8 +124,17 @@ fn search_page(app: &App, params: &Params) -> Result<String> {
         args.push("--kind".into());
         args.push(kind.clone());
     }
+    if exact && this {
+        return Err(Error::bad_input(
+            "an exact search covers every project: choose all projects, or a ranked search",
+        ));
+    }
     if exact {
         args.push("--exact".into());
+    }
+    if this {
+        args.push("--project".into());
+        args.push(project.clone());
     }
     args.push("--".into());
     args.push(q.clone());
@@ -360,10 +389,7 @@ fn turn_page(app: &App, params: &Params) -> Result<String> {
 /// Where a card is: its session file and turn number, from the index (brought up to date as
 /// a search does).
 fn card_place(app: &App, repo: &crate::repo::Repo, card: &str) -> Result<(String, usize)> {
-    let doc = app.gated(|| -> Result<_> {
-        let index = crate::index::Index::open(repo)?;
-        index.doc(card)
-    })?;
+    let doc = app.ctx().index(repo)?.doc(card)?;
     let doc = doc.ok_or_else(|| {
         Error::new(Kind::NotFound, format!("no turn card {card}"))
             .with_fix("search again: it may have been forgotten")

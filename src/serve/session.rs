@@ -148,6 +148,7 @@ mod tests {
                 errors: vec![],
                 answer: String::new(),
                 trivial: false,
+                project: None,
             };
             text.push_str(&crate::cards::line(&Record::Card(card)));
             text.push('\n');

@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::serve::{hostile_transcript, serve, with_proposals};
+use crate::serve::{hostile_transcript, with_proposals};
 use crate::support::*;
 
 fn chromium() -> PathBuf {

@@ -4,79 +4,11 @@
 //! approve and reject that make `cairn review`'s commits, the review form's CSRF and origin
 //! rules, and a `<script>` in a real transcript shown as text.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
 
 use serde_json::{Value, json};
 
 use crate::support::*;
-
-/// A running `cairn serve`, stopped when dropped.
-pub struct Server {
-    child: Child,
-    pub url: String,
-    pub token: String,
-    pub stderr_path: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts `cairn serve --port 0 EXTRA…` in `repo` with its token under `<env>/config`, and
-/// waits for the URL line.
-pub fn serve(env: &Env, repo: &Path, extra: &[&str]) -> Server {
-    let config = env.path().join("config");
-    let stderr_path = env
-        .path()
-        .join(format!("serve-{}.stderr", std::process::id()));
-    let stderr = std::fs::File::create(&stderr_path).unwrap();
-    let mut cmd = env.command(BIN, repo);
-    cmd.args(["serve", "--port", "0"])
-        .args(extra)
-        .env("CAIRN_CONFIG_DIR", &config)
-        .stdout(Stdio::piped())
-        .stderr(stderr);
-    let mut child = cmd.spawn().expect("start cairn serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().trim_end_matches('/').to_string();
-    assert!(
-        url.starts_with("http://"),
-        "no URL line: {line:?}; stderr: {}",
-        std::fs::read_to_string(&stderr_path).unwrap_or_default()
-    );
-    let token_file = extra
-        .iter()
-        .position(|a| *a == "--token-file")
-        .map(|i| PathBuf::from(extra[i + 1]))
-        .unwrap_or_else(|| config.join("token"));
-    let token = std::fs::read_to_string(token_file)
-        .unwrap()
-        .trim()
-        .to_string();
-    Server {
-        child,
-        url,
-        token,
-        stderr_path,
-    }
-}
-
-pub fn client() -> reqwest::blocking::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::blocking::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(std::time::Duration::from_secs(60))
-        .build()
-        .unwrap()
-}
 
 fn get(url: &str) -> (u16, String) {
     let r = client().get(url).send().unwrap();
@@ -387,6 +319,138 @@ fn serve_answers_concurrent_requests() {
     }
 }
 
+/// The ids of an API answer's results.
+fn ids(answer: &Value) -> Vec<String> {
+    answer["data"]["results"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r["id"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn serve_finds_what_another_process_wrote_on_the_next_request() {
+    let (env, repo) = filled();
+    let s = serve(&env, &repo, &[]);
+    let search = |q: &str| {
+        let (code, body) = get(&format!("{}/api/search?q={q}&kind=slog", s.url));
+        assert_eq!(code, 200, "{body}");
+        json_of(&body)
+    };
+    assert!(ids(&search("quokka")).is_empty());
+    let status = json_of(&get(&format!("{}/api/status", s.url)).1);
+    let slogs = status["data"]["kinds"]["slog"].as_u64().unwrap();
+
+    // A slog written by another process: the next request folds it into the held index.
+    env.cairn_in(
+        &repo,
+        &["slog", "configure", "relay", "pinned the quokka relay"],
+    )
+    .code(0);
+    let found = ids(&search("quokka"));
+    assert_eq!(found.len(), 1, "{found:?}");
+    let status = json_of(&get(&format!("{}/api/status", s.url)).1);
+    assert_eq!(status["data"]["kinds"]["slog"], slogs + 1);
+    assert_eq!(status["data"]["index"]["freshness"], "up to date");
+
+    // Another process brings the index on disk up to date first (the command line's own
+    // search): the server reads that commit, and holds each record once.
+    env.cairn_in(
+        &repo,
+        &["slog", "configure", "relay", "moved the quokka relay to v2"],
+    )
+    .code(0);
+    let cli = env
+        .cairn_in(&repo, &["--json", "search", "quokka", "--kind", "slog"])
+        .json();
+    let mut want = ids(&cli);
+    assert_eq!(want.len(), 2, "{cli}");
+    let mut got = ids(&search("quokka"));
+    want.sort();
+    got.sort();
+    assert_eq!(got, want);
+    let status = json_of(&get(&format!("{}/api/status", s.url)).1);
+    assert_eq!(status["data"]["kinds"]["slog"], slogs + 2);
+    // The recall the server answers reports what its own catch-up did: nothing was left.
+    let env2 = env.cairn_in(&repo, &["slog", "deploy", "relay", "a third quokka"]);
+    env2.code(0);
+    let recall = json_of(&get(&format!("{}/api/recall?q=quokka", s.url)).1);
+    assert_eq!(recall["data"]["index"]["appended"], 1, "{recall}");
+    let recall = json_of(&get(&format!("{}/api/recall?q=quokka", s.url)).1);
+    assert_eq!(recall["data"]["index"]["appended"], 0, "{recall}");
+}
+
+#[test]
+fn serve_runs_searches_side_by_side_and_a_write_once() {
+    let (env, repo) = with_proposals();
+    let s = serve(&env, &repo, &["--now", "2026-12-01T12:00:00Z"]);
+    let search = format!("{}/api/search?q=nfs&kind=slog", s.url);
+    let (_, body) = get(&search);
+    // Ids and texts: the scores move a little when the approval changes the corpus.
+    let expected = ids(&json_of(&body));
+    assert_eq!(expected.len(), 1, "{body}");
+    let start = std::sync::Arc::new(std::sync::Barrier::new(10));
+    let readers: Vec<_> = (0..8)
+        .map(|_| {
+            let (url, start) = (search.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                (0..6).map(|_| get(&url)).collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    // The same approval twice, in the middle of the searches: it lands once.
+    let writers: Vec<_> = (0..2)
+        .map(|_| {
+            let (url, token, start) = (
+                format!("{}/api/proposals/p-0aaaaaaaaaaa/approve", s.url),
+                s.token.clone(),
+                start.clone(),
+            );
+            std::thread::spawn(move || {
+                start.wait();
+                std::thread::sleep(std::time::Duration::from_millis(30));
+                let r = client().post(url).bearer_auth(token).send().unwrap();
+                (r.status().as_u16(), r.text().unwrap())
+            })
+        })
+        .collect();
+    for r in readers {
+        for (code, body) in r.join().unwrap() {
+            assert_eq!(code, 200, "{body}");
+            let answer = json_of(&body);
+            assert_eq!(ids(&answer), expected);
+            assert_eq!(
+                answer["data"]["results"][0]["text"],
+                "deploy api: moved the nfs mount to v4"
+            );
+        }
+    }
+    let mut codes: Vec<u16> = writers
+        .into_iter()
+        .map(|w| {
+            let (code, body) = w.join().unwrap();
+            assert!(code == 200 || (400..500).contains(&code), "{code}: {body}");
+            code
+        })
+        .collect();
+    codes.sort();
+    assert_eq!(codes[0], 200, "{codes:?}");
+    assert_ne!(codes[1], 200, "{codes:?}");
+    let memory = read(&repo, "MEMORY.md");
+    assert_eq!(
+        memory.matches("always pin crate versions").count(),
+        1,
+        "{memory}"
+    );
+    let log = env.git(&repo, &["log", "--format=%s%n%b"]);
+    assert_eq!(log.matches("p-0aaaaaaaaaaa").count(), 1, "{log}");
+    assert_eq!(git_status(&env, &repo), "");
+}
+
 const FORM: &str = "application/x-www-form-urlencoded";
 
 const DAY_FILE: &str = "vault/proposals/2026-12-01.jsonl";
@@ -605,4 +669,142 @@ fn serve_pages_decisions_memory_and_turns() {
     let (code, stats) = get(&format!("{}/stats", s.url));
     assert_eq!(code, 200);
     assert!(stats.contains("id=\"chart-cards\""), "{stats}");
+}
+
+/// Waits up to 20 s for `path` to hold a line.
+fn wait_for_line(path: &Path) -> Option<String> {
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return Some(text);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    None
+}
+
+#[test]
+fn serve_open_starts_the_browser_with_the_url_and_never_waits_for_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let (env, repo) = filled();
+    // A browser that notes its argument, then stays open (as a real one does).
+    let seen = env.path().join("browser-saw");
+    let script = env.path().join("browser.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$1\" > '{}.tmp' && mv '{0}.tmp' '{0}'\nexec sleep 20\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let s = serve_with(&env, &repo, &["--open"], |cmd| {
+        cmd.env("BROWSER", &script);
+    });
+    let line = wait_for_line(&seen).expect("the browser was not started");
+    assert_eq!(line.trim().trim_end_matches('/'), s.url);
+    // The browser still runs: the server answers all the same.
+    let (code, body) = get(&format!("{}/api/status", s.url));
+    assert_eq!(code, 200, "{body}");
+    drop(s);
+
+    // No browser at all (no $BROWSER, no xdg-open on PATH): a notice, and the server serves.
+    let empty = env.path().join("empty-bin");
+    std::fs::create_dir_all(&empty).unwrap();
+    let s = serve_with(&env, &repo, &["--open"], |cmd| {
+        cmd.env_remove("BROWSER").env("PATH", &empty);
+    });
+    let (code, body) = get(&format!("{}/api/status", s.url));
+    assert_eq!(code, 200, "{body}");
+    let stderr = std::fs::read_to_string(&s.stderr_path).unwrap();
+    assert!(stderr.contains("could not start a browser"), "{stderr}");
+    assert!(stderr.contains("open http://"), "{stderr}");
+}
+
+/// The files of an API answer's results.
+fn files(answer: &Value) -> std::collections::BTreeSet<String> {
+    answer["data"]["results"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r["file"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn serve_search_scope_is_this_project_or_all() {
+    // Two real transcripts from two projects: one ran in `/Users/user/repo` (the name of the
+    // knowledge repository the server runs in: this project), one in `/path/to/Demo`.
+    let (env, repo) = filled();
+    for t in [
+        "session-9eda1058.jsonl",
+        "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+    ] {
+        let path = fixtures().join("sessions/claude-code").join(t);
+        env.cairn_in(&repo, &["sessions", "ingest", path.to_str().unwrap()])
+            .code(0);
+    }
+    let ours = "vault/sessions/claude/9eda1058-9706-484a-b992-d03f9cfa2546.jsonl";
+    let demo = "vault/sessions/claude/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
+    let s = serve(&env, &repo, &[]);
+    let api = |query: &str| {
+        let (code, body) = get(&format!(
+            "{}/api/search?q=file&kind=card&limit=50{query}",
+            s.url
+        ));
+        assert_eq!(code, 200, "{query}: {body}");
+        json_of(&body)
+    };
+    let all = files(&api(""));
+    assert!(all.contains(ours) && all.contains(demo), "{all:?}");
+    assert_eq!(files(&api("&scope=all")), all);
+    let this = files(&api("&scope=this"));
+    assert_eq!(this.into_iter().collect::<Vec<_>>(), vec![ours.to_string()]);
+    let named = api("&project=Demo");
+    assert_eq!(
+        files(&named).into_iter().collect::<Vec<_>>(),
+        vec![demo.to_string()]
+    );
+    // The same as the command line's `--project`.
+    let cli = env
+        .cairn_in(
+            &repo,
+            &[
+                "--json",
+                "search",
+                "file",
+                "--kind",
+                "card",
+                "--limit",
+                "50",
+                "--project",
+                "Demo",
+            ],
+        )
+        .json();
+    assert_eq!(ids(&cli), ids(&named));
+    let (code, body) = get(&format!("{}/api/search?q=file&scope=mine", s.url));
+    assert_eq!(code, 400, "{body}");
+    assert!(body.contains("unknown scope"), "{body}");
+
+    // The page keeps the scope in its address and shows only this project's turns.
+    let (code, page) = get(&format!("{}/?q=file&kind=card&scope=this", s.url));
+    assert_eq!(code, 200, "{page}");
+    assert!(
+        page.contains("<option value=\"this\" selected>this project (repo)</option>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("9eda1058") && !page.contains("1af7fc5e"),
+        "{page}"
+    );
+    let (_, page) = get(&format!("{}/?q=file&kind=card", s.url));
+    assert!(
+        page.contains("9eda1058") && page.contains("1af7fc5e"),
+        "{page}"
+    );
 }

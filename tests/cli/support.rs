@@ -2,8 +2,9 @@
 
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -216,4 +217,81 @@ pub fn secret_of(text: &str) -> String {
         .max_by_key(|w| w.len())
         .unwrap_or_else(|| panic!("no secret in {text:?}"))
         .to_string()
+}
+
+/// A running `cairn serve`, stopped when dropped.
+pub struct Server {
+    child: Child,
+    pub url: String,
+    pub token: String,
+    pub stderr_path: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `cairn serve --port 0 EXTRA…` in `repo` with its token under `<env>/config`, and
+/// waits for the URL line.
+pub fn serve(env: &Env, repo: &Path, extra: &[&str]) -> Server {
+    serve_with(env, repo, extra, |_| {})
+}
+
+/// [`serve`], with `setup` changing the command first (its environment).
+pub fn serve_with(
+    env: &Env,
+    repo: &Path,
+    extra: &[&str],
+    setup: impl FnOnce(&mut Command),
+) -> Server {
+    let config = env.path().join("config");
+    let stderr_path = env
+        .path()
+        .join(format!("serve-{}.stderr", std::process::id()));
+    let stderr = std::fs::File::create(&stderr_path).unwrap();
+    let mut cmd = env.command(BIN, repo);
+    cmd.args(["serve", "--port", "0"])
+        .args(extra)
+        .env("CAIRN_CONFIG_DIR", &config)
+        .stdout(Stdio::piped())
+        .stderr(stderr);
+    setup(&mut cmd);
+    let mut child = cmd.spawn().expect("start cairn serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().trim_end_matches('/').to_string();
+    assert!(
+        url.starts_with("http://"),
+        "no URL line: {line:?}; stderr: {}",
+        std::fs::read_to_string(&stderr_path).unwrap_or_default()
+    );
+    let token_file = extra
+        .iter()
+        .position(|a| *a == "--token-file")
+        .map(|i| PathBuf::from(extra[i + 1]))
+        .unwrap_or_else(|| config.join("token"));
+    let token = std::fs::read_to_string(token_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    Server {
+        child,
+        url,
+        token,
+        stderr_path,
+    }
+}
+
+pub fn client() -> reqwest::blocking::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(60))
+        .build()
+        .unwrap()
 }

@@ -338,6 +338,7 @@ fn session_start(ctx: &Ctx, agent: Agent, input: &agents::Input) -> Done {
         cwd,
         interactive: false,
         stdout_terminal: false,
+        held: None,
     };
     let args = super::super::recall::BriefArgs {
         profile: None,

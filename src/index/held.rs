@@ -1,0 +1,111 @@
+//! An index a server keeps open for its whole run ([`Held`]), brought up to date per request
+//! with the check every read of the command line makes ([`Index::is_current`], then
+//! [`Index::catch_up`]), and what a command reads through ([`Opened`]: the held index or one
+//! opened for the call).
+//!
+//! Reads share the index: each takes a read lock, and only a request that finds the files or
+//! the index on disk moved on takes the write lock to catch up, so searches run side by side
+//! and wait only while an update is folded in.
+
+use std::ops::Deref;
+use std::sync::{RwLock, RwLockReadGuard};
+
+use super::{Index, Refresh};
+use crate::error::Result;
+use crate::repo::Repo;
+
+/// An open index shared by a server's requests.
+pub struct Held {
+    index: RwLock<Index>,
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Held(index)")
+    }
+}
+
+/// The index a command reads: opened for it (the command line), or a server's held one under
+/// its read lock, with what this request's catch-up did.
+pub enum Opened<'a> {
+    Own(Box<Index>),
+    Held {
+        index: RwLockReadGuard<'a, Index>,
+        refresh: Refresh,
+    },
+}
+
+impl Deref for Opened<'_> {
+    type Target = Index;
+
+    fn deref(&self) -> &Index {
+        match self {
+            Opened::Own(index) => index,
+            Opened::Held { index, .. } => index,
+        }
+    }
+}
+
+impl Opened<'_> {
+    /// What bringing the index up to date did for this command.
+    pub fn refresh(&self) -> &Refresh {
+        match self {
+            Opened::Own(index) => &index.refresh,
+            Opened::Held { refresh, .. } => refresh,
+        }
+    }
+
+    /// This command's refresh warnings, then those noted by reads since.
+    pub fn warnings(&self) -> Vec<String> {
+        match self {
+            Opened::Own(index) => index.warnings(),
+            Opened::Held { index, refresh } => {
+                let mut all = refresh.warnings.clone();
+                all.extend(index.noted());
+                all
+            }
+        }
+    }
+}
+
+impl Held {
+    /// Opens the index of `repo` to keep; `None` when it opened read-only (a repository this
+    /// process cannot write is opened again for each command, as the command line does).
+    pub fn open(repo: &Repo) -> Result<Option<Held>> {
+        let index = Index::open(repo)?;
+        Ok((!index.read_only()).then(|| Held {
+            index: RwLock::new(index),
+        }))
+    }
+
+    /// The held index, up to date with the files of `repo` as [`Index::open`] would leave it.
+    pub fn read(&self, repo: &Repo) -> Result<Opened<'_>> {
+        {
+            let index = self.index.read().unwrap_or_else(|p| p.into_inner());
+            if index.is_current(repo)? {
+                let refresh = Refresh::default();
+                return Ok(Opened::Held { index, refresh });
+            }
+        }
+        let refresh = {
+            let mut index = self.index.write().unwrap_or_else(|p| p.into_inner());
+            // Another request may have caught up while this one waited.
+            if index.is_current(repo)? {
+                Refresh::default()
+            } else {
+                if index.catch_up(repo).is_err() {
+                    // Rebuilt by another process, another schema or model: open it again,
+                    // as the command line would.
+                    let fresh = Index::open(repo)?;
+                    if fresh.read_only() {
+                        return Ok(Opened::Own(Box::new(fresh)));
+                    }
+                    *index = fresh;
+                }
+                index.refresh.clone()
+            }
+        };
+        let index = self.index.read().unwrap_or_else(|p| p.into_inner());
+        Ok(Opened::Held { index, refresh })
+    }
+}
