@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! scripts/fuzz [TARGET…] [--secs N | --runs N] [--seed S] [--timeout-ms MS] [--rss-mb MB]
-//!              [--replay] [--list]
+//!              [--replay] [--list] [--write-seeds]
 //! ```
 //!
 //! Each target first replays its whole corpus (`fuzz/corpus/TARGET/`, where the inputs of
@@ -19,6 +19,8 @@
 //! executions, seconds, executions a second, distinct crashes (by panic location), peak
 //! resident memory. Exit 0 when nothing failed, 1 when something panicked.
 
+mod console;
+mod documents;
 mod mutate;
 mod reply;
 mod targets;
@@ -65,13 +67,14 @@ struct Options {
     rss_mb: u64,
     replay_only: bool,
     list: bool,
+    write_seeds: bool,
     root: PathBuf,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: scripts/fuzz [TARGET…] [--secs N | --runs N] [--seed S] [--timeout-ms MS] \
-         [--rss-mb MB] [--replay] [--list]"
+         [--rss-mb MB] [--replay] [--list] [--write-seeds]"
     );
     std::process::exit(2)
 }
@@ -86,6 +89,7 @@ fn options() -> Options {
         rss_mb: 2048,
         replay_only: false,
         list: false,
+        write_seeds: false,
         root: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz"),
     };
     let mut args = std::env::args().skip(1);
@@ -112,6 +116,7 @@ fn options() -> Options {
             "--rss-mb" => o.rss_mb = num("--rss-mb", value("--rss-mb")),
             "--replay" => o.replay_only = true,
             "--list" => o.list = true,
+            "--write-seeds" => o.write_seeds = true,
             "--bench" => {} // `cargo bench` passes it
             "-h" | "--help" => usage(),
             s if s.starts_with('-') => {
@@ -127,6 +132,21 @@ fn options() -> Options {
 fn main() {
     let o = options();
     let all = targets::all();
+    if o.write_seeds {
+        // Seeds made by code rather than kept by hand: the PDFs of the library tests' generator.
+        let dir = o.root.join("corpus").join("pdf");
+        for (name, bytes) in documents::pdf_seeds() {
+            let path = dir.join(name);
+            if let Err(e) =
+                std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &bytes))
+            {
+                eprintln!("could not write {}: {e}", path.display());
+                std::process::exit(2);
+            }
+            println!("{} ({} bytes)", path.display(), bytes.len());
+        }
+        return;
+    }
     if o.list {
         for t in &all {
             println!("{:<14} {}", t.name, t.calls);
