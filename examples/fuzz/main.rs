@@ -3,13 +3,13 @@
 //! closing note of issue 14: no nightly, so no cargo-fuzz; no coverage feedback either).
 //!
 //! ```text
-//! scripts/fuzz [TARGET…] [--secs N | --runs N] [--seed S] [--timeout-ms MS] [--rss-mb MB]
+//! scripts/fuzz [TARGET…] [--secs N] [--runs N] [--seed S] [--timeout-ms MS] [--rss-mb MB]
 //!              [--replay] [--list] [--write-seeds]
 //! ```
 //!
 //! Each target first replays its whole corpus (`fuzz/corpus/TARGET/`, where the inputs of
 //! fixed crashes stay as regression seeds), then runs for `--secs` seconds (default 60) or
-//! `--runs` executions, each input a seed with 1 to 16 stacked mutations (`mutate.rs`). An
+//! `--runs` executions (both given: whichever comes first), each input a seed with 1 to 16 stacked mutations (`mutate.rs`). An
 //! execution fails when it panics (caught, the input saved to `fuzz/crashes/TARGET/`, the
 //! run goes on), runs longer than `--timeout-ms` of CPU time or ten times that of wall time (a
 //! hang: a watchdog thread saves the input and stops the process, exit 3) or lifts the
@@ -61,6 +61,8 @@ fn now_ms() -> u64 {
 struct Options {
     names: Vec<String>,
     secs: f64,
+    /// `--secs` was given: with `--runs`, a cap on each target's time too.
+    secs_given: bool,
     runs: Option<u64>,
     seed: u64,
     timeout: Duration,
@@ -73,7 +75,7 @@ struct Options {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: scripts/fuzz [TARGET…] [--secs N | --runs N] [--seed S] [--timeout-ms MS] \
+        "usage: scripts/fuzz [TARGET…] [--secs N] [--runs N] [--seed S] [--timeout-ms MS] \
          [--rss-mb MB] [--replay] [--list] [--write-seeds]"
     );
     std::process::exit(2)
@@ -83,6 +85,7 @@ fn options() -> Options {
     let mut o = Options {
         names: Vec::new(),
         secs: 60.0,
+        secs_given: false,
         runs: None,
         seed: 0x0c41_2a5e,
         timeout: Duration::from_secs(10),
@@ -107,7 +110,10 @@ fn options() -> Options {
             })
         }
         match a.as_str() {
-            "--secs" => o.secs = num("--secs", value("--secs")),
+            "--secs" => {
+                o.secs = num("--secs", value("--secs"));
+                o.secs_given = true;
+            }
             "--runs" => o.runs = Some(num("--runs", value("--runs"))),
             "--seed" => o.seed = num("--seed", value("--seed")),
             "--timeout-ms" => {
@@ -239,6 +245,7 @@ fn run_target(t: &targets::Target, o: &Options) -> (u64, usize) {
         loop {
             match o.runs {
                 Some(runs) if execs >= runs => break,
+                Some(_) if o.secs_given && started.elapsed() >= budget => break,
                 None if started.elapsed() >= budget => break,
                 _ => {}
             }
