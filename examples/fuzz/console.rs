@@ -174,14 +174,14 @@ fn route(r: &Request) {
     let parts: Vec<&str> = segments.iter().map(String::as_str).collect();
     match parts.as_slice() {
         ["api", "session"] => {
-            if let Ok((file, from, to)) = api::session_params(&params) {
-                if let Ok(w) = session::read(sessions_root(), file, from, to) {
-                    assert!(
-                        w.cards.len() <= session::MAX_WINDOW,
-                        "a window of {} turns",
-                        w.cards.len()
-                    );
-                }
+            if let Ok((file, from, to)) = api::session_params(&params)
+                && let Ok(w) = session::read(sessions_root(), file, from, to)
+            {
+                assert!(
+                    w.cards.len() <= session::MAX_WINDOW,
+                    "a window of {} turns",
+                    w.cards.len()
+                );
             }
         }
         ["api", name] => {
