@@ -3,13 +3,13 @@
 //! closing note of issue 14: no nightly, so no cargo-fuzz; no coverage feedback either).
 //!
 //! ```text
-//! scripts/fuzz [TARGET…] [--secs N | --runs N] [--seed S] [--timeout-ms MS] [--rss-mb MB]
-//!              [--replay] [--list]
+//! scripts/fuzz [TARGET…] [--secs N] [--runs N] [--seed S] [--timeout-ms MS] [--rss-mb MB]
+//!              [--replay] [--list] [--write-seeds]
 //! ```
 //!
 //! Each target first replays its whole corpus (`fuzz/corpus/TARGET/`, where the inputs of
 //! fixed crashes stay as regression seeds), then runs for `--secs` seconds (default 60) or
-//! `--runs` executions, each input a seed with 1 to 16 stacked mutations (`mutate.rs`). An
+//! `--runs` executions (both given: whichever comes first), each input a seed with 1 to 16 stacked mutations (`mutate.rs`). An
 //! execution fails when it panics (caught, the input saved to `fuzz/crashes/TARGET/`, the
 //! run goes on), runs longer than `--timeout-ms` of CPU time or ten times that of wall time (a
 //! hang: a watchdog thread saves the input and stops the process, exit 3) or lifts the
@@ -19,6 +19,8 @@
 //! executions, seconds, executions a second, distinct crashes (by panic location), peak
 //! resident memory. Exit 0 when nothing failed, 1 when something panicked.
 
+mod console;
+mod documents;
 mod mutate;
 mod reply;
 mod targets;
@@ -59,19 +61,22 @@ fn now_ms() -> u64 {
 struct Options {
     names: Vec<String>,
     secs: f64,
+    /// `--secs` was given: with `--runs`, a cap on each target's time too.
+    secs_given: bool,
     runs: Option<u64>,
     seed: u64,
     timeout: Duration,
     rss_mb: u64,
     replay_only: bool,
     list: bool,
+    write_seeds: bool,
     root: PathBuf,
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: scripts/fuzz [TARGET…] [--secs N | --runs N] [--seed S] [--timeout-ms MS] \
-         [--rss-mb MB] [--replay] [--list]"
+        "usage: scripts/fuzz [TARGET…] [--secs N] [--runs N] [--seed S] [--timeout-ms MS] \
+         [--rss-mb MB] [--replay] [--list] [--write-seeds]"
     );
     std::process::exit(2)
 }
@@ -80,12 +85,14 @@ fn options() -> Options {
     let mut o = Options {
         names: Vec::new(),
         secs: 60.0,
+        secs_given: false,
         runs: None,
         seed: 0x0c41_2a5e,
         timeout: Duration::from_secs(10),
         rss_mb: 2048,
         replay_only: false,
         list: false,
+        write_seeds: false,
         root: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz"),
     };
     let mut args = std::env::args().skip(1);
@@ -103,7 +110,10 @@ fn options() -> Options {
             })
         }
         match a.as_str() {
-            "--secs" => o.secs = num("--secs", value("--secs")),
+            "--secs" => {
+                o.secs = num("--secs", value("--secs"));
+                o.secs_given = true;
+            }
             "--runs" => o.runs = Some(num("--runs", value("--runs"))),
             "--seed" => o.seed = num("--seed", value("--seed")),
             "--timeout-ms" => {
@@ -112,6 +122,7 @@ fn options() -> Options {
             "--rss-mb" => o.rss_mb = num("--rss-mb", value("--rss-mb")),
             "--replay" => o.replay_only = true,
             "--list" => o.list = true,
+            "--write-seeds" => o.write_seeds = true,
             "--bench" => {} // `cargo bench` passes it
             "-h" | "--help" => usage(),
             s if s.starts_with('-') => {
@@ -127,6 +138,21 @@ fn options() -> Options {
 fn main() {
     let o = options();
     let all = targets::all();
+    if o.write_seeds {
+        // Seeds made by code rather than kept by hand: the PDFs of the library tests' generator.
+        let dir = o.root.join("corpus").join("pdf");
+        for (name, bytes) in documents::pdf_seeds() {
+            let path = dir.join(name);
+            if let Err(e) =
+                std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &bytes))
+            {
+                eprintln!("could not write {}: {e}", path.display());
+                std::process::exit(2);
+            }
+            println!("{} ({} bytes)", path.display(), bytes.len());
+        }
+        return;
+    }
     if o.list {
         for t in &all {
             println!("{:<14} {}", t.name, t.calls);
@@ -219,6 +245,7 @@ fn run_target(t: &targets::Target, o: &Options) -> (u64, usize) {
         loop {
             match o.runs {
                 Some(runs) if execs >= runs => break,
+                Some(_) if o.secs_given && started.elapsed() >= budget => break,
                 None if started.elapsed() >= budget => break,
                 _ => {}
             }

@@ -28,10 +28,10 @@ pub struct Target {
     pub run: fn(&[u8]),
 }
 
-const KB: usize = 1024;
+pub const KB: usize = 1024;
 
 pub fn all() -> Vec<Target> {
-    vec![
+    let mut all = vec![
         Target {
             name: "slog",
             calls: "slog::query (slog::read_file, jsonl::parse), jsonl::damage, sources::slog_doc",
@@ -390,10 +390,13 @@ pub fn all() -> Vec<Target> {
             ],
             run: mcp,
         },
-    ]
+    ];
+    all.extend(crate::documents::targets());
+    all.extend(crate::console::targets());
+    all
 }
 
-fn now() -> DateTime<Utc> {
+pub fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 12, 1, 12, 0, 0)
         .single()
         .expect("a valid time")
@@ -427,7 +430,7 @@ fn write(repo: &Repo, rel: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
-fn text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+pub fn text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(bytes)
 }
 

@@ -17,10 +17,26 @@ pub struct Page {
 /// Lines wider than this are not wrapped (a chunk is cut by paragraphs, not by lines).
 const WIDTH: usize = 100_000;
 
+/// How deep elements may nest (as [`nesting`] estimates it) before a page is read by
+/// [`strip_tags`] instead of html2text. html5ever's tree builder looks through the stack of
+/// open elements at every tag, so its time grows with the square of the depth: 4,000 nested
+/// `<div>` took 2.6 s (debug build) and 13,000 (64 KB) more than 10 s, found by fuzzing (the
+/// input is `fuzz/corpus/html/regress-deep-div.html`); a 5 MB page would never finish. Real
+/// pages nest a few dozen deep.
+pub const MAX_DEPTH: usize = 512;
+
 /// The page's title, headings and text. `<script>`, `<style>` and the document head give no
-/// text; links keep their words (in brackets) and lose their targets.
+/// text; links keep their words (in brackets) and lose their targets. A page nested deeper
+/// than [`MAX_DEPTH`] gives its text without headings, tags cut out.
 pub fn html(bytes: &[u8]) -> Page {
     let title = title_of(bytes);
+    if nesting(bytes) > MAX_DEPTH {
+        return Page {
+            title,
+            headings: Vec::new(),
+            text: tidy(&strip_tags(bytes)),
+        };
+    }
     let text = html2text::config::plain_no_decorate()
         .string_from_read(bytes, WIDTH)
         .unwrap_or_default();
@@ -73,11 +89,139 @@ fn title_of(bytes: &[u8]) -> Option<String> {
         regex::bytes::Regex::new(r"(?is)<title[^>]*>(.*?)</title>").expect("the pattern is valid")
     });
     let raw = re.captures(bytes)?.get(1)?.as_bytes();
-    let text = html2text::config::plain_no_decorate()
-        .string_from_read(raw, WIDTH)
-        .ok()?;
+    let text = if nesting(raw) > MAX_DEPTH {
+        strip_tags(raw)
+    } else {
+        html2text::config::plain_no_decorate()
+            .string_from_read(raw, WIDTH)
+            .ok()?
+    };
     let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     (!one.is_empty()).then_some(one)
+}
+
+/// Elements whose end tag may be left out (a `<p>` or `<li>` closes the one open before it),
+/// and void elements: neither makes a page deeper.
+const NOT_NESTING: &[&str] = &[
+    "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "thead", "tbody", "tfoot",
+    "colgroup", "caption", "rb", "rt", "rtc", "rp", "html", "head", "body", "area", "base", "br",
+    "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr", "param",
+    "keygen", "frame",
+];
+
+/// Elements whose content is text, not markup, up to their end tag.
+const RAW_TEXT: &[&str] = &[
+    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes",
+];
+
+/// The tags of a page, in one pass over its bytes: each `(name, closing)` with the name in
+/// lowercase ASCII; comments, `<!…>` and `<?…>` and the content of raw-text elements skipped.
+/// A byte-level reading, not a parser: enough to count and to cut tags out.
+fn tags(bytes: &[u8], mut each: impl FnMut(&[u8], bool, std::ops::Range<usize>)) {
+    let mut i = 0;
+    let find = |from: usize, needle: &[u8]| -> usize {
+        bytes[from.min(bytes.len())..]
+            .windows(needle.len())
+            .position(|w| w.eq_ignore_ascii_case(needle))
+            .map_or(bytes.len(), |p| from + p)
+    };
+    while i < bytes.len() {
+        if bytes[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        if bytes[i..].starts_with(b"<!--") {
+            i = (find(i + 4, b"-->") + 3).min(bytes.len());
+            each(b"", false, start..i);
+            continue;
+        }
+        let closing = bytes.get(i + 1) == Some(&b'/');
+        let name_at = i + 1 + usize::from(closing);
+        let name_len = bytes[name_at.min(bytes.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-')
+            .count();
+        let is_tag = name_len > 0 && bytes[name_at].is_ascii_alphabetic();
+        let other = matches!(bytes.get(i + 1), Some(b'!' | b'?'));
+        if !is_tag && !other {
+            i += 1;
+            continue;
+        }
+        let end = (find(i + 1, b">") + 1).min(bytes.len());
+        let name = bytes[name_at..name_at + name_len].to_ascii_lowercase();
+        let self_closing = end >= 2 && bytes[end - 2] == b'/';
+        i = end;
+        if other {
+            each(b"", false, start..end);
+            continue;
+        }
+        each(&name, closing || self_closing, start..end);
+        if !closing && RAW_TEXT.iter().any(|r| r.as_bytes() == name.as_slice()) {
+            let mut close = b"</".to_vec();
+            close.extend_from_slice(&name);
+            // Its text is not markup: the next tag is its end tag.
+            i = find(i, &close);
+        }
+    }
+}
+
+/// How deep the page's elements nest, about: start tags less end tags, not counting
+/// [`NOT_NESTING`] elements or self-closing tags (the deepest point reached).
+pub fn nesting(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    tags(bytes, |name, closing, _| {
+        if name.is_empty() || NOT_NESTING.iter().any(|n| n.as_bytes() == name) {
+            return;
+        }
+        if closing {
+            depth = depth.saturating_sub(1);
+        } else {
+            depth += 1;
+            deepest = deepest.max(depth);
+        }
+    });
+    deepest
+}
+
+/// A page's text with its tags cut out (each a space, a block's a blank line), without the
+/// content of `<script>`, `<style>` and `<title>`, and the common entities decoded: what a page too deep for html2text gives.
+fn strip_tags(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    let mut skip_to_close: Option<Vec<u8>> = None;
+    tags(bytes, |name, closing, range| {
+        if skip_to_close.is_none() {
+            out.extend_from_slice(&bytes[at..range.start]);
+        }
+        if skip_to_close.as_deref() == Some(name) && closing {
+            skip_to_close = None;
+        } else if !closing && matches!(name, b"script" | b"style" | b"title") {
+            skip_to_close = Some(name.to_vec());
+        }
+        if matches!(name, b"p" | b"div" | b"br" | b"li" | b"tr") || name.first() == Some(&b'h') {
+            out.extend_from_slice(b"\n\n");
+        } else {
+            out.push(b' ');
+        }
+        at = range.end;
+    });
+    if skip_to_close.is_none() {
+        out.extend_from_slice(&bytes[at.min(bytes.len())..]);
+    }
+    let text = String::from_utf8_lossy(&out);
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    lines
+        .join("\n")
+        .replace("&nbsp;", " ")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
 }
 
 /// Why a PDF gave no pages.
@@ -127,6 +271,38 @@ mod tests {
         assert_eq!(heading_line("#nope"), None);
         assert_eq!(heading_line("####### seven"), None);
         assert_eq!(heading_line("plain"), None);
+    }
+
+    #[test]
+    fn a_page_nested_too_deep_gives_its_text_without_html2text() {
+        // Regression: 13,000 nested `<div>` kept html5ever's tree builder busy for more than
+        // 10 s (quadratic in the depth), found by the fuzz target `html`
+        // (fuzz/corpus/html/regress-deep-div.html).
+        let mut page = String::from("<html><head><title>Deep &amp; dark</title>");
+        page.push_str("<script>var x = '<div>';</script></head><body>");
+        page.push_str(&"<div>".repeat(13_000));
+        page.push_str("<h1>Bottom</h1><p>Found it &amp; more.</p>");
+        assert!(nesting(page.as_bytes()) > MAX_DEPTH);
+        let got = html(page.as_bytes());
+        assert_eq!(got.title.as_deref(), Some("Deep & dark"));
+        assert!(got.text.contains("Bottom"), "{}", got.text);
+        assert!(got.text.contains("Found it & more."), "{}", got.text);
+        assert!(!got.text.contains("var x"), "{}", got.text);
+        assert!(!got.text.contains("<div"), "{}", got.text);
+    }
+
+    #[test]
+    fn nesting_counts_what_nests() {
+        assert_eq!(nesting(b"<div><div><p>a<p>b<br><img src=x></div></div>"), 2);
+        assert_eq!(nesting(b"<ul><li>a<li>b</ul><ul><li>c</ul>"), 1);
+        assert_eq!(nesting(b"<!-- <div><div> --><b>x</b>"), 1);
+        assert_eq!(nesting(b"<script>if (a<b) { '<div><div>' }</script>"), 1);
+        assert_eq!(nesting(b"<x-a/><br/>a < b"), 0);
+        assert_eq!(nesting(&b"<div>".repeat(600)), 600);
+        // A real page stays far below the bound.
+        assert!(
+            nesting(b"<html><body><div><table><tr><td><ul><li><a>x</a></ul></table></div>") < 10
+        );
     }
 
     #[test]

@@ -96,6 +96,19 @@ impl Note {
                 });
             }
         };
+        // As for an ADR's frontmatter: the YAML scanner's time grows with the nesting, so
+        // thousands of `[` cost seconds (16,000 took 7 s in a debug build, seen fuzzing the
+        // `note_file` target; fuzz/corpus/note_file/regress-deep-flow.md).
+        let brackets = yaml.bytes().filter(|b| matches!(b, b'[' | b'{')).count();
+        let most = crate::adr::frontmatter::MAX_BRACKETS;
+        if brackets > most {
+            return Err(ParseError {
+                line: 2,
+                message: format!(
+                    "frontmatter: {brackets} `[` and `{{` (more than {most}), nested too deep to read"
+                ),
+            });
+        }
         let front: Front = yaml_serde::from_str(yaml).map_err(|e| ParseError {
             line: e.location().map_or(2, |l| l.line() + 1),
             message: format!("frontmatter: {e}"),
@@ -306,6 +319,19 @@ mod tests {
         let e = Note::parse("---\ntitle: [x\n---\n").unwrap_err();
         assert!(e.line >= 2, "{}", e.line);
         assert!(Note::parse("---\ntitle: x\n").is_err());
+    }
+
+    #[test]
+    fn frontmatter_nested_too_deep_is_refused_by_count() {
+        // Regression: 16,000 `[` kept the YAML scanner busy for seconds (fuzz target
+        // `note_file`, fuzz/corpus/note_file/regress-deep-flow.md).
+        let text = format!("---\ntitle: {}\n---\nbody\n", "[".repeat(16_000));
+        let e = Note::parse(&text).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("nested too deep"), "{}", e.message);
+        // Brackets a real note has still parse.
+        let ok = Note::parse("---\ntitle: a [b] {c}\ntags: [x, y]\n---\nbody\n").unwrap();
+        assert_eq!(ok.front.tags, vec!["x", "y"]);
     }
 
     #[test]

@@ -23,12 +23,14 @@ pub fn routes() -> Router<Shared> {
         .route("/api/proposals/{id}/{decision}", post(decide))
 }
 
-type Params = HashMap<String, String>;
+/// A route's query parameters, percent-decoded (axum's `Query`).
+pub type Params = HashMap<String, String>;
 
 /// A route's parameters as command-line arguments: `q` becomes the positional words, each
 /// other parameter its flag (`true` for a switch). An unknown parameter is bad input naming
-/// the ones the route takes.
-fn arguments(route: &str, params: &Params) -> Result<Vec<String>> {
+/// the ones the route takes. Public for the fuzz target of the console's requests
+/// (`examples/fuzz`), which feeds it any parameters.
+pub fn arguments(route: &str, params: &Params) -> Result<Vec<String>> {
     let (command, words, flags, switches): (&[&str], Option<bool>, &[&str], &[&str]) = match route {
         "recall" => (
             &["recall"],
@@ -165,6 +167,15 @@ pub(super) fn scoped(app: &super::App, params: &mut Params) -> Result<()> {
 
 /// `GET /api/session?file=&from=&to=`: turns of a session, read in a bounded window.
 fn session(app: &super::App, params: &Params) -> Result<Value> {
+    let (file, from, to) = session_params(params)?;
+    let repo = app.repo()?;
+    let window = super::session::read(repo.root(), file, from, to)?;
+    Ok(json!({"v": 1, "type": "session", "data": window, "next": []}))
+}
+
+/// `/api/session`'s parameters: the file, and the turns from (1 unless given) and to (20
+/// turns on unless given). Any number a client sends is answered, never overflowed.
+pub fn session_params(params: &Params) -> Result<(&str, usize, usize)> {
     let file = params
         .get("file")
         .ok_or_else(|| Error::bad_input("give ?file=vault/sessions/AGENT/SESSION.jsonl"))?;
@@ -177,10 +188,8 @@ fn session(app: &super::App, params: &Params) -> Result<Value> {
         }
     };
     let from = number("from", 1)?;
-    let to = number("to", from + 19)?;
-    let repo = app.repo()?;
-    let window = super::session::read(repo.root(), file, from, to)?;
-    Ok(json!({"v": 1, "type": "session", "data": window, "next": []}))
+    let to = number("to", from.saturating_add(19))?;
+    Ok((file, from, to))
 }
 
 async fn adr(State(app): State<Shared>, Path(number): Path<String>) -> Response {
@@ -219,47 +228,64 @@ async fn decide(
     }
     answer(
         blocking(&app, move |app| {
-            let body: Value = if body.trim().is_empty() {
-                json!({})
-            } else {
-                serde_json::from_str(&body)
-                    .map_err(|e| Error::bad_input(format!("the body is not a JSON object: {e}")))?
-            };
-            let field = |key: &str| -> Result<Option<String>> {
-                match body.get(key) {
-                    None | Some(Value::Null) => Ok(None),
-                    Some(Value::String(s)) => Ok(Some(s.clone())),
-                    Some(_) => Err(Error::bad_input(format!("`{key}` must be a string"))),
-                }
-            };
-            let args = match decision.as_str() {
-                "approve" => {
-                    let mut args = vec!["review".to_string(), "--approve".into(), id];
-                    if let Some(text) = field("text")? {
-                        args.push("--text".into());
-                        args.push(text);
-                    }
-                    args
-                }
-                "reject" => {
-                    let why = field("why")?
-                        .filter(|w| !w.trim().is_empty())
-                        .ok_or_else(|| {
-                            Error::bad_input("a rejection needs its reason: {\"why\": \"…\"}")
-                        })?;
-                    vec!["review".into(), "--reject".into(), id, "--why".into(), why]
-                }
-                other => {
-                    return Err(Error::new(
-                        crate::error::Kind::NotFound,
-                        format!("no decision `{other}`: use approve or reject"),
-                    ));
-                }
-            };
+            let args = decision_arguments(&id, &decision, &body)?;
             app.command(&args)
         })
         .await,
     )
+}
+
+/// The command line of `POST /api/proposals/ID/DECISION` with `body`: `review --approve ID`
+/// (with `--text` when the body's `text` is given) or `review --reject ID --why WHY`. A body
+/// that is not a JSON object of strings is bad input. Public for the fuzz target of the
+/// console's requests (`examples/fuzz`).
+pub fn decision_arguments(id: &str, decision: &str, body: &str) -> Result<Vec<String>> {
+    let body: Value = if body.trim().is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(body)
+            .map_err(|e| Error::bad_input(format!("the body is not a JSON object: {e}")))?
+    };
+    if !body.is_object() {
+        return Err(Error::bad_input(
+            "the body is not a JSON object: give {\"text\": \"…\"} or {\"why\": \"…\"}",
+        ));
+    }
+    let field = |key: &str| -> Result<Option<String>> {
+        match body.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(Error::bad_input(format!("`{key}` must be a string"))),
+        }
+    };
+    match decision {
+        "approve" => {
+            let mut args = vec!["review".to_string(), "--approve".into(), id.to_string()];
+            if let Some(text) = field("text")? {
+                args.push("--text".into());
+                args.push(text);
+            }
+            Ok(args)
+        }
+        "reject" => {
+            let why = field("why")?
+                .filter(|w| !w.trim().is_empty())
+                .ok_or_else(|| {
+                    Error::bad_input("a rejection needs its reason: {\"why\": \"…\"}")
+                })?;
+            Ok(vec![
+                "review".into(),
+                "--reject".into(),
+                id.to_string(),
+                "--why".into(),
+                why,
+            ])
+        }
+        other => Err(Error::new(
+            crate::error::Kind::NotFound,
+            format!("no decision `{other}`: use approve or reject"),
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -294,5 +320,44 @@ mod tests {
         let e = arguments("search", &params(&[("q", "x"), ("exact", "maybe")])).unwrap_err();
         assert!(e.message.contains("switch"), "{}", e.message);
         assert!(arguments("nothing", &params(&[])).is_err());
+    }
+
+    #[test]
+    fn session_numbers_of_any_size_are_answered() {
+        // Regression: `from` of usize::MAX overflowed the default `to` (`from + 19`), a panic
+        // in a debug build (seen writing the fuzz target `console`; its seed
+        // fuzz/corpus/console/session-hostile.http asks for it).
+        let max = usize::MAX.to_string();
+        let p = params(&[("file", "vault/sessions/claude/s.jsonl"), ("from", &max)]);
+        let (file, from, to) = session_params(&p).unwrap();
+        assert_eq!(
+            (file, from, to),
+            ("vault/sessions/claude/s.jsonl", usize::MAX, usize::MAX)
+        );
+        let p = params(&[("file", "x"), ("from", "3")]);
+        assert_eq!(session_params(&p).unwrap(), ("x", 3, 22));
+        let p = params(&[("file", "x"), ("to", "-1")]);
+        assert!(session_params(&p).is_err());
+    }
+
+    #[test]
+    fn decision_bodies() {
+        let args = decision_arguments("pr-1", "approve", "").unwrap();
+        assert_eq!(args, vec!["review", "--approve", "pr-1"]);
+        let args = decision_arguments("pr-1", "approve", r#"{"text":"new"}"#).unwrap();
+        assert_eq!(args, vec!["review", "--approve", "pr-1", "--text", "new"]);
+        let args = decision_arguments("pr-1", "reject", r#"{"why":"dup"}"#).unwrap();
+        assert_eq!(args, vec!["review", "--reject", "pr-1", "--why", "dup"]);
+        for (decision, body, why) in [
+            ("reject", "", "its reason"),
+            ("reject", r#"{"why":"  "}"#, "its reason"),
+            ("approve", r#"{"text":5}"#, "must be a string"),
+            ("approve", "[1]", "not a JSON object"),
+            ("approve", "{", "not a JSON object"),
+            ("merge", "", "no decision"),
+        ] {
+            let e = decision_arguments("pr-1", decision, body).unwrap_err();
+            assert!(e.message.contains(why), "{decision} {body}: {}", e.message);
+        }
     }
 }

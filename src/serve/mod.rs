@@ -32,7 +32,7 @@
 //! `/api/session?file=&from=&to=`; `POST /api/proposals/ID/approve` (`{"text":…}` optional)
 //! and `POST /api/proposals/ID/reject` (`{"why":…}`), which need the token.
 
-mod api;
+pub mod api;
 mod assets;
 pub mod auth;
 mod history;
@@ -80,17 +80,7 @@ impl App {
     /// Runs the command line `args` (after `cairn`) as the command line would, and returns
     /// its `--json` envelope.
     pub fn command<S: AsRef<str>>(&self, args: &[S]) -> Result<Value> {
-        let argv = std::iter::once("cairn").chain(args.iter().map(AsRef::as_ref));
-        let parsed = <Cli as clap::Parser>::try_parse_from(argv).map_err(|e| {
-            let rendered = e.render().to_string();
-            let first = rendered
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .trim_start_matches("error: ")
-                .to_string();
-            Error::bad_input(first)
-        })?;
+        let parsed = parse_command(args)?;
         // Reads run side by side; anything that writes waits for the one before it.
         let _turn = (!parsed.command.only_reads())
             .then(|| self.gate.lock().unwrap_or_else(|p| p.into_inner()));
@@ -128,6 +118,23 @@ impl App {
     pub fn csrf(&self) -> &str {
         &self.csrf
     }
+}
+
+/// The command line `args` (after `cairn`) parsed by the command line's own clap types; a
+/// refusal is bad input with clap's first line. Public for the fuzz target of the console's
+/// requests (`examples/fuzz`).
+pub fn parse_command<S: AsRef<str>>(args: &[S]) -> Result<Cli> {
+    let argv = std::iter::once("cairn").chain(args.iter().map(AsRef::as_ref));
+    <Cli as clap::Parser>::try_parse_from(argv).map_err(|e| {
+        let rendered = e.render().to_string();
+        let first = rendered
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches("error: ")
+            .to_string();
+        Error::bad_input(first)
+    })
 }
 
 /// Listens on `options.bind:options.port` and serves until the process is stopped. The URL
@@ -291,38 +298,71 @@ fn carried_token(headers: &HeaderMap) -> Option<&str> {
         .map(|(_, v)| v)
 }
 
-/// Every request passes here: [`auth::check`], the `/?token=` login, and the headers that
-/// keep pages to their own origin.
+/// What [`admit`] lets a request do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admitted {
+    pub access: auth::Access,
+    /// It is the `/?token=` login: answered with the cookie and a redirect.
+    pub login: bool,
+}
+
+/// What the guard makes of a request's method, address, headers and peer: the [`auth::Seen`]
+/// they show, checked by [`auth::check`] against `token`. Pure: the fuzz target of the
+/// console's requests (`examples/fuzz`) feeds it any headers.
+pub fn admit(
+    method: &Method,
+    uri: &axum::http::Uri,
+    headers: &HeaderMap,
+    peer: IpAddr,
+    token: &str,
+) -> std::result::Result<Admitted, auth::Refused> {
+    // A header that is there but not visible ASCII is not absent: it reads as a value that
+    // matches nothing, so an unreadable `Origin` is another site's (found by fuzzing; the
+    // input is `fuzz/corpus/console/regress-unreadable-origin.http`).
+    let text = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"));
+    let login = (method == Method::GET)
+        .then(|| query_value(uri.query(), "token"))
+        .flatten();
+    let seen = auth::Seen {
+        peer_loopback: peer.is_loopback()
+            || matches!(peer, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())),
+        write: !matches!(*method, Method::GET | Method::HEAD),
+        host: text("host"),
+        origin: text("origin"),
+        fetch_site: text("sec-fetch-site"),
+        token: login.as_deref().or_else(|| carried_token(headers)),
+    };
+    let access = auth::check(&seen, token)?;
+    Ok(Admitted {
+        access,
+        login: login.is_some(),
+    })
+}
+
+/// Every request passes here: [`admit`], the `/?token=` login, and the headers that keep
+/// pages to their own origin.
 async fn guard(
     State(app): State<Shared>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     mut request: Request,
     next: Next,
 ) -> Response {
-    let headers = request.headers();
-    let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
-    let login = (request.method() == Method::GET)
-        .then(|| query_value(request.uri().query(), "token"))
-        .flatten();
-    let seen = auth::Seen {
-        peer_loopback: peer.ip().is_loopback()
-            || matches!(peer.ip(), IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())),
-        write: !matches!(*request.method(), Method::GET | Method::HEAD),
-        host: text(header::HOST),
-        origin: text(header::ORIGIN),
-        fetch_site: headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()),
-        token: login.as_deref().or_else(|| carried_token(headers)),
-    };
     let api = request.uri().path().starts_with("/api/");
-    let access = match auth::check(&seen, &app.token) {
-        Ok(access) => access,
+    let admitted = match admit(
+        request.method(),
+        request.uri(),
+        request.headers(),
+        peer.ip(),
+        &app.token,
+    ) {
+        Ok(admitted) => admitted,
         Err(refused) => {
             let status = StatusCode::from_u16(refused.status).unwrap_or(StatusCode::FORBIDDEN);
             let err = Error::bad_input(refused.message);
             return secure(error_response(status, &err, api));
         }
     };
-    if login.is_some() {
+    if admitted.login {
         // The token leaves the address bar for an HttpOnly cookie the pages carry.
         let path = request.uri().path().to_string();
         let cookie = format!(
@@ -336,7 +376,7 @@ async fn guard(
         }
         return secure(response);
     }
-    request.extensions_mut().insert(access);
+    request.extensions_mut().insert(admitted.access);
     secure(next.run(request).await)
 }
 
@@ -444,5 +484,76 @@ mod tests {
             ("w3m", vec!["http://x/".to_string(), "-N".into()])
         );
         assert!(opener_command("  ", "http://x/").is_none());
+    }
+
+    const T: &str = "0123456789abcdef0123456789abcdef";
+
+    fn headers(pairs: &[(&str, &[u8])]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(
+                header::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                HeaderValue::from_bytes(v).unwrap(),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn an_unreadable_origin_is_another_sites() {
+        // Regression: an `Origin` of bytes that are not visible ASCII was read as no Origin at
+        // all, so a write carrying the token passed the same-origin rule (found by the fuzz
+        // target `console`, fuzz/corpus/console/regress-unreadable-origin.http).
+        let uri: axum::http::Uri = "/api/proposals/pr-1/reject".parse().unwrap();
+        let loopback = IpAddr::from([127, 0, 0, 1]);
+        let bearer = format!("Bearer {T}");
+        let with = |origin: &[u8]| {
+            headers(&[
+                ("host", b"127.0.0.1:8080"),
+                ("origin", origin),
+                ("authorization", bearer.as_bytes()),
+            ])
+        };
+        let refused = admit(
+            &Method::POST,
+            &uri,
+            &with(b"http://ev\xc3\xa9l"),
+            loopback,
+            T,
+        )
+        .expect_err("an unreadable Origin is refused");
+        assert_eq!(refused.status, 403);
+        let ours = admit(
+            &Method::POST,
+            &uri,
+            &with(b"http://127.0.0.1:8080"),
+            loopback,
+            T,
+        );
+        assert_eq!(ours.map(|a| a.access), Ok(auth::Access::Token));
+        // An unreadable Host is no loopback host: a read without the token is refused.
+        let read = admit(
+            &Method::GET,
+            &uri,
+            &headers(&[("host", b"127.0.0.1\xff")]),
+            loopback,
+            T,
+        );
+        assert_eq!(read.map_err(|r| r.status), Err(403));
+    }
+
+    #[test]
+    fn the_login_query_grants_the_token_only_when_it_is_right() {
+        let h = headers(&[("host", b"192.0.2.2:8080")]);
+        let remote = IpAddr::from([192, 0, 2, 7]);
+        let good: axum::http::Uri = format!("/?token={T}").parse().unwrap();
+        let admitted = admit(&Method::GET, &good, &h, remote, T).unwrap();
+        assert_eq!(admitted.access, auth::Access::Token);
+        assert!(admitted.login);
+        let bad: axum::http::Uri = "/?token=nope".parse().unwrap();
+        assert_eq!(
+            admit(&Method::GET, &bad, &h, remote, T).map_err(|r| r.status),
+            Err(401)
+        );
     }
 }

@@ -334,7 +334,7 @@ fn turn_page(app: &App, params: &Params) -> Result<String> {
     };
     let target = target.max(1);
     let from = number(params, "from")?.unwrap_or(target.saturating_sub(AROUND).max(1));
-    let to = number(params, "to")?.unwrap_or(target + AROUND);
+    let to = number(params, "to")?.unwrap_or(target.saturating_add(AROUND));
     let window = session::read(repo.root(), &file, from, to)?;
     if window.total == 0 {
         return Err(Error::new(Kind::NotFound, format!("{file} holds no turns")));
@@ -410,7 +410,7 @@ async fn turns(State(app): State<Shared>, Query(params): Query<Params>) -> Respo
                 .get("file")
                 .ok_or_else(|| Error::bad_input("give ?file=…&from=N&to=M"))?;
             let from = number(&params, "from")?.unwrap_or(1);
-            let to = number(&params, "to")?.unwrap_or(from + STEP - 1);
+            let to = number(&params, "to")?.unwrap_or(from.saturating_add(STEP - 1));
             let repo = app.repo()?;
             let window = session::read(repo.root(), file, from, to)?;
             Ok(cards_html(&window, None))

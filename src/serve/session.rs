@@ -57,7 +57,8 @@ pub fn read(root: &Path, rel: &str, from: usize, to: usize) -> Result<Window> {
             "turns {from} to {to}: give from ≥ 1 and to ≥ from"
         )));
     }
-    let to = to.min(from + MAX_WINDOW - 1);
+    // Saturating: `from` is a client's number, as large as it likes.
+    let to = to.min(from.saturating_add(MAX_WINDOW - 1));
     // A link on the way (`vault -> /etc`) is not followed.
     let mut at = root.to_path_buf();
     for part in rel.split('/') {
@@ -159,6 +160,10 @@ mod tests {
         let turns: Vec<usize> = w.cards.iter().map(|c| c.turn).collect();
         assert_eq!(turns, vec![4, 5, 6]);
         assert!(read(dir.path(), rel, 0, 3).is_err());
+        // A window past the end, at the largest numbers a client can send: empty, counted
+        // (`from + MAX_WINDOW - 1` overflowed before).
+        let far = read(dir.path(), rel, usize::MAX - 1, usize::MAX).unwrap();
+        assert_eq!((far.total, far.cards.len(), far.to), (10, 0, usize::MAX));
         assert!(read(dir.path(), "vault/sessions/claude/none.jsonl", 1, 2).is_err());
     }
 }
