@@ -8,8 +8,6 @@
 //! candidate's id (so admitting it again merges nothing twice) and nothing new is inserted.
 //! Nothing is written here: the caller appends the lines.
 
-use std::collections::HashSet;
-
 use chrono::{DateTime, Utc};
 
 use super::Observation;
@@ -49,7 +47,7 @@ pub struct Admitted {
 pub fn admit(
     candidates: &[Candidate],
     settings: &Settings,
-    seen: &mut HashSet<String>,
+    seen: &mut super::Ids,
     index: Option<&Index>,
     on_each: &mut dyn FnMut(),
 ) -> Result<Admitted> {
@@ -69,7 +67,7 @@ pub fn admit(
             out.discarded += 1;
             continue;
         };
-        if !seen.insert(obs.id.clone()) {
+        if !seen.insert(&obs.id) {
             out.duplicates += 1;
             continue;
         }

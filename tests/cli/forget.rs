@@ -750,13 +750,10 @@ fn a_library_document_goes_with_its_manifest_line_chunks_and_copy() {
     std::fs::create_dir_all(&docs).unwrap();
     // A payments runbook copied into the repository (committed), holding a live key, and a
     // storage guide left where it is.
-    std::fs::write(
-        docs.join("payments.md"),
-        format!(
-            "# Payments runbook\n\n## Keys\n\n### Live\n\nThe charge job uses {stripe}.\n\n## Alerts\n\nFailures {slack}.\n\n## Refunds\n\nRefunds go through the quokka queue.\n"
-        ),
-    )
-    .unwrap();
+    let payments_text = format!(
+        "# Payments runbook\n\n## Keys\n\n### Live\n\nThe charge job uses {stripe}.\n\n## Alerts\n\nFailures {slack}.\n\n## Refunds\n\nRefunds go through the quokka queue.\n"
+    );
+    std::fs::write(docs.join("payments.md"), &payments_text).unwrap();
     std::fs::write(
         docs.join("storage.md"),
         "# Storage guide\n\n## Install\n\nUse apt to install the quokkafs driver.\n",
@@ -779,10 +776,6 @@ fn a_library_document_goes_with_its_manifest_line_chunks_and_copy() {
         &["library", "add", docs.join("storage.md").to_str().unwrap()],
     )
     .code(0);
-    assert!(
-        history_holding(&env, &repo, &secret),
-        "the copy was committed"
-    );
     let manifest: Vec<Value> = read(&repo, "vault/library.jsonl")
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -799,6 +792,15 @@ fn a_library_document_goes_with_its_manifest_line_chunks_and_copy() {
     let payments_id = payments["id"].as_str().unwrap().to_string();
     let copy = payments["path"].as_str().unwrap().to_string();
     assert!(copy.starts_with("vault/library/"), "{copy}");
+    // The copy is redacted (library add never commits a secret); a person puts the keys back
+    // by hand and commits with git, so the repository and its history hold them.
+    assert!(!read(&repo, &copy).contains(&secret));
+    std::fs::write(repo.join(&copy), &payments_text).unwrap();
+    env.git(&repo, &["commit", "-qam", "runbook: the real keys"]);
+    assert!(
+        history_holding(&env, &repo, &secret),
+        "the copy was committed"
+    );
     let hits = |args: &[&str]| -> Vec<String> {
         let r = cairn(&env, &repo, args);
         assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
@@ -809,7 +811,6 @@ fn a_library_document_goes_with_its_manifest_line_chunks_and_copy() {
             .map(|x| x["id"].as_str().unwrap().to_string())
             .collect()
     };
-    assert!(!hits(&["--json", "search", "--exact", "--library", &secret]).is_empty());
     assert!(!hits(&["--json", "search", "--library", "quokka queue refunds"]).is_empty());
 
     // Forgotten by the text it holds: the whole document goes, not the one chunk.
