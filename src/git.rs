@@ -928,6 +928,29 @@ pub struct PathCommit {
     pub subject: String,
 }
 
+/// A commit as a listing shows it: its short id, its time and its subject (the message's
+/// first line).
+fn summary(
+    commit: &gix::Commit<'_>,
+    id: gix::ObjectId,
+) -> Result<(String, Option<chrono::DateTime<chrono::Utc>>, String)> {
+    let seconds = commit.time().map(|t| t.seconds).unwrap_or(0);
+    let message = commit
+        .message_raw()
+        .map_err(|e| git_err("cannot read a commit", e))?;
+    let subject = message
+        .lines()
+        .next()
+        .map(|l| l.to_str_lossy().into_owned())
+        .unwrap_or_default();
+    let id = id.to_string();
+    Ok((
+        id[..id.len().min(8)].to_string(),
+        chrono::DateTime::from_timestamp(seconds, 0),
+        subject,
+    ))
+}
+
 /// The commits reachable from HEAD whose blob at `rel` (relative to the knowledge repository
 /// `root`) differs from their first parent's and, with `needle`, holds it: newest first. What
 /// `cairn why` says a note or a library document came in with.
@@ -982,22 +1005,10 @@ pub fn path_commits(root: &Path, rel: &str, needle: Option<&[u8]>) -> Result<Vec
                 continue;
             }
         }
-        let seconds = commit.time().map(|t| t.seconds).unwrap_or(0);
-        let time = chrono::DateTime::from_timestamp(seconds, 0)
-            .map(crate::time::format)
-            .unwrap_or_default();
-        let message = commit
-            .message_raw()
-            .map_err(|e| git_err("cannot read a commit", e))?;
-        let subject = message
-            .lines()
-            .next()
-            .map(|l| l.to_str_lossy().into_owned())
-            .unwrap_or_default();
-        let id = info.id.to_string();
+        let (commit_id, at, subject) = summary(&commit, info.id)?;
         out.push(PathCommit {
-            commit: id[..id.len().min(8)].to_string(),
-            time,
+            commit: commit_id,
+            time: at.map(crate::time::format).unwrap_or_default(),
             subject,
         });
     }
@@ -1988,19 +1999,12 @@ pub fn commits_holding(root: &Path, needles: &[Vec<u8>]) -> Result<Vec<Holding>>
         if paths.is_empty() && !message {
             continue;
         }
-        let seconds = commit.time().map(|t| t.seconds).unwrap_or(0);
-        let date = chrono::DateTime::from_timestamp(seconds, 0)
-            .map(|t| t.format("%Y-%m-%d").to_string())
-            .unwrap_or_default();
-        let subject = message_bytes
-            .lines()
-            .next()
-            .map(|l| l.to_str_lossy().into_owned())
-            .unwrap_or_default();
-        let id = info.id.to_string();
+        let (commit_id, at, subject) = summary(&commit, info.id)?;
         out.push(Holding {
-            commit: id[..id.len().min(8)].to_string(),
-            date,
+            commit: commit_id,
+            date: at
+                .map(|t| t.format("%Y-%m-%d").to_string())
+                .unwrap_or_default(),
             subject,
             paths,
             message,

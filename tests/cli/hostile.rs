@@ -428,14 +428,22 @@ fn many_turns(session: &str, turns: usize, output: usize) -> (String, Vec<usize>
     (text, results)
 }
 
-/// `sessions ingest` of `paths` with the transcript line cap set to `max_line` bytes (the test
-/// knob `CAIRN_MAX_TRANSCRIPT_LINE`; the real cap is 256 MiB).
-fn ingest_capped(env: &Env, repo: &Path, max_line: usize, paths: &[&Path]) -> Run {
+/// `cairn --json --now NOW ARGS… PATHS…` with the test knob `knob` (an environment variable
+/// that shrinks a cap so a test needs no huge file) set to `value`.
+fn with_knob(env: &Env, repo: &Path, knob: (&str, u64), args: &[&str], paths: &[&Path]) -> Run {
     let mut cmd = env.command(BIN, repo);
-    cmd.env("CAIRN_MAX_TRANSCRIPT_LINE", max_line.to_string())
-        .args(["--json", "--now", NOW, "sessions", "ingest"])
+    cmd.env(knob.0, knob.1.to_string())
+        .args(["--json", "--now", NOW])
+        .args(args)
         .args(paths);
     Run::from(cmd.output().unwrap())
+}
+
+/// `sessions ingest` of `paths` with the transcript line cap set to `max_line` bytes (the real
+/// cap is 256 MiB).
+fn ingest_capped(env: &Env, repo: &Path, max_line: u64, paths: &[&Path]) -> Run {
+    let knob = ("CAIRN_MAX_TRANSCRIPT_LINE", max_line);
+    with_knob(env, repo, knob, &["sessions", "ingest"], paths)
 }
 
 // ADR "transcripts are streamed; caps per line": a transcript has no size cap (it is read a
@@ -532,11 +540,8 @@ fn an_import_line_over_the_cap_is_refused_naming_the_file_and_line() {
 /// `import observations FILE` with the part size set to `part` bytes (the test knob
 /// `CAIRN_IMPORT_PART_BYTES`; the real part is 64 MiB).
 fn import_in_parts(env: &Env, repo: &Path, part: u64, file: &Path) -> Run {
-    let mut cmd = env.command(BIN, repo);
-    cmd.env("CAIRN_IMPORT_PART_BYTES", part.to_string())
-        .args(["--json", "--now", NOW, "import", "observations"])
-        .arg(file);
-    Run::from(cmd.output().unwrap())
+    let knob = ("CAIRN_IMPORT_PART_BYTES", part);
+    with_knob(env, repo, knob, &["import", "observations"], &[file])
 }
 
 // ADR 53: an import fills today's observations file to the part size and goes on in the day's
