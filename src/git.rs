@@ -205,12 +205,8 @@ impl Change {
 /// The content HEAD holds at `rel` (relative to the knowledge repository `root`), or `None`
 /// when HEAD lacks it (or there is no commit yet).
 pub fn head_content(root: &Path, rel: &str) -> Result<Option<Vec<u8>>> {
-    let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
-    let work_dir = repo
-        .workdir()
-        .ok_or_else(|| Error::new(Kind::Git, "the git repository has no work tree"))?
-        .to_path_buf();
-    let git_path = join_prefix(&repo_prefix(&work_dir, root)?, rel);
+    let (repo, _, prefix) = open_work_tree(root)?;
+    let git_path = join_prefix(&prefix, rel);
     let Ok(head) = repo.head_commit() else {
         return Ok(None);
     };
@@ -845,12 +841,8 @@ pub fn folder_history(
     folder: &str,
     known: Option<FolderHistory>,
 ) -> Result<FolderHistory> {
-    let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
-    let work_dir = repo
-        .workdir()
-        .ok_or_else(|| Error::new(Kind::Git, "the git repository has no work tree"))?
-        .to_path_buf();
-    let folder_path = join_prefix(&repo_prefix(&work_dir, root)?, folder);
+    let (repo, _, prefix) = open_work_tree(root)?;
+    let folder_path = join_prefix(&prefix, folder);
     let Ok(head) = repo.head_id() else {
         return Ok(FolderHistory::default());
     };
@@ -955,12 +947,8 @@ fn summary(
 /// `root`) differs from their first parent's and, with `needle`, holds it: newest first. What
 /// `cairn why` says a note or a library document came in with.
 pub fn path_commits(root: &Path, rel: &str, needle: Option<&[u8]>) -> Result<Vec<PathCommit>> {
-    let repo = gix::discover(root).map_err(|e| git_err("cannot open the git repository", e))?;
-    let work_dir = repo
-        .workdir()
-        .ok_or_else(|| Error::new(Kind::Git, "the git repository has no work tree"))?
-        .to_path_buf();
-    let path = join_prefix(&repo_prefix(&work_dir, root)?, rel);
+    let (repo, _, prefix) = open_work_tree(root)?;
+    let path = join_prefix(&prefix, rel);
     let Ok(head) = repo.head_id() else {
         return Ok(Vec::new());
     };

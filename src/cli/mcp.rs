@@ -18,12 +18,6 @@ pub struct Args {
 /// Serves until the client closes stdin.
 pub fn run(ctx: &Ctx, now: Option<DateTime<Utc>>) -> Result<()> {
     let repo = ctx.repo()?;
-    let served = Served {
-        repo: repo.root().to_path_buf(),
-        cwd: ctx.cwd.clone(),
-        now,
-        no_commit: ctx.no_commit,
-        index: None,
-    };
+    let served = Served::new(ctx, &repo, now);
     crate::mcp::serve(served)
 }

@@ -596,6 +596,20 @@ pub struct Served {
     pub index: Option<std::sync::Arc<crate::index::Held>>,
 }
 
+impl Served {
+    /// What a server started by `ctx` in the knowledge repository `repo` fixes for its calls;
+    /// no held index (the console adds its own).
+    pub(crate) fn new(ctx: &Ctx, repo: &crate::repo::Repo, now: Option<DateTime<Utc>>) -> Served {
+        Served {
+            repo: repo.root().to_path_buf(),
+            cwd: ctx.cwd.clone(),
+            now,
+            no_commit: ctx.no_commit,
+            index: None,
+        }
+    }
+}
+
 impl Ctx {
     /// The context of one call of a server: JSON data and no terminal, so no prompt, no
     /// editor and no progress bar.

@@ -74,13 +74,7 @@ pub fn run(ctx: &Ctx, args: Args, now: Option<DateTime<Utc>>) -> Result<()> {
             token.value
         ));
     }
-    let served = Served {
-        repo: repo.root().to_path_buf(),
-        cwd: ctx.cwd.clone(),
-        now,
-        no_commit: ctx.no_commit,
-        index: None,
-    };
+    let served = Served::new(ctx, &repo, now);
     crate::serve::serve(
         served,
         crate::serve::Options {
