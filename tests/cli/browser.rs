@@ -44,23 +44,12 @@ fn console_in_headless_chromium() {
     }
 
     let (env, repo) = with_proposals();
-    env.cairn_in(
+    adr_new(
+        &env,
         &repo,
-        &[
-            "adr",
-            "new",
-            "Use NFS v4.2 with pNFS",
-            "--supersedes",
-            "2",
-            "--context",
-            "c",
-            "--decision",
-            "d",
-            "--consequences",
-            "e",
-        ],
-    )
-    .code(0);
+        "Use NFS v4.2 with pNFS",
+        &["--supersedes", "2"],
+    );
     let hostile = hostile_transcript(&env);
     let long = fixtures().join("sessions/pi/before-compaction.jsonl");
     for t in [hostile.as_path(), long.as_path()] {

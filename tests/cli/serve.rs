@@ -28,40 +28,8 @@ fn filled() -> (Env, PathBuf) {
         &["slog", "deploy", "api", "moved the nfs mount to v4"],
     )
     .code(0);
-    env.cairn_in(
-        &repo,
-        &[
-            "adr",
-            "new",
-            "Use NFS v4",
-            "--tags",
-            "storage",
-            "--context",
-            "c",
-            "--decision",
-            "d",
-            "--consequences",
-            "e",
-        ],
-    )
-    .code(0);
-    env.cairn_in(
-        &repo,
-        &[
-            "adr",
-            "new",
-            "Use NFS v4.2",
-            "--supersedes",
-            "1",
-            "--context",
-            "c",
-            "--decision",
-            "d",
-            "--consequences",
-            "e",
-        ],
-    )
-    .code(0);
+    adr_new(&env, &repo, "Use NFS v4", &["--tags", "storage"]);
+    adr_new(&env, &repo, "Use NFS v4.2", &["--supersedes", "1"]);
     env.cairn_in(
         &repo,
         &[

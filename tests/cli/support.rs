@@ -295,3 +295,12 @@ pub fn client() -> reqwest::blocking::Client {
         .build()
         .unwrap()
 }
+
+/// `cairn adr new TITLE EXTRA…` with placeholder sections (context `c`, decision `d`,
+/// consequences `e`), which must succeed.
+pub fn adr_new(env: &Env, repo: &Path, title: &str, extra: &[&str]) {
+    let mut args = vec!["adr", "new", title];
+    args.extend_from_slice(extra);
+    args.extend(["--context", "c", "--decision", "d", "--consequences", "e"]);
+    env.cairn_in(repo, &args).code(0);
+}
