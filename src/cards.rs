@@ -255,9 +255,8 @@ pub fn file_of(agent: Agent, session: &str) -> String {
 /// covers. A record without a time of its own takes the time of the record before it (the
 /// first, the transcript's earliest time); `fallback` (the file's mtime) dates a transcript
 /// with no times at all. The rendering depends on the transcript alone, so ingesting it again
-/// renders the same lines.
+/// renders the same lines. [`Render`] makes the same records one at a time.
 pub fn records(t: &Transcript, redactor: &Redactor, fallback: &str) -> Vec<Record> {
-    let red = |s: &str| redactor.redact(s).into_owned();
     let mut episodes: Vec<&crate::sessions::Episode> = t.episodes.iter().collect();
     episodes.sort_by_key(|e| e.line);
     let mut out = Vec::with_capacity(t.turns.len() + episodes.len());
@@ -268,30 +267,95 @@ pub fn records(t: &Transcript, redactor: &Redactor, fallback: &str) -> Vec<Recor
         .filter_map(|x| x.started)
         .chain(t.episodes.iter().filter_map(|e| e.time))
         .min();
-    let mut last_ts = earliest
-        .map(crate::time::format)
-        .unwrap_or_else(|| fallback.to_string());
+    let mut render = Render::new(
+        redactor,
+        earliest
+            .map(crate::time::format)
+            .unwrap_or_else(|| fallback.to_string()),
+    );
+    let (agent, session, cwd) = (t.agent, t.session.as_str(), t.cwd.as_deref());
     for turn in &t.turns {
         while let Some(e) = next_episode.peek() {
             if e.line < turn.line {
-                out.push(Record::Episode(episode(t, e, &red, &last_ts)));
+                out.push(Record::Episode(render.episode(agent, session, e)));
                 next_episode.next();
             } else {
                 break;
             }
         }
-        let card = card(t, turn, &red, &last_ts);
-        last_ts = card.ts.clone();
-        out.push(Record::Card(card));
+        out.push(Record::Card(render.card(agent, session, cwd, turn)));
     }
     for e in next_episode {
-        out.push(Record::Episode(episode(t, e, &red, &last_ts)));
+        out.push(Record::Episode(render.episode(agent, session, e)));
     }
     out
 }
 
-fn card(t: &Transcript, turn: &Turn, red: &dyn Fn(&str) -> String, fallback_ts: &str) -> Card {
-    let agent = t.agent.as_str();
+/// Renders a session's records one at a time, in their order, as [`records`] does: a record
+/// without a time takes the time of the one before it, the first `first_ts`.
+pub struct Render<'r> {
+    redactor: &'r Redactor,
+    first_ts: String,
+    last_ts: Option<String>,
+    /// Whether a record took `first_ts` (the session's first records have no time).
+    pub took_first: bool,
+}
+
+impl<'r> Render<'r> {
+    /// `first_ts`: the time of the first records when they have none (the transcript's
+    /// earliest time, else the file's mtime).
+    pub fn new(redactor: &'r Redactor, first_ts: String) -> Self {
+        Render {
+            redactor,
+            first_ts,
+            last_ts: None,
+            took_first: false,
+        }
+    }
+
+    fn fallback_ts(&mut self) -> String {
+        match &self.last_ts {
+            Some(ts) => ts.clone(),
+            None => {
+                self.took_first = true;
+                self.first_ts.clone()
+            }
+        }
+    }
+
+    /// A turn's card.
+    pub fn card(&mut self, agent: Agent, session: &str, cwd: Option<&str>, turn: &Turn) -> Card {
+        let fallback = self.fallback_ts();
+        let redactor = self.redactor;
+        let red = |s: &str| redactor.redact(s).into_owned();
+        let card = card(agent, session, cwd, turn, &red, &fallback);
+        self.last_ts = Some(card.ts.clone());
+        card
+    }
+
+    /// An episode's record.
+    pub fn episode(
+        &mut self,
+        agent: Agent,
+        session: &str,
+        e: &crate::sessions::Episode,
+    ) -> Episode {
+        let fallback = self.fallback_ts();
+        let redactor = self.redactor;
+        let red = |s: &str| redactor.redact(s).into_owned();
+        episode(agent, session, e, &red, &fallback)
+    }
+}
+
+fn card(
+    agent: Agent,
+    session: &str,
+    cwd: Option<&str>,
+    turn: &Turn,
+    red: &dyn Fn(&str) -> String,
+    fallback_ts: &str,
+) -> Card {
+    let agent = agent.as_str();
     let duration_ms = match (turn.started, turn.ended) {
         (Some(a), Some(b)) if b >= a => Some((b - a).num_milliseconds() as u64),
         _ => None,
@@ -312,9 +376,9 @@ fn card(t: &Transcript, turn: &Turn, red: &dyn Fn(&str) -> String, fallback_ts: 
         .collect();
     commands.dedup();
     Card {
-        id: card_id(agent, &t.session, turn.index),
+        id: card_id(agent, session, turn.index),
         agent: agent.to_string(),
-        session: t.session.clone(),
+        session: session.to_string(),
         turn: turn.index + 1,
         ts: turn
             .started
@@ -338,7 +402,7 @@ fn card(t: &Transcript, turn: &Turn, red: &dyn Fn(&str) -> String, fallback_ts: 
             .collect(),
         answer: red(&cut(&turn.answer, ANSWER_CHARS)),
         trivial: trivial(turn),
-        project: t.cwd.as_deref().and_then(project_of).map(|p| red(&p)),
+        project: cwd.and_then(project_of).map(|p| red(&p)),
     }
 }
 
@@ -353,20 +417,21 @@ pub fn project_of(cwd: &str) -> Option<String> {
 }
 
 fn episode(
-    t: &Transcript,
+    agent: Agent,
+    session: &str,
     e: &crate::sessions::Episode,
     red: &dyn Fn(&str) -> String,
     fallback_ts: &str,
 ) -> Episode {
-    let agent = t.agent.as_str();
+    let agent = agent.as_str();
     let text = red(&cut(&e.text, EPISODE_CHARS));
     Episode {
         id: format!(
             "ep-{}",
-            short_hash(&[agent, &t.session, e.kind.as_str(), &e.line.to_string()])
+            short_hash(&[agent, session, e.kind.as_str(), &e.line.to_string()])
         ),
         agent: agent.to_string(),
-        session: t.session.clone(),
+        session: session.to_string(),
         kind: e.kind.as_str().to_string(),
         ts: e
             .time
@@ -437,11 +502,19 @@ pub fn span(ms: u64) -> String {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Change {
     Same,
-    /// Append the lines from this index of the new rendering.
-    Append(usize),
+    /// Append the rendering's lines from byte `from` on: `cards` and `episodes` of them.
+    Append {
+        from: u64,
+        cards: usize,
+        episodes: usize,
+    },
     /// Replace the file: the transcript changed in its middle, and its rendering keeps every
-    /// card the file holds and has at least as many lines.
-    Rewrite,
+    /// card the file holds and has at least as many lines; `cards` and `episodes` of it are
+    /// new to the file.
+    Rewrite {
+        cards: usize,
+        episodes: usize,
+    },
     /// Write nothing: the transcript renders to less than the file holds (an older backup, a
     /// cut copy), which would remove cards. `cards` the file holds, `renders` the transcript's.
     Behind {
@@ -450,37 +523,137 @@ pub enum Change {
     },
 }
 
-/// Compares the lines a file holds with the lines a transcript renders to. A session only
-/// grows: the same lines are [`Change::Same`], more after them [`Change::Append`], a rendering
-/// that drops a card the file holds or has fewer lines [`Change::Behind`], and anything else
-/// (a transcript rewritten in its middle) [`Change::Rewrite`].
-pub fn compare(old: &[&str], new: &[String]) -> Change {
-    if old.len() <= new.len() && old.iter().zip(new).all(|(a, b)| *a == b) {
-        return if old.len() == new.len() {
+/// The id and kind of a record line, all a comparison needs of it.
+#[derive(Deserialize)]
+struct Head {
+    #[serde(rename = "type")]
+    kind: String,
+    id: String,
+}
+
+/// An id as a comparison keeps it: a hash, so a session of a million cards costs numbers.
+fn id_hash(id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    id.hash(&mut h);
+    h.finish()
+}
+
+/// Reads the next non-blank line into `buf` (newline kept); the bytes read, blank lines
+/// included, or `None` at the end.
+fn next_line(input: &mut impl std::io::BufRead, buf: &mut String) -> std::io::Result<Option<u64>> {
+    let mut read = 0u64;
+    loop {
+        buf.clear();
+        let n = input.read_line(buf)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        read += n as u64;
+        if !buf.trim().is_empty() {
+            return Ok(Some(read));
+        }
+    }
+}
+
+/// Compares the lines a file holds (`None`: no file yet) with the lines a transcript renders
+/// to, both read a line at a time. A session only grows: the same lines are
+/// [`Change::Same`], more after them [`Change::Append`], a rendering that drops a card the file
+/// holds or has fewer lines [`Change::Behind`], and anything else (a transcript rewritten in
+/// its middle) [`Change::Rewrite`]. Only when the two differ in their middle are ids kept, as
+/// hashes.
+pub fn compare<O, N>(old: Option<O>, mut new: N) -> std::io::Result<Change>
+where
+    O: std::io::BufRead + std::io::Seek,
+    N: std::io::BufRead + std::io::Seek,
+{
+    use std::io::SeekFrom;
+    let (mut a, mut b) = (String::new(), String::new());
+    let mut from = 0u64;
+    let mut old = old;
+    let mut prefix = true;
+    if let Some(old) = &mut old {
+        while next_line(old, &mut a)?.is_some() {
+            let same = match next_line(&mut new, &mut b)? {
+                Some(n) => {
+                    from += n;
+                    b.trim_end_matches(['\n', '\r']) == a.trim_end_matches(['\n', '\r'])
+                }
+                None => false,
+            };
+            if !same {
+                prefix = false;
+                break;
+            }
+        }
+    }
+    if prefix {
+        let (mut cards, mut episodes) = (0, 0);
+        while next_line(&mut new, &mut b)?.is_some() {
+            match serde_json::from_str::<Head>(&b) {
+                Ok(head) if head.kind == "card" => cards += 1,
+                _ => episodes += 1,
+            }
+        }
+        return Ok(if cards + episodes == 0 {
             Change::Same
         } else {
-            Change::Append(old.len())
-        };
+            Change::Append {
+                from,
+                cards,
+                episodes,
+            }
+        });
     }
-    let cards = |lines: &mut dyn Iterator<Item = &str>| -> std::collections::HashSet<String> {
-        lines
-            .filter_map(|l| serde_json::from_str::<Record>(l).ok())
-            .filter_map(|r| match r {
-                Record::Card(c) => Some(c.id),
-                Record::Episode(_) => None,
-            })
-            .collect()
+    let Some(mut old) = old else {
+        unreachable!("only a file can differ from the rendering")
     };
-    let had = cards(&mut old.iter().copied());
-    let has = cards(&mut new.iter().map(String::as_str));
-    if new.len() < old.len() || !had.is_subset(&has) {
+    old.seek(SeekFrom::Start(0))?;
+    let (mut had_cards, mut had) = (
+        std::collections::HashSet::new(),
+        std::collections::HashSet::new(),
+    );
+    let mut old_len = 0usize;
+    while next_line(&mut old, &mut a)?.is_some() {
+        old_len += 1;
+        if let Ok(head) = serde_json::from_str::<Head>(&a) {
+            let id = id_hash(&head.id);
+            had.insert(id);
+            if head.kind == "card" {
+                had_cards.insert(id);
+            }
+        }
+    }
+    new.seek(SeekFrom::Start(0))?;
+    let (mut new_len, mut renders, mut kept) = (0usize, 0usize, 0usize);
+    let (mut cards, mut episodes) = (0usize, 0usize);
+    while next_line(&mut new, &mut b)?.is_some() {
+        new_len += 1;
+        let Ok(head) = serde_json::from_str::<Head>(&b) else {
+            continue;
+        };
+        let id = id_hash(&head.id);
+        let card = head.kind == "card";
+        if card {
+            renders += 1;
+            kept += usize::from(had_cards.contains(&id));
+        }
+        if !had.contains(&id) {
+            if card {
+                cards += 1;
+            } else {
+                episodes += 1;
+            }
+        }
+    }
+    Ok(if new_len < old_len || kept < had_cards.len() {
         Change::Behind {
-            cards: had.len(),
-            renders: has.len(),
+            cards: had_cards.len(),
+            renders,
         }
     } else {
-        Change::Rewrite
-    }
+        Change::Rewrite { cards, episodes }
+    })
 }
 
 #[cfg(test)]
@@ -501,13 +674,34 @@ mod tests {
         assert!(card_id("pi", "x", 3).starts_with("tc-"));
     }
 
+    /// [`compare`] over lines held in memory: the file's (`None`: no file) and the rendering's.
+    fn cmp(old: Option<&[&str]>, new: &[&str]) -> Change {
+        let text = |lines: &[&str]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+        let old = old.map(|o| std::io::Cursor::new(text(o)));
+        compare(old, std::io::Cursor::new(text(new))).unwrap()
+    }
+
     #[test]
     fn compare_appends_only_after_the_same_lines() {
-        let new: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
-        assert_eq!(compare(&["a", "b", "c"], &new), Change::Same);
-        assert_eq!(compare(&["a"], &new), Change::Append(1));
-        assert_eq!(compare(&[], &new), Change::Append(0));
-        assert_eq!(compare(&["a", "x"], &new), Change::Rewrite);
+        let new = ["a", "b", "c"];
+        assert_eq!(cmp(Some(&["a", "b", "c"]), &new), Change::Same);
+        let append = |from, episodes| Change::Append {
+            from,
+            cards: 0,
+            episodes,
+        };
+        assert_eq!(cmp(Some(&["a"]), &new), append(2, 2));
+        assert_eq!(cmp(Some(&[]), &new), append(0, 3));
+        assert_eq!(cmp(None, &new), append(0, 3));
+        assert_eq!(
+            cmp(Some(&["a", "x"]), &new),
+            Change::Rewrite {
+                cards: 0,
+                episodes: 0
+            }
+        );
+        // Blank lines and a CRLF in the file are not differences.
+        assert_eq!(cmp(Some(&["a", "", "b\r", "  "]), &new), append(4, 1));
     }
 
     fn card_line(index: usize, prompt: &str) -> String {
@@ -536,24 +730,49 @@ mod tests {
         let old: Vec<&str> = whole.iter().map(String::as_str).collect();
         // A prefix (an older copy): behind, not a rewrite.
         assert_eq!(
-            compare(&old, &whole[..2]),
+            cmp(Some(&old), &old[..2]),
             Change::Behind {
                 cards: 3,
                 renders: 2
             }
         );
         // Cut in the middle of its last turn: fewer cards and a changed one, still behind.
-        let cut = vec![whole[0].clone(), card_line(1, "p, cut")];
+        let changed = card_line(1, "p, cut");
         assert_eq!(
-            compare(&old, &cut),
+            cmp(Some(&old), &[old[0], &changed]),
             Change::Behind {
                 cards: 3,
                 renders: 2
             }
         );
-        // The same turns, one edited: a rewrite.
-        let edited = vec![whole[0].clone(), card_line(1, "q"), whole[2].clone()];
-        assert_eq!(compare(&old, &edited), Change::Rewrite);
+        // The same turns, one edited: a rewrite, nothing new in it.
+        let edited = card_line(1, "q");
+        assert_eq!(
+            cmp(Some(&old), &[old[0], &edited, old[2]]),
+            Change::Rewrite {
+                cards: 0,
+                episodes: 0
+            }
+        );
+        // Edited, and one more turn: a rewrite with one new card.
+        let more = card_line(3, "r");
+        assert_eq!(
+            cmp(Some(&old), &[old[0], &edited, old[2], &more]),
+            Change::Rewrite {
+                cards: 1,
+                episodes: 0
+            }
+        );
+        // More turns after the same ones: their bytes on are appended.
+        let from = old.iter().map(|l| l.len() as u64 + 1).sum();
+        assert_eq!(
+            cmp(Some(&old), &[old[0], old[1], old[2], &more]),
+            Change::Append {
+                from,
+                cards: 1,
+                episodes: 0
+            }
+        );
     }
 
     #[test]

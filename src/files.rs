@@ -145,19 +145,42 @@ pub const TEMP_PREFIX: &str = ".cairn-tmp-";
 /// one (0666 less the umask); a replaced file keeps its mode. Refused through a link inside a
 /// confined repository.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    refuse_links(path)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let made_dir = !dir.is_dir();
+    let mut tmp = staging(dir)?;
+    tmp.write_all(bytes)
+        .map_err(|e| Error::io(path.display(), &e))?;
+    install(tmp, path)?;
+    // The folder was made with the staging file: its name is durable once its parent is synced.
+    if made_dir && let Some(parent) = dir.parent() {
+        sync_dir(parent)?;
+    }
+    Ok(())
+}
+
+/// A temporary file in `dir` (made if missing) to be [`install`]ed over a file there, or in
+/// another folder of the same file system: named with [`TEMP_PREFIX`], so `cairn doctor`
+/// removes it when a kill leaves it.
+pub fn staging(dir: &Path) -> Result<tempfile::NamedTempFile> {
     use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
+    // tempfile's own default is 0600; the kernel takes the umask off the mode asked for here.
+    tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(dir.display(), &e))
+}
+
+/// Puts a [`staging`] file in place of `path`, atomically and durably: its data synced, then
+/// renamed, then the folder synced (and the folder's parent when the folder is new). A replaced
+/// file's mode is kept. Refused through a link inside a confined repository.
+pub fn install(tmp: tempfile::NamedTempFile, path: &Path) -> Result<()> {
     refuse_links(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let made_dir = !dir.is_dir();
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
-    // tempfile's own default is 0600; the kernel takes the umask off the mode asked for here.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir.display(), &e))?;
-    tmp.write_all(bytes)
-        .map_err(|e| Error::io(path.display(), &e))?;
     tmp.as_file()
         .sync_data()
         .map_err(|e| Error::io(path.display(), &e))?;

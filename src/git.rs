@@ -202,6 +202,33 @@ impl Change {
     }
 }
 
+/// Files at least this big are written to the object store as they are read (a loose object
+/// is compressed and hashed on its way to a temporary file), not read whole first.
+const STREAMED_BLOB_BYTES: u64 = 16 * 1024 * 1024;
+
+/// [`STREAMED_BLOB_BYTES`], or for tests only the number in `CAIRN_STREAMED_BLOB_BYTES` (so a
+/// test of the streamed write needs no big file).
+fn streamed_blob_bytes() -> u64 {
+    std::env::var("CAIRN_STREAMED_BLOB_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(STREAMED_BLOB_BYTES)
+}
+
+/// Writes the file at `abs` as a blob, streamed.
+fn write_blob_streamed(repo: &gix::Repository, abs: &Path) -> Result<gix::ObjectId> {
+    use gix::objs::Write as _;
+    let mut file = std::fs::File::open(abs).map_err(|e| Error::io(abs.display(), &e))?;
+    let size = file
+        .metadata()
+        .map_err(|e| Error::io(abs.display(), &e))?
+        .len();
+    let mut input = std::io::BufReader::with_capacity(256 * 1024, &mut file);
+    repo.objects
+        .write_stream(gix::objs::Kind::Blob, size, &mut input)
+        .map_err(|e| git_err("cannot write a blob", e))
+}
+
 /// The content HEAD holds at `rel` (relative to the knowledge repository `root`), or `None`
 /// when HEAD lacks it (or there is no commit yet).
 pub fn head_content(root: &Path, rel: &str) -> Result<Option<Vec<u8>>> {
@@ -320,6 +347,27 @@ pub fn commit_changes(
             Some(tree) => blob_at(&repo, tree, &git_path),
             None => Ok(None),
         };
+        if let (Change::File(_), Some(meta)) = (change, &meta)
+            && meta.len() >= streamed_blob_bytes()
+        {
+            // A big file (a long session's cards) goes to the object store as it is read,
+            // never held whole.
+            let id = write_blob_streamed(&repo, &abs)?;
+            let kind = if is_executable(meta) {
+                EntryKind::BlobExecutable
+            } else {
+                EntryKind::Blob
+            };
+            editor
+                .upsert(git_path.as_str(), kind, id)
+                .map_err(|e| git_err("cannot edit the tree", e))?;
+            staged.push(Staged {
+                path: git_path,
+                blob: Some((id, kind)),
+                matches_file: true,
+            });
+            continue;
+        }
         let bytes = match change {
             Change::File(_) => match &meta {
                 Some(_) => Some(std::fs::read(&abs).map_err(|e| Error::io(abs.display(), &e))?),

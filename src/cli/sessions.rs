@@ -4,7 +4,8 @@
 //! and mtime, the session file it renders to and that file's size and mtime after the run)
 //! makes an unchanged transcript cost two `stat`s; when either changed (another path to the
 //! same session wrote the file, say) the transcript is read again. A changed one is parsed
-//! whole and rendered; its session file is then compared line by line ([`cards::compare`]):
+//! a line at a time and rendered to a staging file as its turns close (never held whole); its
+//! session file is then compared with it line by line ([`cards::compare`]):
 //! new lines after the same lines are appended, so a growing session adds only its new turns,
 //! a transcript rewritten in its middle rewrites the file, and one that renders to less than
 //! the file holds (an older backup, a cut copy) writes nothing and is named in a warning: a
@@ -215,9 +216,18 @@ enum Outcome {
 /// Why a file was not ingested, when nothing in it could be read.
 struct Unreadable(String);
 
-/// The lines a session file holds now (none when it does not exist).
-fn current_lines(path: &Path) -> Result<String> {
-    Ok(crate::files::read_optional(path)?.unwrap_or_default())
+/// Compares the session file at `old` (none yet when missing) with a staged rendering.
+fn compare_files(old: &Path, staged: &std::fs::File) -> std::io::Result<Change> {
+    use std::io::{BufReader, Seek, SeekFrom};
+    let mut new = BufReader::with_capacity(256 * 1024, staged.try_clone()?);
+    new.seek(SeekFrom::Start(0))?;
+    match std::fs::File::open(old) {
+        Ok(f) => cards::compare(Some(BufReader::with_capacity(256 * 1024, f)), new),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            cards::compare(None::<BufReader<std::fs::File>>, new)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Transcripts larger than this show their bytes read on the progress bar.
@@ -274,82 +284,257 @@ impl<R: std::io::Seek> std::io::Seek for Shown<R> {
     }
 }
 
-/// Reads the transcript at `file` (`size` bytes), streamed: a line at a time, so any size.
-fn read_transcript(
+/// The records of a transcript as they are read, written to a staging file (`vault/sessions/`,
+/// named for `cairn doctor` to remove if a kill leaves it): a session's rendering is never
+/// held whole. Notes what it took for the session, working folder and first time, so that a
+/// rendering made before a later line named them is made again.
+struct Staged<'a> {
+    render: cards::Render<'a>,
+    first_ts: String,
+    redactor: &'a Redactor,
+    forgotten: &'a std::collections::HashSet<String>,
+    fallback_session: &'a str,
+    out: std::io::BufWriter<tempfile::NamedTempFile>,
+    /// The session id and working folder each record was made with, when all were the same.
+    session: Option<String>,
+    cwd: Option<Option<String>>,
+    /// Whether two records were made with different ones.
+    mixed: bool,
+    records: usize,
+}
+
+impl<'a> Staged<'a> {
+    fn new(
+        repo: &Repo,
+        redactor: &'a Redactor,
+        first_ts: String,
+        forgotten: &'a std::collections::HashSet<String>,
+        fallback_session: &'a str,
+    ) -> Result<Self> {
+        let tmp = crate::files::staging(&repo.path(cards::DIR))?;
+        Ok(Staged {
+            render: cards::Render::new(redactor, first_ts.clone()),
+            first_ts,
+            redactor,
+            forgotten,
+            fallback_session,
+            out: std::io::BufWriter::with_capacity(256 * 1024, tmp),
+            session: None,
+            cwd: None,
+            mixed: false,
+            records: 0,
+        })
+    }
+
+    fn note(&mut self, session: &str, cwd: Option<Option<&str>>) {
+        match &self.session {
+            None => self.session = Some(session.to_string()),
+            Some(s) if s != session => self.mixed = true,
+            Some(_) => {}
+        }
+        if let Some(cwd) = cwd {
+            match &self.cwd {
+                None => self.cwd = Some(cwd.map(str::to_string)),
+                Some(c) if c.as_deref() != cwd => self.mixed = true,
+                Some(_) => {}
+            }
+        }
+    }
+
+    fn write(&mut self, record: &Record) -> std::io::Result<()> {
+        use std::io::Write;
+        if self.forgotten.contains(record.id()) {
+            // A card or episode forgotten (`cairn forget`) is not made again from its transcript.
+            return Ok(());
+        }
+        serde_json::to_writer(&mut self.out, record)?;
+        self.out.write_all(b"\n")?;
+        self.records += 1;
+        Ok(())
+    }
+
+    /// Whether what the read found differs from what the records were made with.
+    fn stale(&self, summary: &sessions::Summary, first_known: bool) -> bool {
+        self.mixed
+            || self.session.as_ref().is_some_and(|s| *s != summary.session)
+            || self
+                .cwd
+                .as_ref()
+                .is_some_and(|c| c.as_deref() != summary.cwd.as_deref())
+            || (self.render.took_first && !first_known && summary.earliest.is_some())
+    }
+}
+
+impl sessions::Sink for Staged<'_> {
+    fn turn(&mut self, at: &sessions::Context<'_>, turn: sessions::Turn) -> std::io::Result<()> {
+        let session = at.session.unwrap_or(self.fallback_session);
+        self.note(session, Some(at.cwd));
+        let card = self.render.card(at.agent, session, at.cwd, &turn);
+        self.write(&Record::Card(card))
+    }
+
+    fn episode(
+        &mut self,
+        at: &sessions::Context<'_>,
+        episode: sessions::Episode,
+    ) -> std::io::Result<()> {
+        let session = at.session.unwrap_or(self.fallback_session);
+        self.note(session, None);
+        let record = self.render.episode(at.agent, session, &episode);
+        self.write(&Record::Episode(record))
+    }
+
+    fn restart(&mut self) -> std::io::Result<()> {
+        use std::io::{Seek, Write};
+        self.out.flush()?;
+        let file = self.out.get_mut().as_file_mut();
+        file.set_len(0)?;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        self.render = cards::Render::new(self.redactor, self.first_ts.clone());
+        (self.session, self.cwd, self.mixed, self.records) = (None, None, false, 0);
+        Ok(())
+    }
+}
+
+/// A transcript read into its session's staged rendering.
+struct Rendered {
+    staged: tempfile::NamedTempFile,
+    summary: sessions::Summary,
+}
+
+/// Reads the transcript at `file` (`size` bytes), streamed (a line at a time, so any size),
+/// into a staging file of its records. A rendering made before a later line named the
+/// session, its folder or an earlier time is made again with them known: a second read.
+#[allow(clippy::too_many_arguments)]
+fn render_transcript(
+    repo: &Repo,
     file: &Path,
     size: u64,
     bar: &indicatif::ProgressBar,
     forced: Option<Agent>,
     fallback_session: &str,
-) -> Result<std::result::Result<sessions::Transcript, Unreadable>> {
-    let opened = std::fs::File::open(file).map_err(|e| Error::io(file.display(), &e))?;
-    let shown = Shown {
-        inner: opened,
-        bar: bar.clone(),
-        name: file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        size,
-        at: 0,
-        shown: 0,
-    };
-    let input = std::io::BufReader::with_capacity(256 * 1024, shown);
-    let read = sessions::read(input, forced, fallback_session, max_line());
-    if size >= PROGRESS_BYTES {
-        bar.set_message("ingesting");
+    redactor: &Redactor,
+    mtime: &str,
+    forgotten: &std::collections::HashSet<String>,
+) -> Result<std::result::Result<Rendered, Unreadable>> {
+    let (mut preset, mut first_ts) = (sessions::Preset::default(), None::<String>);
+    loop {
+        let opened = std::fs::File::open(file).map_err(|e| Error::io(file.display(), &e))?;
+        let shown = Shown {
+            inner: opened,
+            bar: bar.clone(),
+            name: file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            size,
+            at: 0,
+            shown: 0,
+        };
+        let input = std::io::BufReader::with_capacity(256 * 1024, shown);
+        let first_known = first_ts.is_some();
+        let mut staged = Staged::new(
+            repo,
+            redactor,
+            first_ts.clone().unwrap_or_else(|| mtime.to_string()),
+            forgotten,
+            fallback_session,
+        )?;
+        let read = sessions::stream(
+            input,
+            forced,
+            fallback_session,
+            max_line(),
+            preset.clone(),
+            &mut staged,
+        );
+        if size >= PROGRESS_BYTES {
+            bar.set_message("ingesting");
+        }
+        let summary = match read {
+            Ok(summary) => summary,
+            Err(sessions::Error::Read(e)) => return Err(Error::io(file.display(), &e)),
+            Err(e) => return Ok(Err(Unreadable(format!("not a transcript: {e}")))),
+        };
+        if staged.stale(&summary, first_known) && !first_known {
+            preset = sessions::Preset {
+                session: Some(summary.session.clone()),
+                cwd: summary.cwd.clone(),
+            };
+            first_ts = Some(
+                summary
+                    .earliest
+                    .map(crate::time::format)
+                    .unwrap_or_else(|| mtime.to_string()),
+            );
+            continue;
+        }
+        let staged_file = staged
+            .out
+            .into_inner()
+            .map_err(|e| Error::io(file.display(), e.error()))?;
+        return Ok(Ok(Rendered {
+            staged: staged_file,
+            summary,
+        }));
     }
-    match read {
-        Ok(transcript) => Ok(Ok(transcript)),
-        Err(sessions::Error::Read(e)) => Err(Error::io(file.display(), &e)),
-        Err(e) => Ok(Err(Unreadable(format!("not a transcript: {e}")))),
+}
+
+/// Appends the staged lines from byte `from` to `path`, in whole lines a few MiB at a time: a
+/// kill between two leaves whole lines, and the next ingest appends the rest.
+fn append_staged(path: &Path, staged: &std::fs::File, from: u64, repo: &Repo) -> Result<()> {
+    use std::io::{BufRead, BufReader, Seek, SeekFrom};
+    const CHUNK: usize = 8 * 1024 * 1024;
+    let io = |e: std::io::Error| Error::io(path.display(), &e);
+    let mut new = BufReader::with_capacity(256 * 1024, staged.try_clone().map_err(io)?);
+    new.seek(SeekFrom::Start(from)).map_err(io)?;
+    let (mut buf, mut line, mut first) = (Vec::new(), Vec::new(), true);
+    loop {
+        line.clear();
+        let n = new.read_until(b'\n', &mut line).map_err(io)?;
+        if n > 0 {
+            buf.extend_from_slice(&line);
+        }
+        if (n == 0 && !buf.is_empty()) || buf.len() >= CHUNK {
+            if first {
+                crate::files::append_lines(path, &buf, &repo.recovered_dir())?;
+            } else {
+                crate::files::append_more(path, &buf, &repo.recovered_dir())?;
+            }
+            first = false;
+            buf.clear();
+        }
+        if n == 0 {
+            return Ok(());
+        }
     }
 }
 
 fn ingest_one(
     ctx: &Ctx,
     repo: &Repo,
-    transcript: sessions::Transcript,
-    redactor: &Redactor,
-    mtime: &str,
-    forgotten: &std::collections::HashSet<String>,
-) -> std::result::Result<(Outcome, Vec<sessions::LineError>), Unreadable> {
-    let errors = transcript.errors.clone();
-    if transcript.turns.is_empty() && transcript.episodes.is_empty() {
-        if !errors.is_empty() {
-            let first = &errors[0];
+    rendered: Rendered,
+) -> std::result::Result<(Outcome, sessions::Summary), Unreadable> {
+    let Rendered { staged, summary } = rendered;
+    if summary.turns == 0 && summary.episodes == 0 {
+        if let Some(first) = summary.errors.first() {
             return Err(Unreadable(format!(
                 "nothing readable: {} bad lines (line {}: {})",
-                errors.len(),
-                first.line,
-                first.message
+                summary.bad_lines, first.line, first.message
             )));
         }
-        let unattributed = transcript.unattributed;
-        return Ok((Outcome::Empty { unattributed }, errors));
+        let unattributed = summary.unattributed;
+        return Ok((Outcome::Empty { unattributed }, summary));
     }
-    let mut records = cards::records(&transcript, redactor, mtime);
-    // A card or episode forgotten (`cairn forget`) is not made again from its transcript.
-    records.retain(|r| !forgotten.contains(r.id()));
-    let rel = cards::file_of(transcript.agent, &transcript.session);
-    let session = transcript.session.clone();
-    // The records hold what is written; the turns they were made from go before the lines are.
-    drop(transcript);
+    let rel = cards::file_of(summary.agent, &summary.session);
     let path = repo.path(&rel);
     let fail = |e: String| Unreadable(format!("cannot write {rel}: {e}"));
-    let new: Vec<String> = records.iter().map(cards::line).collect();
-    let old_text = current_lines(&path).map_err(|e| fail(e.to_string()))?;
-    let old: Vec<&str> = old_text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let count = |rs: &[Record]| {
-        let cards = rs.iter().filter(|r| matches!(r, Record::Card(_))).count();
-        (cards, rs.len() - cards)
-    };
-    let change = cards::compare(&old, &new);
-    if matches!(change, Change::Append(_) | Change::Rewrite) {
+    let plan = compare_files(&path, staged.as_file()).map_err(|e| fail(e.to_string()))?;
+    if matches!(plan, Change::Append { .. } | Change::Rewrite { .. }) {
         ctx.begin_writes(repo, std::slice::from_ref(&rel))
             .map_err(|e| fail(e.to_string()))?;
     }
-    let outcome = match change {
+    let outcome = match plan {
         Change::Same => Outcome::Ingested {
             cards: 0,
             episodes: 0,
@@ -359,23 +544,22 @@ fn ingest_one(
         },
         Change::Behind { cards, renders } => Outcome::Behind {
             file: rel,
-            session,
+            session: summary.session.clone(),
             cards,
             renders,
         },
-        Change::Append(from) => {
-            let mut buf = String::new();
-            for l in &new[from..] {
-                buf.push_str(l);
-                buf.push('\n');
+        Change::Append {
+            from,
+            cards,
+            episodes,
+        } => {
+            if from == 0 && !path.exists() {
+                // A new session: its rendering is the file.
+                crate::files::install(staged, &path).map_err(|e| fail(e.to_string()))?;
+            } else {
+                append_staged(&path, staged.as_file(), from, repo)
+                    .map_err(|e| fail(e.to_string()))?;
             }
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| fail(format!("{}: {e}", parent.display())))?;
-            }
-            crate::files::append_lines(&path, buf.as_bytes(), &repo.recovered_dir())
-                .map_err(|e| fail(e.to_string()))?;
-            let (cards, episodes) = count(&records[from..]);
             Outcome::Ingested {
                 cards,
                 episodes,
@@ -384,24 +568,8 @@ fn ingest_one(
                 changed: true,
             }
         }
-        Change::Rewrite => {
-            let mut buf = String::new();
-            for l in &new {
-                buf.push_str(l);
-                buf.push('\n');
-            }
-            crate::files::write_atomic(&path, buf.as_bytes()).map_err(|e| fail(e.to_string()))?;
-            let old_ids: std::collections::HashSet<String> = old
-                .iter()
-                .filter_map(|l| serde_json::from_str::<Record>(l).ok())
-                .map(|r| r.id().to_string())
-                .collect();
-            let fresh: Vec<Record> = records
-                .iter()
-                .filter(|r| !old_ids.contains(r.id()))
-                .cloned()
-                .collect();
-            let (cards, episodes) = count(&fresh);
+        Change::Rewrite { cards, episodes } => {
+            crate::files::install(staged, &path).map_err(|e| fail(e.to_string()))?;
             Outcome::Ingested {
                 cards,
                 episodes,
@@ -411,7 +579,7 @@ fn ingest_one(
             }
         }
     };
-    Ok((outcome, errors))
+    Ok((outcome, summary))
 }
 
 pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
@@ -515,18 +683,18 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             file_size: 0,
             file_mtime_ns: 0,
         };
-        let read = read_transcript(file, size, &bar, forced, &stem)?;
-        let redactor = redactor()?;
-        match read.and_then(|transcript| {
-            ingest_one(
-                ctx,
-                &repo,
-                transcript,
-                redactor,
-                &crate::time::format(modified),
-                &forgotten,
-            )
-        }) {
+        let rendered = render_transcript(
+            &repo,
+            file,
+            size,
+            &bar,
+            forced,
+            &stem,
+            redactor()?,
+            &crate::time::format(modified),
+            &forgotten,
+        )?;
+        match rendered.and_then(|rendered| ingest_one(ctx, &repo, rendered)) {
             Err(Unreadable(reason)) => {
                 warnings.push(format!("{}: skipped: {reason}", file.display()));
                 skipped.push(json!({"file": key, "reason": reason}));
@@ -535,9 +703,17 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
                     unreadable_named.push(file.display().to_string());
                 }
             }
-            Ok((outcome, errors)) => {
-                for e in &errors {
+            Ok((outcome, summary)) => {
+                let errors = &summary.errors;
+                for e in errors {
                     problems.push(format!("{}:{}: {}", file.display(), e.line, e.message));
+                }
+                if summary.bad_lines > errors.len() {
+                    problems.push(format!(
+                        "{}: {} more unreadable lines not named",
+                        file.display(),
+                        summary.bad_lines - errors.len()
+                    ));
                 }
                 // A transcript with bad lines is read again next time, so that they are
                 // named again until fixed; its cards are the same, so nothing is written twice.

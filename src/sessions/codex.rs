@@ -181,9 +181,9 @@ enum Stream {
 /// The prompts each stream holds, as read by the first pass.
 #[derive(Default)]
 struct Prompts {
-    response: Vec<String>,
-    user_message: Vec<String>,
-    item_completed: Vec<String>,
+    response: Vec<u64>,
+    user_message: Vec<u64>,
+    item_completed: Vec<u64>,
 }
 
 impl Prompts {
@@ -193,7 +193,11 @@ impl Prompts {
             Stream::UserMessage => &mut self.user_message,
             Stream::ItemCompleted => &mut self.item_completed,
         };
-        list.push(comparable(prompt));
+        use std::hash::{Hash, Hasher};
+        // A hash of the prompt, so a rollout of a million prompts costs numbers.
+        let mut h = std::hash::DefaultHasher::new();
+        comparable(prompt).hash(&mut h);
+        list.push(h.finish());
     }
 
     /// The stream to read the prompts from: the responses when they hold every prompt the
@@ -204,11 +208,11 @@ impl Prompts {
         } else {
             (&self.user_message, Stream::UserMessage)
         };
-        let mut left: HashMap<&str, usize> = HashMap::new();
+        let mut left: HashMap<u64, usize> = HashMap::new();
         for p in &self.response {
-            *left.entry(p.as_str()).or_default() += 1;
+            *left.entry(*p).or_default() += 1;
         }
-        let all_there = typed.iter().all(|p| match left.get_mut(p.as_str()) {
+        let all_there = typed.iter().all(|p| match left.get_mut(p) {
             Some(n) if *n > 0 => {
                 *n -= 1;
                 true
@@ -416,7 +420,7 @@ pub(crate) fn read<R: BufRead + Seek>(lines: &mut Lines<R>, b: &mut Builder) -> 
     feed(lines, b, Stream::Response, &mut prompts)?;
     let stream = prompts.choice();
     if stream != Stream::Response {
-        *b = Builder::new(super::Agent::Codex, b.max_line);
+        b.restart()?;
         lines.rewind()?;
         feed(lines, b, stream, &mut Prompts::default())?;
     }

@@ -323,19 +323,53 @@ pub fn parse(
     )
 }
 
-/// Reads a transcript from `input` (a file, say), streamed: one line is held at a time, at
-/// most `max_line` bytes of it, so memory is bounded by the longest line plus what the
-/// [`Transcript`] keeps (prompts, answers, snippets cut to [`SNIPPET_CHARS`]), whatever the
-/// size of the input. Detection reads the first lines, then the input is read from its start
-/// again; a Codex rollout whose prompts are in another stream is read twice, a pi tree twice
-/// (ids first, then its active branch). `agent` forces the format; without it the content
-/// decides. The session id comes from the content, else `fallback_session`.
+/// Reads a transcript from `input` (a file, say), streamed, into a [`Transcript`]: [`stream`]
+/// with the turns and episodes collected. What the transcript keeps grows with its turns; a
+/// caller that must not hold them all (ingest) streams them to a [`Sink`] instead.
 pub fn read<R: BufRead + Seek>(
     input: R,
     agent: Option<Agent>,
     fallback_session: &str,
     max_line: usize,
 ) -> Result<Transcript, Error> {
+    let mut collected = Collected::default();
+    let summary = stream(
+        input,
+        agent,
+        fallback_session,
+        max_line,
+        Preset::default(),
+        &mut collected,
+    )?;
+    Ok(Transcript {
+        agent: summary.agent,
+        session: summary.session,
+        cwd: summary.cwd,
+        turns: collected.turns,
+        episodes: collected.episodes,
+        errors: summary.errors,
+        unattributed: summary.unattributed,
+    })
+}
+
+/// Reads a transcript from `input`, streamed: one line is held at a time, at most `max_line`
+/// bytes of it, and each turn goes to `sink` when it closes, each episode when no turn can
+/// come before it any more, so memory is bounded by the longest line plus one open turn (its
+/// texts cut to [`TURN_TEXT_BYTES`], its lists to [`TURN_LIST_MAX`]), whatever the size of
+/// the input. Detection reads the first lines, then the input is read from its start again; a
+/// Codex rollout whose prompts are in another stream is read twice (the sink is told to
+/// [`Sink::restart`]), a pi tree twice (ids first, then its active branch). `agent` forces the
+/// format; without it the content decides. The session id comes from the content, else
+/// `fallback_session`; `preset` gives the session and working directory before any line is
+/// read (what an earlier pass found).
+pub fn stream<R: BufRead + Seek>(
+    input: R,
+    agent: Option<Agent>,
+    fallback_session: &str,
+    max_line: usize,
+    preset: Preset,
+    sink: &mut dyn Sink,
+) -> Result<Summary, Error> {
     let mut lines = Lines::new(input, max_line);
     let agent = match agent {
         Some(agent) => agent,
@@ -345,13 +379,87 @@ pub fn read<R: BufRead + Seek>(
             found.ok_or(Error::UnknownFormat)?
         }
     };
-    let mut builder = Builder::new(agent, max_line);
+    let mut builder = Builder::new(agent, max_line, preset, sink);
     match agent {
         Agent::Claude => claude::read(&mut lines, &mut builder)?,
         Agent::Codex => codex::read(&mut lines, &mut builder)?,
         Agent::Pi => pi::read(&mut lines, &mut builder)?,
     }
-    Ok(builder.finish(fallback_session))
+    Ok(builder.finish(fallback_session)?)
+}
+
+/// What a transcript's session is known to be before it is read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Preset {
+    /// The session id.
+    pub session: Option<String>,
+    /// The working directory.
+    pub cwd: Option<String>,
+}
+
+/// What a streamed read found, besides the turns and episodes it gave its sink.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// Who wrote it.
+    pub agent: Agent,
+    /// The session id found in the content, else the caller's fallback.
+    pub session: String,
+    /// The working directory the session ran in, when the transcript says.
+    pub cwd: Option<String>,
+    /// Lines that could not be read: the first [`ERRORS_KEPT`] of them.
+    pub errors: Vec<LineError>,
+    /// How many lines could not be read, all of them.
+    pub bad_lines: usize,
+    /// Tool calls and answers read outside any turn.
+    pub unattributed: usize,
+    /// Turns given to the sink.
+    pub turns: usize,
+    /// Episodes given to the sink.
+    pub episodes: usize,
+    /// The earliest time of a turn's start or an episode.
+    pub earliest: Option<DateTime<Utc>>,
+}
+
+/// What the session is known to be when a turn or an episode is handed over: the session id
+/// and working directory read so far (a later line may still name them).
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    pub agent: Agent,
+    pub session: Option<&'a str>,
+    pub cwd: Option<&'a str>,
+}
+
+/// Where a streamed read puts what it reads, in the order a session's records are kept: an
+/// episode comes before every turn whose prompt is on a later line.
+pub trait Sink {
+    /// A turn, closed.
+    fn turn(&mut self, at: &Context<'_>, turn: Turn) -> io::Result<()>;
+    /// A compaction note or summary.
+    fn episode(&mut self, at: &Context<'_>, episode: Episode) -> io::Result<()>;
+    /// The reader starts over from the first line: forget everything given so far.
+    fn restart(&mut self) -> io::Result<()>;
+}
+
+/// A [`Sink`] that keeps everything, for [`read`].
+#[derive(Debug, Default)]
+struct Collected {
+    turns: Vec<Turn>,
+    episodes: Vec<Episode>,
+}
+
+impl Sink for Collected {
+    fn turn(&mut self, _: &Context<'_>, turn: Turn) -> io::Result<()> {
+        self.turns.push(turn);
+        Ok(())
+    }
+    fn episode(&mut self, _: &Context<'_>, episode: Episode) -> io::Result<()> {
+        self.episodes.push(episode);
+        Ok(())
+    }
+    fn restart(&mut self) -> io::Result<()> {
+        *self = Collected::default();
+        Ok(())
+    }
 }
 
 /// One non-blank line of the input.
@@ -481,7 +589,7 @@ pub(crate) fn parse_line<'a, T: Deserialize<'a>>(
         },
     };
     if line.complete {
-        builder.errors.push(LineError {
+        builder.bad_line(LineError {
             line: line.number,
             message: failure,
         });
@@ -791,17 +899,52 @@ enum Last {
     ApiError,
 }
 
+/// The most bytes of a turn's prompt, and of its answer, kept while reading (cut on a
+/// character boundary). Cards keep far less; this bounds what one turn costs.
+pub const TURN_TEXT_BYTES: usize = 64 * 1024;
+
+/// The most tools, files, commands and errors one turn lists while reading (cards keep 40).
+pub const TURN_LIST_MAX: usize = 1000;
+
+/// How many unreadable lines a read names; the rest are counted.
+pub const ERRORS_KEPT: usize = 1000;
+
+/// How many episodes one open turn may hold back (they wait for the turn to be handed over
+/// first); more are unreadable lines.
+const EPISODES_HELD_MAX: usize = 1000;
+
+/// A call id as the open turn keeps it: a hash, so a turn of a million calls costs numbers.
+fn call_key(id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    id.hash(&mut h);
+    h.finish()
+}
+
+/// `text` cut to at most `max` bytes, on a character boundary.
+fn cut_bytes(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// A turn being read.
 #[derive(Debug)]
 struct Open {
     turn: Turn,
     last: Last,
     /// Tool calls waiting for their result, by call id; the value is the command's index.
-    pending: HashMap<String, Option<usize>>,
+    pending: HashMap<u64, Option<usize>>,
     /// Command index by call id, kept after the result so late exit codes find it.
-    commands: HashMap<String, usize>,
-    /// Text already taken as answer, per reply id: a reply split over lines counts once.
-    seen: HashSet<(String, String)>,
+    commands: HashMap<u64, usize>,
+    /// Text already taken as answer, per reply id (hashed): a reply split over lines counts
+    /// once.
+    seen: HashSet<u64>,
     interrupted: bool,
 }
 
@@ -819,17 +962,30 @@ impl Open {
     }
 }
 
-/// Cuts a stream of events into turns and episodes; each reader feeds it.
-#[derive(Debug)]
-pub(crate) struct Builder {
+/// Cuts a stream of events into turns and episodes, handing each to the sink as soon as it is
+/// settled; each reader feeds it.
+pub(crate) struct Builder<'s> {
     agent: Agent,
     /// Session id found in the content.
     pub session: Option<String>,
     /// Working directory found in the content.
     pub cwd: Option<String>,
-    turns: Vec<Turn>,
-    episodes: Vec<Episode>,
+    preset: Preset,
+    sink: &'s mut dyn Sink,
+    /// The first error the sink returned; nothing more is handed over after it.
+    failed: Option<io::Error>,
+    /// Turns closed (and handed over) so far.
+    closed: usize,
+    /// Episodes read but not handed over yet: they wait for the open turn, whose line is before
+    /// theirs, and the last may still get its text ([`Builder::compaction_text`]).
+    held: std::collections::VecDeque<Episode>,
+    /// Episodes handed over.
+    episodes: usize,
+    /// `last_turn` of the latest episode read, if any was.
+    last_episode_turn: Option<Option<usize>>,
+    earliest: Option<DateTime<Utc>>,
     errors: Vec<LineError>,
+    bad_lines: usize,
     open: Option<Open>,
     /// Tool calls and answers seen while no turn was open.
     unattributed: usize,
@@ -837,18 +993,51 @@ pub(crate) struct Builder {
     max_line: usize,
 }
 
-impl Builder {
-    fn new(agent: Agent, max_line: usize) -> Self {
+impl<'s> Builder<'s> {
+    fn new(agent: Agent, max_line: usize, preset: Preset, sink: &'s mut dyn Sink) -> Self {
         Builder {
             agent,
             max_line,
-            session: None,
-            cwd: None,
-            turns: Vec::new(),
-            episodes: Vec::new(),
+            session: preset.session.clone(),
+            cwd: preset.cwd.clone(),
+            preset,
+            sink,
+            failed: None,
+            closed: 0,
+            held: std::collections::VecDeque::new(),
+            episodes: 0,
+            last_episode_turn: None,
+            earliest: None,
             errors: Vec::new(),
+            bad_lines: 0,
             open: None,
             unattributed: 0,
+        }
+    }
+
+    /// Starts over, for another pass from the first line: the sink forgets what it was given.
+    pub fn restart(&mut self) -> io::Result<()> {
+        self.sink.restart()?;
+        self.session = self.preset.session.clone();
+        self.cwd = self.preset.cwd.clone();
+        self.failed = None;
+        self.closed = 0;
+        self.held.clear();
+        self.episodes = 0;
+        self.last_episode_turn = None;
+        self.earliest = None;
+        self.errors.clear();
+        self.bad_lines = 0;
+        self.open = None;
+        self.unattributed = 0;
+        Ok(())
+    }
+
+    /// A line that could not be read: named while fewer than [`ERRORS_KEPT`] are, counted.
+    pub fn bad_line(&mut self, error: LineError) {
+        self.bad_lines += 1;
+        if self.errors.len() < ERRORS_KEPT {
+            self.errors.push(error);
         }
     }
 
@@ -867,9 +1056,14 @@ impl Builder {
     /// Starts a turn at a real prompt, closing the one before.
     pub fn prompt(&mut self, line: &Line, time: Option<DateTime<Utc>>, prompt: String) {
         self.close();
+        let prompt = if prompt.len() > TURN_TEXT_BYTES {
+            cut_bytes(&prompt, TURN_TEXT_BYTES).to_string()
+        } else {
+            prompt
+        };
         self.open = Some(Open {
             turn: Turn {
-                index: self.turns.len(),
+                index: self.closed,
                 line: line.number,
                 end_offset: line.end,
                 started: time,
@@ -911,15 +1105,22 @@ impl Builder {
             self.unattributed += 1;
             return;
         };
-        if let Some(id) = reply
-            && !open.seen.insert((id.to_string(), text.to_string()))
-        {
-            return;
+        if let Some(id) = reply {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::hash::DefaultHasher::new();
+            (id, text).hash(&mut h);
+            if !open.seen.insert(h.finish()) {
+                return;
+            }
         }
-        if !open.turn.answer.is_empty() {
-            open.turn.answer.push_str("\n\n");
+        let answer = &mut open.turn.answer;
+        if answer.len() < TURN_TEXT_BYTES {
+            if !answer.is_empty() {
+                answer.push_str("\n\n");
+            }
+            let room = TURN_TEXT_BYTES.saturating_sub(answer.len());
+            answer.push_str(cut_bytes(text, room));
         }
-        open.turn.answer.push_str(text);
         open.last = Last::Answer;
     }
 
@@ -936,27 +1137,36 @@ impl Builder {
             self.unattributed += 1;
             return;
         };
-        if !id.is_empty() && (open.pending.contains_key(id) || open.commands.contains_key(id)) {
+        let key = call_key(id);
+        if !id.is_empty() && (open.pending.contains_key(&key) || open.commands.contains_key(&key)) {
             return;
         }
-        open.turn.tools.push(name.to_string());
-        let index = command.map(|command| {
-            open.turn.commands.push(CommandRun {
-                command,
-                exit: None,
-                output: String::new(),
+        let turn = &mut open.turn;
+        if turn.tools.len() < TURN_LIST_MAX {
+            turn.tools.push(name.to_string());
+        }
+        let index = command
+            .filter(|_| turn.commands.len() < TURN_LIST_MAX)
+            .map(|command| {
+                turn.commands.push(CommandRun {
+                    command,
+                    exit: None,
+                    output: String::new(),
+                });
+                turn.commands.len() - 1
             });
-            open.turn.commands.len() - 1
-        });
         if let Some(i) = index {
-            open.commands.insert(id.to_string(), i);
+            open.commands.insert(key, i);
         }
         for file in files {
-            if !file.is_empty() && !open.turn.files_written.iter().any(|f| f == file.as_ref()) {
-                open.turn.files_written.push(file.into_owned());
+            if !file.is_empty()
+                && turn.files_written.len() < TURN_LIST_MAX
+                && !turn.files_written.iter().any(|f| f == file.as_ref())
+            {
+                turn.files_written.push(file.into_owned());
             }
         }
-        open.pending.insert(id.to_string(), index);
+        open.pending.insert(key, index);
         open.last = Last::ToolCall;
     }
 
@@ -964,14 +1174,15 @@ impl Builder {
     /// exit makes the result an error.
     pub fn tool_result(&mut self, id: &str, is_error: bool, exit: Option<i32>, output: &str) {
         let Some(open) = &mut self.open else { return };
-        if open.pending.remove(id).is_none() && !open.commands.contains_key(id) {
+        let key = call_key(id);
+        if open.pending.remove(&key).is_none() && !open.commands.contains_key(&key) {
             // A result whose call is not in this turn (a repeat, or a call before the prompt).
             return;
         }
         let is_error = is_error || exit.is_some_and(|e| e != 0);
         // A failure already recorded by `command_exit` is not recorded twice.
         let mut recorded = false;
-        if let Some(&i) = open.commands.get(id) {
+        if let Some(&i) = open.commands.get(&key) {
             let run = &mut open.turn.commands[i];
             recorded = run.exit.is_some_and(|e| e != 0);
             if exit.is_some() {
@@ -981,7 +1192,7 @@ impl Builder {
                 run.output = snippet(output);
             }
         }
-        if is_error && !recorded {
+        if is_error && !recorded && open.turn.errors.len() < TURN_LIST_MAX {
             let message = snippet(output);
             open.turn.errors.push(if message.is_empty() {
                 format!(
@@ -1003,7 +1214,7 @@ impl Builder {
     /// process). A newly known non-zero exit is recorded as an error.
     pub fn command_exit(&mut self, id: &str, exit: i32, output: &str) {
         let Some(open) = &mut self.open else { return };
-        let Some(&i) = open.commands.get(id) else {
+        let Some(&i) = open.commands.get(&call_key(id)) else {
             return;
         };
         let run = &mut open.turn.commands[i];
@@ -1012,7 +1223,7 @@ impl Builder {
         if run.output.is_empty() {
             run.output = snippet(output);
         }
-        if !known && exit != 0 {
+        if !known && exit != 0 && open.turn.errors.len() < TURN_LIST_MAX {
             let message = format!("exit {exit}: {}", run.command);
             open.turn.errors.push(snippet(&message));
         }
@@ -1021,6 +1232,9 @@ impl Builder {
     /// A shell command the user ran themselves (pi `!cmd`): not a tool call of the agent.
     pub fn user_command(&mut self, command: &str, exit: Option<i32>, output: &str) {
         let Some(open) = &mut self.open else { return };
+        if open.turn.commands.len() >= TURN_LIST_MAX {
+            return;
+        }
         let output = snippet(output);
         open.turn.commands.push(CommandRun {
             command: command.to_string(),
@@ -1032,7 +1246,9 @@ impl Builder {
     /// An error from the model's API.
     pub fn api_error(&mut self, message: &str) {
         let Some(open) = &mut self.open else { return };
-        open.turn.errors.push(snippet(message));
+        if open.turn.errors.len() < TURN_LIST_MAX {
+            open.turn.errors.push(snippet(message));
+        }
         open.last = Last::ApiError;
     }
 
@@ -1051,20 +1267,32 @@ impl Builder {
         time: Option<DateTime<Utc>>,
         text: String,
     ) {
-        let started = self.turns.len() + usize::from(self.open.is_some());
+        let started = self.closed + usize::from(self.open.is_some());
         let last_turn = started.checked_sub(1);
-        let after_previous = self
-            .episodes
-            .last()
-            .and_then(|e| e.last_turn)
-            .map_or(0, |t| t + 1);
+        let after_previous = self.last_episode_turn.flatten().map_or(0, |t| t + 1);
         // Two episodes in one turn: the second covers (the rest of) that turn.
         let first_turn = after_previous.min(last_turn.unwrap_or(0));
-        self.episodes.push(Episode {
+        self.last_episode_turn = Some(last_turn);
+        if self.open.is_none() {
+            // No turn is open: every episode held is before any turn still to come.
+            while let Some(e) = self.held.pop_front() {
+                self.hand_episode(e);
+            }
+        } else if self.held.len() >= EPISODES_HELD_MAX {
+            self.bad_line(LineError {
+                line: line.number,
+                message: format!(
+                    "more than {EPISODES_HELD_MAX} compactions or summaries in one turn; skipped"
+                ),
+            });
+            return;
+        }
+        let text = text.trim();
+        self.held.push_back(Episode {
             kind,
             line: line.number,
             time,
-            text: text.trim().to_string(),
+            text: cut_bytes(text, TURN_TEXT_BYTES).to_string(),
             first_turn,
             last_turn,
         });
@@ -1072,32 +1300,80 @@ impl Builder {
 
     /// The text of the last episode, if it is a compaction still without one.
     pub fn compaction_text(&mut self) -> Option<&mut String> {
-        self.episodes
-            .last_mut()
+        self.held
+            .back_mut()
             .filter(|e| e.kind == EpisodeKind::Compaction && e.text.is_empty())
             .map(|e| &mut e.text)
     }
+}
 
-    fn close(&mut self) {
-        if let Some(open) = self.open.take() {
-            let outcome = open.outcome();
-            let mut turn = open.turn;
-            turn.outcome = outcome;
-            self.turns.push(turn);
+/// The earlier of two times, either missing.
+fn earlier(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+impl Builder<'_> {
+    fn hand_episode(&mut self, episode: Episode) {
+        self.earliest = earlier(self.earliest, episode.time);
+        self.episodes += 1;
+        if self.failed.is_none() {
+            let at = Context {
+                agent: self.agent,
+                session: self.session.as_deref(),
+                cwd: self.cwd.as_deref(),
+            };
+            if let Err(e) = self.sink.episode(&at, episode) {
+                self.failed = Some(e);
+            }
         }
     }
 
-    fn finish(mut self, fallback_session: &str) -> Transcript {
+    fn close(&mut self) {
+        let Some(open) = self.open.take() else { return };
+        let outcome = open.outcome();
+        let mut turn = open.turn;
+        turn.outcome = outcome;
+        // The episodes read before this turn's prompt go first.
+        while self.held.front().is_some_and(|e| e.line < turn.line) {
+            let e = self.held.pop_front().expect("just looked");
+            self.hand_episode(e);
+        }
+        self.earliest = earlier(self.earliest, turn.started);
+        self.closed += 1;
+        if self.failed.is_none() {
+            let at = Context {
+                agent: self.agent,
+                session: self.session.as_deref(),
+                cwd: self.cwd.as_deref(),
+            };
+            if let Err(e) = self.sink.turn(&at, turn) {
+                self.failed = Some(e);
+            }
+        }
+    }
+
+    fn finish(mut self, fallback_session: &str) -> io::Result<Summary> {
         self.close();
-        Transcript {
+        while let Some(e) = self.held.pop_front() {
+            self.hand_episode(e);
+        }
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        Ok(Summary {
             agent: self.agent,
             session: self.session.unwrap_or_else(|| fallback_session.to_string()),
             cwd: self.cwd,
-            turns: self.turns,
-            episodes: self.episodes,
             errors: self.errors,
+            bad_lines: self.bad_lines,
             unattributed: self.unattributed,
-        }
+            turns: self.closed,
+            episodes: self.episodes,
+            earliest: self.earliest,
+        })
     }
 }
 

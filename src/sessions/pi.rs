@@ -68,12 +68,24 @@ struct Message<'a> {
     exit_code: Option<i32>,
 }
 
-/// Where an entry is, and what places it in the tree: all the first pass keeps of it.
+/// Where an entry is, and what places it in the tree: all the first pass keeps of it. Ids
+/// are kept as hashes (`None` for none), so a tree of millions of entries costs numbers.
 struct Node {
-    id: String,
-    parent: String,
+    id: Option<u64>,
+    parent: Option<u64>,
     start: u64,
     number: usize,
+}
+
+/// An entry id as a [`Node`] keeps it.
+fn id_key(id: &str) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    if id.is_empty() {
+        return None;
+    }
+    let mut h = std::hash::DefaultHasher::new();
+    id.hash(&mut h);
+    Some(h.finish())
 }
 
 /// Feeds the entries of a pi session (its active branch) to `b`, in two passes over the
@@ -96,8 +108,8 @@ pub(crate) fn read<R: BufRead + Seek>(lines: &mut Lines<R>, b: &mut Builder) -> 
             continue;
         }
         nodes.push(Node {
-            id: entry.id.as_str().to_string(),
-            parent: entry.parent_id.as_str().to_string(),
+            id: id_key(entry.id.as_str()),
+            parent: id_key(entry.parent_id.as_str()),
             start: line.start,
             number: line.number,
         });
@@ -150,19 +162,19 @@ fn entry(line: &Line, b: &mut Builder) {
 /// The indices of the entries to read, in order: all of them for a linear (version 1) file,
 /// else the path from the root to the last entry.
 fn active_branch(nodes: &[Node]) -> Vec<usize> {
-    let Some(leaf) = nodes.iter().rposition(|n| !n.id.is_empty()) else {
+    let Some(leaf) = nodes.iter().rposition(|n| n.id.is_some()) else {
         return (0..nodes.len()).collect();
     };
-    let by_id: HashMap<&str, usize> = nodes
+    let by_id: HashMap<u64, usize> = nodes
         .iter()
         .enumerate()
-        .map(|(i, n)| (n.id.as_str(), i))
+        .filter_map(|(i, n)| n.id.map(|id| (id, i)))
         .collect();
     let mut path = vec![leaf];
     let mut at = leaf;
     // At most one step per entry, so a cycle in a damaged file cannot loop forever.
     while path.len() <= nodes.len() {
-        let Some(&parent) = by_id.get(nodes[at].parent.as_str()) else {
+        let Some(&parent) = nodes[at].parent.and_then(|p| by_id.get(&p)) else {
             break;
         };
         path.push(parent);

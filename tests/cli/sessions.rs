@@ -1294,3 +1294,103 @@ fn one_of_a_thing_is_counted_in_the_singular() {
         "{subject}"
     );
 }
+
+/// Every fixture's session file, ingested streamed (turns rendered as they close, the
+/// comparison and the commit a line or a block at a time), holds exactly what rendering the
+/// whole transcript read at once holds; the commit is the file, and git finds it sound.
+#[test]
+fn streamed_ingest_writes_what_a_whole_read_renders_and_commits_it_streamed() {
+    let (env, repo) = Env::repo();
+    let dir = fixtures().join("sessions");
+    let mut cmd = env.command(BIN, &repo);
+    // Every file goes to git streamed, as a big session's does.
+    cmd.env("CAIRN_STREAMED_BLOB_BYTES", "1")
+        .args(["--json", "sessions", "ingest"])
+        .arg(&dir);
+    Run::from(cmd.output().unwrap()).code(0);
+    let redactor = cairn::redact::Redactor::configured(&[]).unwrap();
+    let mut checked = 0;
+    let mut todo = vec![dir.clone()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let t = cairn::sessions::parse(&bytes, None, &stem).unwrap();
+            let mtime = chrono::DateTime::<chrono::Utc>::from(
+                std::fs::metadata(&path).unwrap().modified().unwrap(),
+            );
+            let want: String = cairn::cards::records(&t, &redactor, &cairn::time::format(mtime))
+                .iter()
+                .map(|r| cairn::cards::line(r) + "\n")
+                .collect();
+            let rel = cairn::cards::file_of(t.agent, &t.session);
+            let got = std::fs::read_to_string(repo.join(&rel)).unwrap();
+            assert_eq!(got, want, "{rel}");
+            assert_eq!(env.git(&repo, &["show", &format!("HEAD:{rel}")]), got);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 8);
+    env.git(&repo, &["fsck", "--strict", "--no-dangling"]);
+    assert_eq!(git_status(&env, &repo), "");
+}
+
+/// A session id and a time first given after the first turn: the streamed ingest makes the
+/// cards again with them, so every card names the session and the untimed first turn takes the
+/// transcript's earliest time, as a whole read does.
+#[test]
+fn a_session_named_and_timed_only_after_its_first_turn_is_rendered_with_both() {
+    let (env, repo) = Env::repo();
+    let whole = claude_transcript(
+        "late-named",
+        &[
+            ("first, with no id and no time", vec![], "Fine."),
+            ("second, the real thing", vec![], "Done it."),
+        ],
+    );
+    // Its first line loses the session id and the time; the lines after keep theirs.
+    let mut lines: Vec<Value> = whole
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let first = lines[0].as_object_mut().unwrap();
+    first.remove("sessionId");
+    first.remove("timestamp");
+    let text: String = lines.iter().map(|v| v.to_string() + "\n").collect();
+    let home = env.home();
+    let file = write(&home, "t/transcript-file-name.jsonl", &text);
+    env.cairn_in(
+        &repo,
+        &["--json", "sessions", "ingest", file.to_str().unwrap()],
+    )
+    .code(0);
+    let cards = jsonl_lines(&repo.join("vault/sessions/claude"));
+    assert_eq!(cards.len(), 2, "{cards:?}");
+    assert!(
+        cards.iter().all(|c| c["session"] == "late-named"),
+        "{cards:?}"
+    );
+    // The untimed first turn takes the earliest time of the transcript: the second's start.
+    assert_eq!(cards[0]["ts"], cards[1]["ts"]);
+    assert!(
+        !repo
+            .join("vault/sessions/claude/transcript-file-name.jsonl")
+            .exists()
+    );
+    // As a whole read renders it.
+    let t = cairn::sessions::parse(text.as_bytes(), None, "transcript-file-name").unwrap();
+    let redactor = cairn::redact::Redactor::configured(&[]).unwrap();
+    let want: Vec<Value> = cairn::cards::records(&t, &redactor, "2000-01-01T00:00:00.000Z")
+        .iter()
+        .map(|r| serde_json::from_str(&cairn::cards::line(r)).unwrap())
+        .collect();
+    assert_eq!(cards, want);
+}
