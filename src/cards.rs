@@ -325,7 +325,12 @@ impl<'r> Render<'r> {
 
     /// A turn's card.
     pub fn card(&mut self, agent: Agent, session: &str, cwd: Option<&str>, turn: &Turn) -> Card {
-        let fallback = self.fallback_ts();
+        // Only a record without a time of its own takes one (and may take the first).
+        let fallback = if turn.started.is_none() {
+            self.fallback_ts()
+        } else {
+            String::new()
+        };
         let redactor = self.redactor;
         let red = |s: &str| redactor.redact(s).into_owned();
         let card = card(agent, session, cwd, turn, &red, &fallback);
@@ -340,7 +345,11 @@ impl<'r> Render<'r> {
         session: &str,
         e: &crate::sessions::Episode,
     ) -> Episode {
-        let fallback = self.fallback_ts();
+        let fallback = if e.time.is_none() {
+            self.fallback_ts()
+        } else {
+            String::new()
+        };
         let redactor = self.redactor;
         let red = |s: &str| redactor.redact(s).into_owned();
         episode(agent, session, e, &red, &fallback)
@@ -590,9 +599,11 @@ where
     if prefix {
         let (mut cards, mut episodes) = (0, 0);
         while next_line(&mut new, &mut b)?.is_some() {
-            match serde_json::from_str::<Head>(&b) {
-                Ok(head) if head.kind == "card" => cards += 1,
-                _ => episodes += 1,
+            // A rendering's lines are ours: a card's starts so (`line` writes its tag first).
+            if b.starts_with(r#"{"type":"card""#) {
+                cards += 1;
+            } else {
+                episodes += 1;
             }
         }
         return Ok(if cards + episodes == 0 {
@@ -773,6 +784,24 @@ mod tests {
                 episodes: 0
             }
         );
+    }
+
+    #[test]
+    fn only_a_record_without_a_time_takes_the_first_time() {
+        let redactor = Redactor::builtin();
+        let mut timed = turn("p", "a", &[]);
+        timed.started = Some(chrono::Utc::now());
+        let mut render = Render::new(redactor, "2000-01-01T00:00:00.000Z".into());
+        render.card(Agent::Claude, "s", None, &timed);
+        render.card(Agent::Claude, "s", None, &turn("q", "b", &[]));
+        // The untimed second card took the first's time, not the first time.
+        assert!(!render.took_first);
+        let mut render = Render::new(redactor, "2000-01-01T00:00:00.000Z".into());
+        let card = render.card(Agent::Claude, "s", None, &turn("q", "b", &[]));
+        assert!(render.took_first);
+        assert_eq!(card.ts, "2000-01-01T00:00:00.000Z");
+        // The card line starts with its tag, as `compare` counts on.
+        assert!(line(&Record::Card(card)).starts_with(r#"{"type":"card""#));
     }
 
     #[test]
