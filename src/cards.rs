@@ -313,7 +313,12 @@ impl<'r> Render<'r> {
         }
     }
 
-    fn fallback_ts(&mut self) -> String {
+    /// The time a record without one takes (none needed for one with a time: only an untimed
+    /// record may take the first time).
+    fn fallback_ts(&mut self, has_time: bool) -> String {
+        if has_time {
+            return String::new();
+        }
         match &self.last_ts {
             Some(ts) => ts.clone(),
             None => {
@@ -325,12 +330,7 @@ impl<'r> Render<'r> {
 
     /// A turn's card.
     pub fn card(&mut self, agent: Agent, session: &str, cwd: Option<&str>, turn: &Turn) -> Card {
-        // Only a record without a time of its own takes one (and may take the first).
-        let fallback = if turn.started.is_none() {
-            self.fallback_ts()
-        } else {
-            String::new()
-        };
+        let fallback = self.fallback_ts(turn.started.is_some());
         let redactor = self.redactor;
         let red = |s: &str| redactor.redact(s).into_owned();
         let card = card(agent, session, cwd, turn, &red, &fallback);
@@ -345,11 +345,7 @@ impl<'r> Render<'r> {
         session: &str,
         e: &crate::sessions::Episode,
     ) -> Episode {
-        let fallback = if e.time.is_none() {
-            self.fallback_ts()
-        } else {
-            String::new()
-        };
+        let fallback = self.fallback_ts(e.time.is_some());
         let redactor = self.redactor;
         let red = |s: &str| redactor.redact(s).into_owned();
         episode(agent, session, e, &red, &fallback)

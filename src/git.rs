@@ -347,43 +347,50 @@ pub fn commit_changes(
             Some(tree) => blob_at(&repo, tree, &git_path),
             None => Ok(None),
         };
-        if let (Change::File(_), Some(meta)) = (change, &meta)
-            && meta.len() >= streamed_blob_bytes()
-        {
+        let streamed = matches!(change, Change::File(_))
+            && meta
+                .as_ref()
+                .is_some_and(|m| m.len() >= streamed_blob_bytes());
+        // The blob written, and whether the file holds exactly it.
+        let written = if streamed {
             // A big file (a long session's cards) goes to the object store as it is read,
             // never held whole.
-            let id = write_blob_streamed(&repo, &abs)?;
-            let kind = if is_executable(meta) {
-                EntryKind::BlobExecutable
-            } else {
-                EntryKind::Blob
+            Some((write_blob_streamed(&repo, &abs)?, true))
+        } else {
+            let bytes = match change {
+                Change::File(_) => match &meta {
+                    Some(_) => Some(std::fs::read(&abs).map_err(|e| Error::io(abs.display(), &e))?),
+                    None => None,
+                },
+                Change::Appended { bytes, .. } => {
+                    let mut base = head_bytes()?.unwrap_or_default();
+                    // A torn tail in HEAD is cut in the working tree before an append: here too.
+                    let whole = base.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                    base.truncate(whole);
+                    base.extend_from_slice(bytes);
+                    Some(base)
+                }
+                Change::Content { bytes, .. } => Some(bytes.clone()),
             };
-            editor
-                .upsert(git_path.as_str(), kind, id)
-                .map_err(|e| git_err("cannot edit the tree", e))?;
-            staged.push(Staged {
-                path: git_path,
-                blob: Some((id, kind)),
-                matches_file: true,
-            });
-            continue;
-        }
-        let bytes = match change {
-            Change::File(_) => match &meta {
-                Some(_) => Some(std::fs::read(&abs).map_err(|e| Error::io(abs.display(), &e))?),
+            match bytes {
                 None => None,
-            },
-            Change::Appended { bytes, .. } => {
-                let mut base = head_bytes()?.unwrap_or_default();
-                // A torn tail in HEAD is cut in the working tree before an append: here too.
-                let whole = base.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-                base.truncate(whole);
-                base.extend_from_slice(bytes);
-                Some(base)
+                Some(bytes) => {
+                    let id = repo
+                        .write_blob(&bytes)
+                        .map_err(|e| git_err("cannot write a blob", e))?
+                        .detach();
+                    // The index may take the file's stat data only when the file holds exactly
+                    // the committed blob; otherwise git must look at the content and see it
+                    // modified.
+                    let matches_file = match change {
+                        Change::File(_) => true,
+                        _ => meta.is_some() && std::fs::read(&abs).is_ok_and(|now| now == bytes),
+                    };
+                    Some((id, matches_file))
+                }
             }
-            Change::Content { bytes, .. } => Some(bytes.clone()),
         };
-        let Some(bytes) = bytes else {
+        let Some((id, matches_file)) = written else {
             editor
                 .remove(git_path.as_str())
                 .map_err(|e| git_err("cannot edit the tree", e))?;
@@ -394,10 +401,6 @@ pub fn commit_changes(
             });
             continue;
         };
-        let id = repo
-            .write_blob(&bytes)
-            .map_err(|e| git_err("cannot write a blob", e))?
-            .detach();
         let kind = if meta.as_ref().is_some_and(is_executable) {
             EntryKind::BlobExecutable
         } else {
@@ -406,12 +409,6 @@ pub fn commit_changes(
         editor
             .upsert(git_path.as_str(), kind, id)
             .map_err(|e| git_err("cannot edit the tree", e))?;
-        // The index may take the file's stat data only when the file holds exactly the
-        // committed blob; otherwise git must look at the content and see it modified.
-        let matches_file = match change {
-            Change::File(_) => true,
-            _ => meta.is_some() && std::fs::read(&abs).is_ok_and(|now| now == bytes),
-        };
         staged.push(Staged {
             path: git_path,
             blob: Some((id, kind)),

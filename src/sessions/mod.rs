@@ -1316,19 +1316,26 @@ fn earlier(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTim
 }
 
 impl Builder<'_> {
+    /// Gives the sink something with what is known of the session, unless it failed before
+    /// (its first error is kept for the end of the read).
+    fn hand(&mut self, give: impl FnOnce(&mut dyn Sink, &Context<'_>) -> io::Result<()>) {
+        if self.failed.is_some() {
+            return;
+        }
+        let at = Context {
+            agent: self.agent,
+            session: self.session.as_deref(),
+            cwd: self.cwd.as_deref(),
+        };
+        if let Err(e) = give(&mut *self.sink, &at) {
+            self.failed = Some(e);
+        }
+    }
+
     fn hand_episode(&mut self, episode: Episode) {
         self.earliest = earlier(self.earliest, episode.time);
         self.episodes += 1;
-        if self.failed.is_none() {
-            let at = Context {
-                agent: self.agent,
-                session: self.session.as_deref(),
-                cwd: self.cwd.as_deref(),
-            };
-            if let Err(e) = self.sink.episode(&at, episode) {
-                self.failed = Some(e);
-            }
-        }
+        self.hand(|sink, at| sink.episode(at, episode));
     }
 
     fn close(&mut self) {
@@ -1343,16 +1350,7 @@ impl Builder<'_> {
         }
         self.earliest = earlier(self.earliest, turn.started);
         self.closed += 1;
-        if self.failed.is_none() {
-            let at = Context {
-                agent: self.agent,
-                session: self.session.as_deref(),
-                cwd: self.cwd.as_deref(),
-            };
-            if let Err(e) = self.sink.turn(&at, turn) {
-                self.failed = Some(e);
-            }
-        }
+        self.hand(|sink, at| sink.turn(at, turn));
     }
 
     fn finish(mut self, fallback_session: &str) -> io::Result<Summary> {
