@@ -145,7 +145,7 @@ pub fn all() -> Vec<Target> {
         },
         Target {
             name: "claude",
-            calls: "sessions::parse(Agent::Claude) (claude::read), cards::records, cards::line",
+            calls: "sessions::parse(Agent::Claude) (claude::read), cards::records, cards::line, cards::compare",
             max_len: 256 * KB,
             dict: &[
                 "{\"type\":\"user\",",
@@ -168,7 +168,7 @@ pub fn all() -> Vec<Target> {
         },
         Target {
             name: "codex",
-            calls: "sessions::parse(Agent::Codex) (codex::read), cards::records, cards::line",
+            calls: "sessions::parse(Agent::Codex) (codex::read), cards::records, cards::line, cards::compare",
             max_len: 256 * KB,
             dict: &[
                 "{\"type\":\"session_meta\",",
@@ -191,7 +191,7 @@ pub fn all() -> Vec<Target> {
         },
         Target {
             name: "pi",
-            calls: "sessions::parse(Agent::Pi) (pi::read), cards::records, cards::line",
+            calls: "sessions::parse(Agent::Pi) (pi::read), cards::records, cards::line, cards::compare",
             max_len: 256 * KB,
             dict: &[
                 "{\"type\":\"session\",",
@@ -558,11 +558,22 @@ fn observations(bytes: &[u8]) {
 }
 
 fn transcript(bytes: &[u8], agent: cairn::sessions::Agent) {
+    use cairn::cards::{Change, compare};
+    use std::io::Cursor;
     for agent in [Some(agent), None] {
         if let Ok(t) = cairn::sessions::parse(bytes, agent, "fuzzed-session") {
+            let mut rendering = String::new();
             for r in cairn::cards::records(&t, Redactor::builtin(), "2026-12-01T00:00:00Z") {
-                let _ = cairn::cards::line(&r);
+                rendering.push_str(&cairn::cards::line(&r));
+                rendering.push('\n');
             }
+            // The session file compared with its own rendering is the same; the input itself
+            // taken as a session file (anything a hand or a crash left) compares without panic.
+            let same = compare(Some(Cursor::new(&rendering)), Cursor::new(&rendering));
+            if !rendering.is_empty() {
+                assert_eq!(same.unwrap(), Change::Same);
+            }
+            let _ = compare(Some(Cursor::new(bytes)), Cursor::new(&rendering));
         }
     }
 }
