@@ -231,7 +231,8 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
             ""
         },
         outcome.table.render(&groups, &args.common.k)
-    ) + &outcome
+    ) + &outcome.time.render()
+        + &outcome
         .baseline
         .as_ref()
         .map(|t| {
@@ -253,6 +254,7 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
         "rewrite": rewrite,
         "results": outcome.table.means(),
         "baseline": outcome.baseline.as_ref().map(|t| t.means()),
+        "time": outcome.time,
     });
     Ok(Report::new("eval_locomo", data, human))
 }
@@ -270,7 +272,14 @@ fn longmemeval(ctx: &Ctx, args: CommonArgs) -> Result<Report> {
         crate::output::count(outcome.questions, "question"),
         args.mode_name(),
         outcome.table.render(&["session", "turn"], &args.k)
-    );
-    let data = json!({ "file": file, "mode": args.mode_name(), "decay": args.decay, "questions": outcome.questions, "results": outcome.table.means() });
+    ) + &outcome.time.render();
+    let data = json!({
+        "file": file,
+        "mode": args.mode_name(),
+        "decay": args.decay,
+        "questions": outcome.questions,
+        "results": outcome.table.means(),
+        "time": outcome.time,
+    });
     Ok(Report::new("eval_longmemeval", data, human))
 }
