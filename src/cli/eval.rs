@@ -45,6 +45,13 @@ pub struct CommonArgs {
     /// no word with it must cover by meaning (0 keeps every one)
     #[arg(long)]
     pub relevance_soft: Option<f64>,
+    /// Override `[recall] diversity`: MMR's λ over the final list (1 keeps the fused order)
+    #[arg(long)]
+    pub diversity: Option<f64>,
+    /// Override `[recall] time_boost`: the factor for records in the span a question names
+    /// (1 is off)
+    #[arg(long)]
+    pub time_boost: Option<f64>,
     /// Recall each question as `cairn recall --profile NAME` would: with the query rewrite
     /// when the profile rewrites, through the `[llm]` of the knowledge repository found
     /// (`--repo`, CAIRN_REPO, or the current directory) [default: no rewrite]
@@ -59,6 +66,20 @@ impl CommonArgs {
             .as_deref()
             .map(crate::recall::Mode::parse)
             .transpose()?;
+        if let Some(d) = self.diversity
+            && !(0.0..=1.0).contains(&d)
+        {
+            return Err(Error::bad_input(format!(
+                "--diversity {d}: MMR's λ is between 0 and 1 (1 keeps the fused order)"
+            )));
+        }
+        if let Some(b) = self.time_boost
+            && !(b.is_finite() && b >= 1.0)
+        {
+            return Err(Error::bad_input(format!(
+                "--time-boost {b}: the factor is 1 (off) or more"
+            )));
+        }
         if let Some(f) = &self.fusion {
             crate::recall::Fusion::parse(f, crate::config::Recall::default().rrf_k)?;
         }
@@ -69,6 +90,8 @@ impl CommonArgs {
             fusion: self.fusion.clone(),
             relevance_cosine: self.relevance_cosine,
             relevance_soft: self.relevance_soft,
+            diversity: self.diversity,
+            time_boost: self.time_boost,
             rewrite: self.rewrite(ctx)?,
         })
     }
@@ -224,6 +247,16 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
                 .fusion
                 .as_ref()
                 .map(|f| format!(", fusion {f}"))
+                .unwrap_or_default()
+            + &args
+                .common
+                .diversity
+                .map(|d| format!(", diversity {d}"))
+                .unwrap_or_default()
+            + &args
+                .common
+                .time_boost
+                .map(|b| format!(", time boost {b}"))
                 .unwrap_or_default(),
         if args.common.previous_turn {
             ", each turn with the previous one as narrative"
@@ -248,6 +281,8 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
         "decay": args.common.decay,
         "previous_turn": args.common.previous_turn,
         "fusion": args.common.fusion,
+        "diversity": args.common.diversity,
+        "time_boost": args.common.time_boost,
         "conversations": outcome.conversations,
         "questions": outcome.questions,
         "skipped": outcome.skipped,

@@ -53,6 +53,9 @@ pub struct Options {
     /// cairn.toml's defaults).
     pub relevance_cosine: Option<f64>,
     pub relevance_soft: Option<f64>,
+    /// `[recall] diversity` (MMR's λ; 1 is off) and `time_boost` (default: cairn.toml's).
+    pub diversity: Option<f64>,
+    pub time_boost: Option<f64>,
     /// Rewrite each question through an LLM as `cairn recall` does at a rewriting profile.
     pub rewrite: Option<Rewrite>,
 }
@@ -115,6 +118,12 @@ pub fn fill(memories: &[Memory], now: DateTime<Utc>, options: &Options) -> Resul
     }
     if let Some(floor) = options.relevance_soft {
         repo.config.recall.relevance_soft = floor;
+    }
+    if let Some(lambda) = options.diversity {
+        repo.config.recall.diversity = lambda;
+    }
+    if let Some(boost) = options.time_boost {
+        repo.config.recall.time_boost = boost;
     }
     let mut lines = Vec::with_capacity(memories.len());
     for (i, m) in memories.iter().enumerate() {
