@@ -1661,15 +1661,26 @@ fn set_recall(repo: &std::path::Path, key: &str, value: &str) {
 #[test]
 fn a_time_in_the_query_raises_the_records_of_that_span() {
     let (env, repo) = Env::repo();
-    // Two failures alike in the query's words; the newer one wins on decay alone.
-    let ids = import_raw(
-        &env,
-        &repo,
-        &[
-            serde_json::json!({"observation": "the deploy to staging failed: the mount timed out", "timestamp": "2026-05-12T09:00:00Z", "source": "may"}),
-            serde_json::json!({"observation": "the deploy to staging failed: the dns lookup timed out", "timestamp": "2026-09-03T09:00:00Z", "source": "september"}),
-        ],
-    );
+    // Two failures alike in the query's words; the newer one wins on decay alone. Around
+    // them, records that share fewer words, as in any repository.
+    let mut records = vec![
+        serde_json::json!({"observation": "the deploy to staging failed: the mount timed out", "timestamp": "2026-05-12T09:00:00Z", "source": "may"}),
+        serde_json::json!({"observation": "the deploy to staging failed: the dns timed out", "timestamp": "2026-09-03T09:00:00Z", "source": "september"}),
+    ];
+    for (i, text) in [
+        "staging hosts run debian bookworm with a read-only root",
+        "the deploy script takes a blue-green slot and drains the old one",
+        "release builds are signed on the build host before upload",
+        "the nightly job failed twice because the disk filled up",
+        "staging gets the release candidate an hour before production",
+        "postgres on staging is restored from last night's backup every morning",
+    ]
+    .iter()
+    .enumerate()
+    {
+        records.push(serde_json::json!({"observation": text, "timestamp": "2026-07-01T09:00:00Z", "source": format!("other-{i}")}));
+    }
+    let ids = import_raw(&env, &repo, &records);
     let (may, september) = (ids[0].clone(), ids[1].clone());
     set_recall(&repo, "time_boost", "2.0");
     let now = ["--now", "2026-11-30"];
@@ -1726,6 +1737,9 @@ fn diversity_lets_a_different_record_past_a_near_copy() {
             serde_json::json!({"observation": "postgres backups: the nightly base backup goes to the backup bucket", "timestamp": "2026-11-01T00:00:00Z", "source": "a"}),
             serde_json::json!({"observation": "postgres backups: the nightly base backup goes to the backup bucket at 02:00", "timestamp": "2026-11-01T00:00:00Z", "source": "a-again"}),
             serde_json::json!({"observation": "restoring postgres from backups takes forty minutes of WAL replay", "timestamp": "2026-11-01T00:00:00Z", "source": "b"}),
+            serde_json::json!({"observation": "the backup of the wiki is a tarball on the NAS", "timestamp": "2026-11-01T00:00:00Z", "source": "c"}),
+            serde_json::json!({"observation": "postgres runs version 16 on the database hosts", "timestamp": "2026-11-01T00:00:00Z", "source": "d"}),
+            serde_json::json!({"observation": "object storage buckets keep thirty days of versions", "timestamp": "2026-11-01T00:00:00Z", "source": "e"}),
         ],
     );
     let args = ["--now", "2026-11-30", "--limit", "2", "postgres", "backups", "backup"];
