@@ -30,9 +30,14 @@ pub struct CommonArgs {
     /// Ranked lists: words, vectors or hybrid [default: from the built-in configuration]
     #[arg(long)]
     pub mode: Option<String>,
-    /// Store each turn with the turn before it in its session as its narrative (the context
-    /// an observer keeps with a fact), instead of the turn alone as EVAL.md's protocol says
-    #[arg(long)]
+    /// Store each turn alone, as EVAL.md's first protocol said, instead of with the turn before
+    /// it in its session as its narrative (the default: the context cairn's observers keep
+    /// with a fact, the prompt a turn answers)
+    #[arg(long, conflicts_with = "previous_turn")]
+    pub turn_alone: bool,
+    /// Store each turn with the turn before it as its narrative (the default; kept for
+    /// scripts that name it)
+    #[arg(long, hide = true)]
     pub previous_turn: bool,
     /// How hybrid fuses its lists: standard or rrf [default: from the built-in configuration]
     #[arg(long)]
@@ -86,7 +91,7 @@ impl CommonArgs {
         Ok(eval::Options {
             decay: self.decay,
             mode,
-            previous_turn: self.previous_turn,
+            previous_turn: !self.turn_alone,
             fusion: self.fusion.clone(),
             relevance_cosine: self.relevance_cosine,
             relevance_soft: self.relevance_soft,
@@ -258,28 +263,28 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
                 .time_boost
                 .map(|b| format!(", time boost {b}"))
                 .unwrap_or_default(),
-        if args.common.previous_turn {
-            ", each turn with the previous one as narrative"
+        if args.common.turn_alone {
+            ", each turn alone"
         } else {
-            ""
+            ", each turn with the previous one as narrative"
         },
         outcome.table.render(&groups, &args.common.k)
     ) + &outcome.time.render()
         + &outcome
-        .baseline
-        .as_ref()
-        .map(|t| {
-            format!(
-                "\nthe same questions without the rewrite, on the same indexes:\n{}",
-                t.render(&groups, &args.common.k)
-            )
-        })
-        .unwrap_or_default();
+            .baseline
+            .as_ref()
+            .map(|t| {
+                format!(
+                    "\nthe same questions without the rewrite, on the same indexes:\n{}",
+                    t.render(&groups, &args.common.k)
+                )
+            })
+            .unwrap_or_default();
     let data = json!({
         "file": file,
         "mode": args.common.mode_name(),
         "decay": args.common.decay,
-        "previous_turn": args.common.previous_turn,
+        "previous_turn": !args.common.turn_alone,
         "fusion": args.common.fusion,
         "diversity": args.common.diversity,
         "time_boost": args.common.time_boost,

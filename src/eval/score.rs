@@ -165,7 +165,9 @@ mod tests {
     fn timing_median_and_p95() {
         let mut t = Timings::default();
         assert_eq!(t.summary(), TimeSummary::default());
-        for ms in [5, 1, 3, 2, 4, 100, 7, 6, 9, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19] {
+        for ms in [
+            5, 1, 3, 2, 4, 100, 7, 6, 9, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+        ] {
             t.add(std::time::Duration::from_millis(ms));
         }
         let s = t.summary();

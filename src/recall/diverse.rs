@@ -84,7 +84,11 @@ mod tests {
     fn limits_and_empty_input() {
         assert!(mmr(&[], &[], 0.5, 10).is_empty());
         let v = vec![unit(1.0, 0.0), unit(0.0, 1.0)];
-        assert_eq!(mmr(&[1.0, 1.0], &v, 0.5, 10), vec![0, 1], "equal scores: in order");
+        assert_eq!(
+            mmr(&[1.0, 1.0], &v, 0.5, 10),
+            vec![0, 1],
+            "equal scores: in order"
+        );
         assert_eq!(mmr(&[1.0, 2.0], &v, 0.5, 1), vec![1]);
     }
 }

@@ -25,7 +25,10 @@ pub struct Window {
 
 impl Window {
     fn days(start: NaiveDate, days: i64) -> Window {
-        let start = start.and_hms_opt(0, 0, 0).expect("midnight exists").and_utc();
+        let start = start
+            .and_hms_opt(0, 0, 0)
+            .expect("midnight exists")
+            .and_utc();
         Window {
             start,
             end: start + Duration::days(days),
@@ -327,13 +330,25 @@ mod tests {
             ("what broke in may", pair("2026-05-01", "2026-06-01")),
             ("what broke in December", pair("2026-12-01", "2027-01-01")),
             // A month after now's is last year's.
-            ("the outage of december 2025", pair("2025-12-01", "2026-01-01")),
+            (
+                "the outage of december 2025",
+                pair("2025-12-01", "2026-01-01"),
+            ),
             ("the migration in 2023", pair("2023-01-01", "2024-01-01")),
             ("nfs listens on port 2049", None),
             ("the march of progress", None),
-            ("Which team did John sign with on 21 May, 2023?", pair("2023-05-21", "2023-05-22")),
-            ("the book he finished on 8th December, 2023", pair("2023-12-08", "2023-12-09")),
-            ("the picture shared on December 1,2023", pair("2023-12-01", "2023-12-02")),
+            (
+                "Which team did John sign with on 21 May, 2023?",
+                pair("2023-05-21", "2023-05-22"),
+            ),
+            (
+                "the book he finished on 8th December, 2023",
+                pair("2023-12-08", "2023-12-09"),
+            ),
+            (
+                "the picture shared on December 1,2023",
+                pair("2023-12-01", "2023-12-02"),
+            ),
             ("the deploy on 2026-11-30", pair("2026-11-30", "2026-12-01")),
             ("the note of 3 Dec", pair("2025-12-03", "2025-12-04")),
             ("yesterday's incident", pair("2026-12-01", "2026-12-02")),

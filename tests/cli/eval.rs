@@ -40,7 +40,10 @@ fn eval_reports_the_time_per_question() {
     let env = Env::new();
     let file = locomo_file(&env);
     let file = file.to_str().unwrap();
-    let data = env.cairn(&["--json", "eval", "locomo", file]).code(0).data();
+    let data = env
+        .cairn(&["--json", "eval", "locomo", file])
+        .code(0)
+        .data();
     assert_eq!(data["questions"], 3);
     let time = &data["time"];
     assert_eq!(time["questions"], 3, "{time}");

@@ -1652,7 +1652,10 @@ fn explain_names_each_factor_with_its_value() {
 fn set_recall(repo: &std::path::Path, key: &str, value: &str) {
     let path = repo.join("cairn.toml");
     let toml = std::fs::read_to_string(&path).unwrap();
-    let start = toml.find(&format!("\n{key} = ")).expect("key in the template") + 1;
+    let start = toml
+        .find(&format!("\n{key} = "))
+        .expect("key in the template")
+        + 1;
     let end = start + toml[start..].find('\n').unwrap();
     let edited = format!("{}{key} = {value}{}", &toml[..start], &toml[end..]);
     std::fs::write(&path, edited).unwrap();
@@ -1691,7 +1694,11 @@ fn a_time_in_the_query_raises_the_records_of_that_span() {
     };
     for mode in ["hybrid", "words"] {
         let plain = ask("why did the deploy to staging fail", mode);
-        assert_eq!(plain["results"][0]["id"], september.as_str(), "{mode}: {plain}");
+        assert_eq!(
+            plain["results"][0]["id"],
+            september.as_str(),
+            "{mode}: {plain}"
+        );
         assert!(plain["results"][0].get("time_match").is_none());
         // "in May" names May 2026 (the latest May before now): the May record rises.
         let dated = ask("why did the deploy to staging fail in May", mode);
@@ -1742,7 +1749,15 @@ fn diversity_lets_a_different_record_past_a_near_copy() {
             serde_json::json!({"observation": "object storage buckets keep thirty days of versions", "timestamp": "2026-11-01T00:00:00Z", "source": "e"}),
         ],
     );
-    let args = ["--now", "2026-11-30", "--limit", "2", "postgres", "backups", "backup"];
+    let args = [
+        "--now",
+        "2026-11-30",
+        "--limit",
+        "2",
+        "postgres",
+        "backups",
+        "backup",
+    ];
     set_recall(&repo, "diversity", "1.0");
     let fused = recall_ids(&env, &repo, &args);
     assert_eq!(fused.len(), 2);
