@@ -3,8 +3,10 @@
 //! Pipeline: the query → ranked lists (BM25 × decay
 //! from the index, vectors × decay, or, in hybrid, the default, BM25, soft word matches and
 //! vectors read undecayed and fused by standard score, then decayed: see [`hybrid`] and
-//! [`fuse`]) → relevance: a result must share a word with the query or come close enough by
-//! meaning ([`Relevance`]), so nonsense finds nothing → the profile's cap. When the profile
+//! [`fuse`]) → a time the query names ("in May", "last week": [`when`]) raises the records of
+//! that span by `[recall] time_boost` → relevance: a result must share a word with the query or
+//! come close enough by meaning ([`Relevance`]), so nonsense finds nothing → diversity, when
+//! `[recall] diversity` is under 1 ([`diverse`]: MMR) → the profile's cap. When the profile
 //! rewrites and `[llm]` names a provider, [`recall_rewritten`] asks the LLM for a better query
 //! while the original is searched, searches the rewrite the same way, and fuses the two
 //! rankings by rank ([`rewrite::merge`]); a rewrite that fails, times out or gives the query
@@ -603,7 +605,9 @@ fn ranked(index: &Index, config: &Config, request: &Request, keep: usize) -> Res
 }
 
 /// `pool` (relevant results, best first) reordered by [`diverse::mmr`] with `lambda`, at most
-/// `keep`; the vectors are the built-in model's of each result's text.
+/// `keep`; the vectors are the built-in model's of each result's text. Off by default
+/// (`[recall] diversity = 1`); when on, [`standing`] (`cairn why --query`) still ranks in the
+/// fused order.
 fn diversify(pool: Vec<Recalled>, lambda: f64, keep: usize) -> Vec<Recalled> {
     use crate::embed::Embedder;
     let texts: Vec<&str> = pool.iter().map(|r| r.text.as_str()).collect();
