@@ -30,9 +30,14 @@ pub struct CommonArgs {
     /// Ranked lists: words, vectors or hybrid [default: from the built-in configuration]
     #[arg(long)]
     pub mode: Option<String>,
-    /// Store each turn with the turn before it in its session as its narrative (the context
-    /// an observer keeps with a fact), instead of the turn alone as EVAL.md's protocol says
-    #[arg(long)]
+    /// Store each turn alone, as EVAL.md's first protocol said, instead of with the turn before
+    /// it in its session as its narrative (the default: the context cairn's observers keep
+    /// with a fact, the prompt a turn answers)
+    #[arg(long, conflicts_with = "previous_turn")]
+    pub turn_alone: bool,
+    /// Store each turn with the turn before it as its narrative (the default; kept for
+    /// scripts that name it)
+    #[arg(long, hide = true)]
     pub previous_turn: bool,
     /// How hybrid fuses its lists: standard or rrf [default: from the built-in configuration]
     #[arg(long)]
@@ -45,6 +50,13 @@ pub struct CommonArgs {
     /// no word with it must cover by meaning (0 keeps every one)
     #[arg(long)]
     pub relevance_soft: Option<f64>,
+    /// Override `[recall] diversity`: MMR's λ over the final list (1 keeps the fused order)
+    #[arg(long)]
+    pub diversity: Option<f64>,
+    /// Override `[recall] time_boost`: the factor for records in the span a question names
+    /// (1 is off)
+    #[arg(long)]
+    pub time_boost: Option<f64>,
     /// Recall each question as `cairn recall --profile NAME` would: with the query rewrite
     /// when the profile rewrites, through the `[llm]` of the knowledge repository found
     /// (`--repo`, CAIRN_REPO, or the current directory) [default: no rewrite]
@@ -59,16 +71,32 @@ impl CommonArgs {
             .as_deref()
             .map(crate::recall::Mode::parse)
             .transpose()?;
+        if let Some(d) = self.diversity
+            && !(0.0..=1.0).contains(&d)
+        {
+            return Err(Error::bad_input(format!(
+                "--diversity {d}: MMR's λ is between 0 and 1 (1 keeps the fused order)"
+            )));
+        }
+        if let Some(b) = self.time_boost
+            && !(b.is_finite() && b >= 1.0)
+        {
+            return Err(Error::bad_input(format!(
+                "--time-boost {b}: the factor is 1 (off) or more"
+            )));
+        }
         if let Some(f) = &self.fusion {
             crate::recall::Fusion::parse(f, crate::config::Recall::default().rrf_k)?;
         }
         Ok(eval::Options {
             decay: self.decay,
             mode,
-            previous_turn: self.previous_turn,
+            previous_turn: !self.turn_alone,
             fusion: self.fusion.clone(),
             relevance_cosine: self.relevance_cosine,
             relevance_soft: self.relevance_soft,
+            diversity: self.diversity,
+            time_boost: self.time_boost,
             rewrite: self.rewrite(ctx)?,
         })
     }
@@ -224,35 +252,49 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
                 .fusion
                 .as_ref()
                 .map(|f| format!(", fusion {f}"))
+                .unwrap_or_default()
+            + &args
+                .common
+                .diversity
+                .map(|d| format!(", diversity {d}"))
+                .unwrap_or_default()
+            + &args
+                .common
+                .time_boost
+                .map(|b| format!(", time boost {b}"))
                 .unwrap_or_default(),
-        if args.common.previous_turn {
-            ", each turn with the previous one as narrative"
+        if args.common.turn_alone {
+            ", each turn alone"
         } else {
-            ""
+            ", each turn with the previous one as narrative"
         },
         outcome.table.render(&groups, &args.common.k)
-    ) + &outcome
-        .baseline
-        .as_ref()
-        .map(|t| {
-            format!(
-                "\nthe same questions without the rewrite, on the same indexes:\n{}",
-                t.render(&groups, &args.common.k)
-            )
-        })
-        .unwrap_or_default();
+    ) + &outcome.time.render()
+        + &outcome
+            .baseline
+            .as_ref()
+            .map(|t| {
+                format!(
+                    "\nthe same questions without the rewrite, on the same indexes:\n{}",
+                    t.render(&groups, &args.common.k)
+                )
+            })
+            .unwrap_or_default();
     let data = json!({
         "file": file,
         "mode": args.common.mode_name(),
         "decay": args.common.decay,
-        "previous_turn": args.common.previous_turn,
+        "previous_turn": !args.common.turn_alone,
         "fusion": args.common.fusion,
+        "diversity": args.common.diversity,
+        "time_boost": args.common.time_boost,
         "conversations": outcome.conversations,
         "questions": outcome.questions,
         "skipped": outcome.skipped,
         "rewrite": rewrite,
         "results": outcome.table.means(),
         "baseline": outcome.baseline.as_ref().map(|t| t.means()),
+        "time": outcome.time,
     });
     Ok(Report::new("eval_locomo", data, human))
 }
@@ -270,7 +312,14 @@ fn longmemeval(ctx: &Ctx, args: CommonArgs) -> Result<Report> {
         crate::output::count(outcome.questions, "question"),
         args.mode_name(),
         outcome.table.render(&["session", "turn"], &args.k)
-    );
-    let data = json!({ "file": file, "mode": args.mode_name(), "decay": args.decay, "questions": outcome.questions, "results": outcome.table.means() });
+    ) + &outcome.time.render();
+    let data = json!({
+        "file": file,
+        "mode": args.mode_name(),
+        "decay": args.decay,
+        "questions": outcome.questions,
+        "results": outcome.table.means(),
+        "time": outcome.time,
+    });
     Ok(Report::new("eval_longmemeval", data, human))
 }

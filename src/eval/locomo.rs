@@ -167,6 +167,8 @@ pub struct Outcome {
     /// With a rewrite: the same questions without it, on the same indexes (a paired
     /// baseline: a fresh index may order equal scores differently from run to run).
     pub baseline: Option<Table>,
+    /// The wall time of each question's recall (the rewritten one's, with a rewrite).
+    pub time: score::TimeSummary,
 }
 
 /// Evaluates the conversations (all, or those named) at each k.
@@ -183,6 +185,7 @@ pub fn run(
     let (mut questions, mut skipped) = (0, 0);
     let mut rewrites = super::Tally::default();
     let mut baseline: Option<Table> = None;
+    let mut timings = score::Timings::default();
     for c in conversations
         .iter()
         .filter(|c| only.is_empty() || only.contains(&c.id))
@@ -191,7 +194,9 @@ pub fn run(
         skipped += c.skipped;
         let filled = super::fill(&c.memories, c.now, options)?;
         for q in &c.questions {
+            let started = std::time::Instant::now();
             let (ranked, rewrite) = filled.ask_rewritten(&q.question, max_k, c.now, true)?;
+            timings.add(started.elapsed());
             if let Some(outcome) = &rewrite {
                 rewrites.add(outcome);
             }
@@ -228,6 +233,7 @@ pub fn run(
         table,
         rewrites,
         baseline,
+        time: timings.summary(),
     })
 }
 

@@ -28,6 +28,8 @@ pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
 pub struct Outcome {
     pub questions: usize,
     pub table: Table,
+    /// The wall time of each question's recall.
+    pub time: super::score::TimeSummary,
 }
 
 pub fn run(
@@ -43,6 +45,7 @@ pub fn run(
         .ok_or_else(|| bad("not a LongMemEval file (a list of questions)".into()))?;
     let max_k = ks.iter().copied().max().unwrap_or(10);
     let mut table = Table::default();
+    let mut timings = super::score::Timings::default();
     let mut questions = 0;
     for item in items {
         let qid = item["question_id"].as_str().unwrap_or("?");
@@ -98,7 +101,9 @@ pub fn run(
         let filled = super::fill(&memories, now, options)?;
         let question = item["question"].as_str().unwrap_or("");
         // Enough turns to rank sessions by their best turn.
+        let started = std::time::Instant::now();
         let ranked = filled.ask(question, max_k * 20, now)?;
+        timings.add(started.elapsed());
         let mut session_rank: Vec<String> = Vec::new();
         for id in &ranked {
             let sid = id
@@ -122,7 +127,11 @@ pub fn run(
         questions += 1;
         progress(1);
     }
-    Ok(Outcome { questions, table })
+    Ok(Outcome {
+        questions,
+        table,
+        time: timings.summary(),
+    })
 }
 
 #[cfg(test)]

@@ -5,6 +5,13 @@
 //! commands take: the turns are judged and appended as `cairn import observations --raw`
 //! does (each turn's id in `source`), the index is built as on any read, and each question is
 //! recalled as `cairn recall` does, at the time of the conversation's end. Nothing is committed.
+//!
+//! Each turn is stored with the turn before it in its session as its narrative
+//! ([`Options::previous_turn`], `cairn eval` unless `--turn-alone`): cairn stores a fact with
+//! its context (the built-in observer's narrative names the prompt the turn answered, the
+//! LLM observer's narrates the segment, a turn card holds the prompt with its answer), and the
+//! index searches an observation's narrative with its text; a turn alone measured a memory
+//! cairn does not keep.
 
 pub mod locomo;
 pub mod longmemeval;
@@ -45,7 +52,8 @@ pub struct Options {
     pub decay: Option<f64>,
     /// The ranked lists (default: cairn.toml's default, words).
     pub mode: Option<crate::recall::Mode>,
-    /// Keep the previous turn of the same session as each memory's narrative.
+    /// Keep the previous turn of the same session as each memory's narrative (what `cairn
+    /// eval` does unless `--turn-alone`).
     pub previous_turn: bool,
     /// How hybrid fuses its lists (default: cairn.toml's default, standard).
     pub fusion: Option<String>,
@@ -53,6 +61,9 @@ pub struct Options {
     /// cairn.toml's defaults).
     pub relevance_cosine: Option<f64>,
     pub relevance_soft: Option<f64>,
+    /// `[recall] diversity` (MMR's λ; 1 is off) and `time_boost` (default: cairn.toml's).
+    pub diversity: Option<f64>,
+    pub time_boost: Option<f64>,
     /// Rewrite each question through an LLM as `cairn recall` does at a rewriting profile.
     pub rewrite: Option<Rewrite>,
 }
@@ -115,6 +126,12 @@ pub fn fill(memories: &[Memory], now: DateTime<Utc>, options: &Options) -> Resul
     }
     if let Some(floor) = options.relevance_soft {
         repo.config.recall.relevance_soft = floor;
+    }
+    if let Some(lambda) = options.diversity {
+        repo.config.recall.diversity = lambda;
+    }
+    if let Some(boost) = options.time_boost {
+        repo.config.recall.time_boost = boost;
     }
     let mut lines = Vec::with_capacity(memories.len());
     for (i, m) in memories.iter().enumerate() {

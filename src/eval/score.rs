@@ -1,4 +1,5 @@
-//! Scoring retrieval: hit-any@k, hit-all@k and recall@k per question, averaged per group.
+//! Scoring retrieval: hit-any@k, hit-all@k and recall@k per question, averaged per group; the
+//! time each question's recall took, as its median and 95th percentile.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -104,9 +105,84 @@ impl Table {
     }
 }
 
+/// The wall time of each question's recall (not the filling of its repository), in ms.
+#[derive(Debug, Clone, Default)]
+pub struct Timings {
+    ms: Vec<f64>,
+}
+
+/// Median and 95th percentile of [`Timings`], in ms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct TimeSummary {
+    pub questions: usize,
+    pub median_ms: f64,
+    pub p95_ms: f64,
+}
+
+impl Timings {
+    pub fn add(&mut self, took: std::time::Duration) {
+        self.ms.push(took.as_secs_f64() * 1000.0);
+    }
+
+    /// The median and the 95th percentile (nearest rank: the smallest time that at least 95 %
+    /// of the questions took no longer than).
+    pub fn summary(&self) -> TimeSummary {
+        let mut ms = self.ms.clone();
+        ms.sort_by(f64::total_cmp);
+        let n = ms.len();
+        if n == 0 {
+            return TimeSummary::default();
+        }
+        let median = if n % 2 == 1 {
+            ms[n / 2]
+        } else {
+            (ms[n / 2 - 1] + ms[n / 2]) / 2.0
+        };
+        let rank = (0.95 * n as f64).ceil() as usize;
+        TimeSummary {
+            questions: n,
+            median_ms: median,
+            p95_ms: ms[rank.clamp(1, n) - 1],
+        }
+    }
+}
+
+impl TimeSummary {
+    /// One line for people.
+    pub fn render(&self) -> String {
+        format!(
+            "time per question: median {:.1} ms, p95 {:.1} ms ({} questions)\n",
+            self.median_ms, self.p95_ms, self.questions
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timing_median_and_p95() {
+        let mut t = Timings::default();
+        assert_eq!(t.summary(), TimeSummary::default());
+        for ms in [
+            5, 1, 3, 2, 4, 100, 7, 6, 9, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+        ] {
+            t.add(std::time::Duration::from_millis(ms));
+        }
+        let s = t.summary();
+        assert_eq!(s.questions, 20);
+        // Sorted: 1..=19, 100; the middle two are 10 and 11.
+        assert!((s.median_ms - 10.5).abs() < 1e-9, "{s:?}");
+        // The 19th of 20 (ceil 0.95 × 20): 19, not the outlier.
+        assert!((s.p95_ms - 19.0).abs() < 1e-9, "{s:?}");
+        let mut odd = Timings::default();
+        for ms in [30, 10, 20] {
+            odd.add(std::time::Duration::from_millis(ms));
+        }
+        let s = odd.summary();
+        assert!((s.median_ms - 20.0).abs() < 1e-9 && (s.p95_ms - 30.0).abs() < 1e-9);
+    }
 
     fn ids(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()

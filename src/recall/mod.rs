@@ -3,8 +3,10 @@
 //! Pipeline: the query → ranked lists (BM25 × decay
 //! from the index, vectors × decay, or, in hybrid, the default, BM25, soft word matches and
 //! vectors read undecayed and fused by standard score, then decayed: see [`hybrid`] and
-//! [`fuse`]) → relevance: a result must share a word with the query or come close enough by
-//! meaning ([`Relevance`]), so nonsense finds nothing → the profile's cap. When the profile
+//! [`fuse`]) → a time the query names ("in May", "last week": [`when`]) raises the records of
+//! that span by `[recall] time_boost` → relevance: a result must share a word with the query or
+//! come close enough by meaning ([`Relevance`]), so nonsense finds nothing → diversity, when
+//! `[recall] diversity` is under 1 ([`diverse`]: MMR) → the profile's cap. When the profile
 //! rewrites and `[llm]` names a provider, [`recall_rewritten`] asks the LLM for a better query
 //! while the original is searched, searches the rewrite the same way, and fuses the two
 //! rankings by rank ([`rewrite::merge`]); a rewrite that fails, times out or gives the query
@@ -13,10 +15,12 @@
 //! recalled text as data from memory, never as instructions.
 
 pub mod counts;
+pub mod diverse;
 pub mod exact;
 pub mod project;
 pub mod rewrite;
 pub mod turns;
+pub mod when;
 
 use std::collections::BTreeMap;
 
@@ -150,6 +154,10 @@ pub struct Recalled {
     /// the two ([`rewrite::merge`]); results are then in the order of its `fused`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rewrite: Option<rewrite::Ranks>,
+    /// The factor its time earned by falling in the span the query names ("in May", "last
+    /// week": [`when`]), when the query names one and it falls in it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_match: Option<f64>,
     /// How the score was made, for `--explain`.
     #[serde(skip)]
     pub basis: Basis,
@@ -439,6 +447,7 @@ fn to_recalled(
         points: BTreeMap::new(),
         soft_share: None,
         rewrite: None,
+        time_match: None,
         shares_word: false,
         age_days,
         time_decay,
@@ -585,8 +594,63 @@ fn ranked(index: &Index, config: &Config, request: &Request, keep: usize) -> Res
         return Ok(out);
     }
     let (fused, soft_total) = fused_lists(index, config, request, &decay, keep)?;
-    Ok(Relevance::new(index, query, soft_total, config).keep(index, fused, keep))
+    let relevance = Relevance::new(index, query, soft_total, config);
+    let lambda = config.recall.diversity;
+    if lambda >= 1.0 {
+        return Ok(relevance.keep(index, fused, keep));
+    }
+    // MMR picks `keep` of a deeper pool of relevant results.
+    let pool = relevance.keep(index, fused, keep.max(depth(limit)));
+    Ok(diversify(pool, lambda, keep))
 }
+
+/// `pool` (relevant results, best first) reordered by [`diverse::mmr`] with `lambda`, at most
+/// `keep`; the vectors are the built-in model's of each result's text. Off by default
+/// (`[recall] diversity = 1`); when on, [`standing`] (`cairn why --query`) still ranks in the
+/// fused order.
+fn diversify(pool: Vec<Recalled>, lambda: f64, keep: usize) -> Vec<Recalled> {
+    use crate::embed::Embedder;
+    let texts: Vec<&str> = pool.iter().map(|r| r.text.as_str()).collect();
+    let vectors = crate::embed::Builtin::shared().embed(&texts);
+    let scores: Vec<f64> = pool.iter().map(|r| r.score).collect();
+    let order = diverse::mmr(&scores, &vectors, lambda, keep);
+    let mut slots: Vec<Option<Recalled>> = pool.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+/// Raises the results whose time falls in the span the query names ([`when::window`]) by
+/// `[recall] time_boost`, as decay lowers them (`+ ln f` on a fused score, `× f` on one list's),
+/// and sorts again. A query that names no span, or a boost of 1, leaves them as they are.
+fn boost_time(results: &mut [Recalled], window: Option<when::Window>, boost: f64) {
+    let Some(window) = window else { return };
+    if boost <= 1.0 {
+        return;
+    }
+    let slack = chrono::Duration::hours(TIME_SLACK_HOURS);
+    let mut moved = false;
+    for r in results.iter_mut() {
+        let Ok(t) = DateTime::parse_from_rfc3339(&r.time) else {
+            continue;
+        };
+        let t = t.with_timezone(&Utc);
+        let f = when::factor(&window, t, boost, slack);
+        if f > 1.0 {
+            r.time_match = Some(f);
+            r.score = match r.basis {
+                Basis::Standard => r.score + f.ln(),
+                _ => r.score * f,
+            };
+            moved = true;
+        }
+    }
+    if moved {
+        results.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+    }
+}
+
+/// How far outside the named span a record's time may fall and still match: records carry UTC
+/// times and people name days in their own zone.
+const TIME_SLACK_HOURS: i64 = 12;
 
 /// Every record the lists of [`recall`] read for a (non-empty) query, fused and decayed, in
 /// recall's order before relevance and the cap (the words list alone read to `keep`, at
@@ -599,10 +663,15 @@ fn fused_lists(
     keep: usize,
 ) -> Result<(Vec<Recalled>, f64)> {
     let (query, filter, limit) = (&request.query, &request.filter, request.limit);
-    Ok(match request.mode {
+    let window = when::window(query, request.now).filter(|_| config.recall.time_boost > 1.0);
+    let (mut fused, soft_total) = match request.mode {
         Mode::Words => {
-            // BM25 × decay over every match, inside the collector (ADR 12).
-            let n = keep.max(limit);
+            // BM25 × decay over every match, inside the collector (ADR 12); as deep as hybrid
+            // reads when a time in the query may raise records from further down.
+            let n = match window {
+                Some(_) => keep.max(depth(limit)),
+                None => keep.max(limit),
+            };
             let words = index.search(query, filter, n, Some(decay))?;
             let one = vec![Ranked {
                 name: "words",
@@ -633,7 +702,9 @@ fn fused_lists(
                 soft_total,
             )
         }
-    })
+    };
+    boost_time(&mut fused, window, config.recall.time_boost);
+    Ok((fused, soft_total))
 }
 
 /// Where one record stands for a query, as [`recall`] ranks it (`cairn why --query`).
@@ -1055,9 +1126,21 @@ pub fn explain_line(r: &Recalled) -> String {
     if r.verdict == "hold" {
         parts.push("held by the gate (shown with --include-hold)".into());
     }
+    if let Some(f) = r.time_match {
+        parts.push(format!("its time is in the span the query names ×{f}"));
+    }
+    let time = r.time_match.unwrap_or(1.0);
     let total = match r.basis {
+        Basis::Standard if r.time_match.is_some() => format!(
+            "score {:.4} = fused {:.4} + ln {:.4} + ln {time}",
+            r.score, r.raw_score, r.decay
+        ),
         Basis::Standard => format!(
             "score {:.4} = fused {:.4} + ln {:.4}",
+            r.score, r.raw_score, r.decay
+        ),
+        Basis::Rrf if r.time_match.is_some() => format!(
+            "score {:.4} = fused {:.4} × {:.4} × {time}",
             r.score, r.raw_score, r.decay
         ),
         Basis::Rrf => format!(
@@ -1070,8 +1153,12 @@ pub fn explain_line(r: &Recalled) -> String {
                 Some("vectors") => "cosine",
                 _ => "bm25",
             };
+            let time = match r.time_match {
+                Some(f) => format!(" × {f}"),
+                None => String::new(),
+            };
             format!(
-                "score {:.4} = {name} {:.4} × {:.4}",
+                "score {:.4} = {name} {:.4} × {:.4}{time}",
                 r.score, r.raw_score, r.decay
             )
         }

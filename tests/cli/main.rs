@@ -7,6 +7,7 @@ mod adr;
 mod agent_hooks;
 mod browser;
 mod crash;
+mod eval;
 mod forget;
 mod git;
 mod hooks;

@@ -1647,3 +1647,129 @@ fn explain_names_each_factor_with_its_value() {
         "{text}"
     );
 }
+
+/// Sets `[recall] KEY = VALUE` in the repository's cairn.toml (the key is in the template).
+fn set_recall(repo: &std::path::Path, key: &str, value: &str) {
+    let path = repo.join("cairn.toml");
+    let toml = std::fs::read_to_string(&path).unwrap();
+    let start = toml
+        .find(&format!("\n{key} = "))
+        .expect("key in the template")
+        + 1;
+    let end = start + toml[start..].find('\n').unwrap();
+    let edited = format!("{}{key} = {value}{}", &toml[..start], &toml[end..]);
+    std::fs::write(&path, edited).unwrap();
+}
+
+#[test]
+fn a_time_in_the_query_raises_the_records_of_that_span() {
+    let (env, repo) = Env::repo();
+    // Two failures alike in the query's words; the newer one wins on decay alone. Around
+    // them, records that share fewer words, as in any repository.
+    let mut records = vec![
+        serde_json::json!({"observation": "the deploy to staging failed: the mount timed out", "timestamp": "2026-05-12T09:00:00Z", "source": "may"}),
+        serde_json::json!({"observation": "the deploy to staging failed: the dns timed out", "timestamp": "2026-09-03T09:00:00Z", "source": "september"}),
+    ];
+    for (i, text) in [
+        "staging hosts run debian bookworm with a read-only root",
+        "the deploy script takes a blue-green slot and drains the old one",
+        "release builds are signed on the build host before upload",
+        "the nightly job failed twice because the disk filled up",
+        "staging gets the release candidate an hour before production",
+        "postgres on staging is restored from last night's backup every morning",
+    ]
+    .iter()
+    .enumerate()
+    {
+        records.push(serde_json::json!({"observation": text, "timestamp": "2026-07-01T09:00:00Z", "source": format!("other-{i}")}));
+    }
+    let ids = import_raw(&env, &repo, &records);
+    let (may, september) = (ids[0].clone(), ids[1].clone());
+    set_recall(&repo, "time_boost", "2.0");
+    let now = ["--now", "2026-11-30"];
+    let ask = |query: &str, mode: &str| {
+        let mut args = now.to_vec();
+        args.extend(["--mode", mode, query]);
+        recall(&env, &repo, &args)
+    };
+    for mode in ["hybrid", "words"] {
+        let plain = ask("why did the deploy to staging fail", mode);
+        assert_eq!(
+            plain["results"][0]["id"],
+            september.as_str(),
+            "{mode}: {plain}"
+        );
+        assert!(plain["results"][0].get("time_match").is_none());
+        // "in May" names May 2026 (the latest May before now): the May record rises.
+        let dated = ask("why did the deploy to staging fail in May", mode);
+        let first = &dated["results"][0];
+        assert_eq!(first["id"], may.as_str(), "{mode}: {dated}");
+        assert_eq!(first["time_match"].as_f64(), Some(2.0), "{first}");
+        assert!(dated["results"][1].get("time_match").is_none());
+    }
+    // The fused score holds the boost as a log, as it holds decay.
+    let dated = ask("why did the deploy to staging fail in May", "hybrid");
+    let r = &dated["results"][0];
+    let sum = r["raw_score"].as_f64().unwrap() + r["decay"].as_f64().unwrap().ln() + 2f64.ln();
+    assert!((sum - r["score"].as_f64().unwrap()).abs() < 1e-6, "{r}");
+    // A boost of 1 turns it off: the decay order stands.
+    set_recall(&repo, "time_boost", "1.0");
+    let off = ask("why did the deploy to staging fail in May", "hybrid");
+    assert_eq!(off["results"][0]["id"], september.as_str(), "{off}");
+    // --explain says why.
+    set_recall(&repo, "time_boost", "2.0");
+    env.cairn_in(
+        &repo,
+        &[
+            "recall",
+            "--now",
+            "2026-11-30",
+            "--explain",
+            "--format",
+            "text",
+            "deploy staging failed in May",
+        ],
+    )
+    .code(0)
+    .stdout_has("its time is in the span the query names ×2");
+}
+
+#[test]
+fn diversity_lets_a_different_record_past_a_near_copy() {
+    let (env, repo) = Env::repo();
+    let ids = import_raw(
+        &env,
+        &repo,
+        &[
+            serde_json::json!({"observation": "postgres backups: the nightly base backup goes to the backup bucket", "timestamp": "2026-11-01T00:00:00Z", "source": "a"}),
+            serde_json::json!({"observation": "postgres backups: the nightly base backup goes to the backup bucket at 02:00", "timestamp": "2026-11-01T00:00:00Z", "source": "a-again"}),
+            serde_json::json!({"observation": "restoring postgres from backups takes forty minutes of WAL replay", "timestamp": "2026-11-01T00:00:00Z", "source": "b"}),
+            serde_json::json!({"observation": "the backup of the wiki is a tarball on the NAS", "timestamp": "2026-11-01T00:00:00Z", "source": "c"}),
+            serde_json::json!({"observation": "postgres runs version 16 on the database hosts", "timestamp": "2026-11-01T00:00:00Z", "source": "d"}),
+            serde_json::json!({"observation": "object storage buckets keep thirty days of versions", "timestamp": "2026-11-01T00:00:00Z", "source": "e"}),
+        ],
+    );
+    let args = [
+        "--now",
+        "2026-11-30",
+        "--limit",
+        "2",
+        "postgres",
+        "backups",
+        "backup",
+    ];
+    set_recall(&repo, "diversity", "1.0");
+    let fused = recall_ids(&env, &repo, &args);
+    assert_eq!(fused.len(), 2);
+    assert!(
+        fused.contains(&ids[0]) && fused.contains(&ids[1]),
+        "without diversity the two near copies rank first: {fused:?}"
+    );
+    set_recall(&repo, "diversity", "0.5");
+    let diverse = recall_ids(&env, &repo, &args);
+    assert_eq!(diverse.len(), 2);
+    assert!(
+        diverse.contains(&ids[2]),
+        "the other record replaces a near copy: {diverse:?}"
+    );
+}
