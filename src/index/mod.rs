@@ -9,9 +9,10 @@
 //!
 //! The index is derived and revocable. It is brought up to date at the start of every read
 //! ([`Index::open`]): each source file has a checkpoint (size, mtime, byte offset indexed, and
-//! the hash of the last indexed line) kept in the payload of tantivy's commit, so the
+//! the hash of the last indexed line) kept in a file beside the index that tantivy's commit
+//! names in its payload (`cairn-checkpoints-HASH.json`, written before the commit), so the
 //! checkpoints and the documents they describe change together, atomically. An unchanged file
-//! costs one `stat`; an appended JSONL file is folded in from its offset; anything else
+//! costs one `stat`, made on a second thread while tantivy opens the index; an appended JSONL file is folded in from its offset; anything else
 //! (edited in the middle, truncated, rewritten) is re-indexed whole; a file gone has its
 //! documents deleted; a schema version mismatch rebuilds everything. Updates take tantivy's
 //! writer lock; a reader that finds it held searches the last committed state instead of
@@ -384,7 +385,12 @@ impl Payload {
     /// `None` when it has none, is of another schema, or its checkpoints file is missing or
     /// unreadable (the index is then rebuilt: it is derived).
     fn read(dir: &Path, metas: &tantivy::IndexMeta) -> Option<Payload> {
-        let committed: Committed = serde_json::from_str(metas.payload.as_deref()?).ok()?;
+        Payload::read_str(dir, metas.payload.as_deref()?)
+    }
+
+    /// [`Payload::read`] of a committed payload string.
+    fn read_str(dir: &Path, payload: &str) -> Option<Payload> {
+        let committed: Committed = serde_json::from_str(payload).ok()?;
         if committed.schema != SCHEMA_VERSION || committed.checkpoints.is_empty() {
             return None;
         }
@@ -1674,6 +1680,53 @@ mod tests {
             decay.factor(Class::Observation, t - 100 * day, true),
             0.5 * (-1.0f64).exp()
         );
+    }
+
+    #[test]
+    fn checkpoints_round_trip_through_their_file_and_old_files_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let cp = |size| Checkpoint {
+            size,
+            mtime_ns: 4,
+            offset: size,
+            last_start: 0,
+            hash: "ab".into(),
+        };
+        let mut p = Payload {
+            schema: SCHEMA_VERSION,
+            files: BTreeMap::from([("slog/a.jsonl".to_string(), cp(3))]),
+            vectors: Some("m".into()),
+            name: None,
+        };
+        let names = |dir: &Path| {
+            let mut n: Vec<String> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            n.sort();
+            n
+        };
+        let mut committed = Vec::new();
+        for size in [3, 9, 12] {
+            p.files.insert("slog/a.jsonl".into(), cp(size));
+            let replaced = p.name.clone();
+            let json = p.prepare(dir.path()).unwrap();
+            // The commit's payload is small: the checkpoints are in the file it names.
+            assert!(!json.contains("slog/a.jsonl"), "{json}");
+            let back = Payload::read_str(dir.path(), &json).unwrap();
+            assert_eq!(back.files, p.files);
+            assert_eq!(back.vectors.as_deref(), Some("m"));
+            Payload::collect(dir.path(), p.name.as_deref().unwrap(), replaced.as_deref());
+            committed.push(json);
+        }
+        // This commit's file and the one it replaced stay; an older commit's is gone, and a
+        // payload naming it reads as none (the index is then built again).
+        assert_eq!(names(dir.path()).len(), 2, "{:?}", names(dir.path()));
+        assert!(Payload::read_str(dir.path(), &committed[0]).is_none());
+        assert!(Payload::read_str(dir.path(), &committed[1]).is_some());
+        // Another schema's payload reads as none.
+        let other = committed[2].replace(&format!("\"schema\":{SCHEMA_VERSION}"), "\"schema\":4");
+        assert!(Payload::read_str(dir.path(), &other).is_none());
     }
 
     #[test]

@@ -795,6 +795,41 @@ mod tests {
     }
 
     #[test]
+    fn the_popcnt_scan_counts_what_a_bytewise_count_does() {
+        let mut x = 7u64;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x
+        };
+        // 32 bytes a row is the built-in model's (unrolled); the others take the plain loop.
+        for width in [8usize, 16, 32] {
+            let bits: Vec<u8> = (0..1000 * width).map(|_| (next() >> 40) as u8).collect();
+            let q: Vec<u64> = (0..width / 8).map(|_| next()).collect();
+            let mut got = Vec::new();
+            let mut got_histogram = vec![0usize; width * 8 + 1];
+            distances(&bits, width, &q, &mut got, &mut got_histogram);
+            let q_bytes: Vec<u8> = q.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let want: Vec<u16> = bits
+                .chunks_exact(width)
+                .map(|row| {
+                    row.iter()
+                        .zip(&q_bytes)
+                        .map(|(a, b)| (a ^ b).count_ones() as u16)
+                        .sum()
+                })
+                .collect();
+            let mut want_histogram = vec![0usize; width * 8 + 1];
+            for d in &want {
+                want_histogram[usize::from(*d)] += 1;
+            }
+            assert_eq!(got, want, "width {width}");
+            assert_eq!(got_histogram, want_histogram, "width {width}");
+        }
+    }
+
+    #[test]
     fn a_missing_or_stale_signs_file_is_rebuilt_on_the_next_append() {
         let dir = tempfile::tempdir().unwrap();
         let path = path_for(dir.path(), "m");
