@@ -16,7 +16,8 @@
 //! file is folded in from its offset; anything else (edited in the middle, truncated,
 //! rewritten) is re-indexed whole; a file gone has its documents deleted; a schema version
 //! mismatch rebuilds everything. Updates take tantivy's writer lock; a reader that finds it
-//! held searches the last committed state instead of waiting (ADR 9). Readers never see a half-committed index.
+//! held searches the last committed state instead of waiting (ADR 9). Readers never see a
+//! half-committed index.
 //!
 //! A repository this process cannot write (another user's, a read-only mount) is searched
 //! read-only ([`Index::open`]): the committed index in `.cairn/index` as it is, through a
