@@ -670,18 +670,25 @@ impl Index {
         // until the plan is made.
         std::thread::scope(|s| {
             let listing = s.spawn(|| sources::list(repo));
-            let me = Index::open_unplanned(repo, dir, rebuild, in_repo);
+            let opened = Index::open_unplanned(repo, dir, rebuild, in_repo);
             let found = listing
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            let mut me = me?;
+            // The build lock (when building from nothing) is held until the first commit.
+            let (mut me, _building) = opened?;
             me.update_with(repo, found?)?;
             Ok(me)
         })
     }
 
-    /// [`Index::open_in`] up to the update.
-    fn open_unplanned(repo: &Repo, dir: &Path, rebuild: bool, in_repo: bool) -> Result<Index> {
+    /// [`Index::open_in`] up to the update; with the build lock when it builds from nothing,
+    /// to be held until its first commit.
+    fn open_unplanned(
+        repo: &Repo,
+        dir: &Path,
+        rebuild: bool,
+        in_repo: bool,
+    ) -> Result<(Index, Option<std::fs::File>)> {
         let (schema, fields) = schema();
         let mut refresh = Refresh::default();
         let mut payload = Payload {
@@ -758,7 +765,7 @@ impl Index {
         if me.committed.is_none() {
             me.committed = me.index.load_metas().ok().map(|m| m.opstamp);
         }
-        Ok(me)
+        Ok((me, _building))
     }
 
     /// Whether this open index still matches the files and the last commit of the index on
