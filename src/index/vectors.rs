@@ -438,15 +438,7 @@ impl Store {
         let bits = &signs.as_slice()[SIG_HEADER..SIG_HEADER + n * width];
         let mut distance: Vec<u16> = Vec::with_capacity(n);
         let mut histogram = vec![0usize; self.dims + 1];
-        for row in bits.chunks_exact(width) {
-            let d: u32 = row
-                .chunks_exact(8)
-                .zip(&q_words)
-                .map(|(c, w)| (u64::from_le_bytes(c.try_into().expect("8 bytes")) ^ w).count_ones())
-                .sum();
-            histogram[d as usize] += 1;
-            distance.push(d as u16);
-        }
+        distances(bits, width, &q_words, &mut distance, &mut histogram);
         let want = (16 * k).max(1024);
         let mut cut = 0;
         let mut taken = 0;
@@ -481,6 +473,78 @@ impl Store {
             }
         }
         out
+    }
+}
+
+/// The Hamming distance of each row of `bits` (`width` bytes a row) to the query's sign bits
+/// `q_words`, pushed to `distance` in row order and counted in `histogram`.
+fn distances(
+    bits: &[u8],
+    width: usize,
+    q_words: &[u64],
+    distance: &mut Vec<u16>,
+    histogram: &mut [usize],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("popcnt") {
+        // Without the `popcnt` instruction (not in the x86-64 baseline the build targets)
+        // `count_ones` is a dozen shifts and masks a word. Measured on 1,000,000 rows of 256
+        // bits (a recall at 1,000,000 records): the scan took about a quarter of the recall's
+        // time with it off.
+        #[allow(unsafe_code)]
+        // SAFETY: the CPU has `popcnt`, checked just above: all `distances_popcnt` needs.
+        unsafe {
+            distances_popcnt(bits, width, q_words, distance, histogram)
+        };
+        return;
+    }
+    distances_any(bits, width, q_words, distance, histogram);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+fn distances_popcnt(
+    bits: &[u8],
+    width: usize,
+    q_words: &[u64],
+    distance: &mut Vec<u16>,
+    histogram: &mut [usize],
+) {
+    distances_any(bits, width, q_words, distance, histogram);
+}
+
+/// [`distances`] in plain code; rows of 256 bits (the built-in model's) unrolled.
+#[inline(always)]
+fn distances_any(
+    bits: &[u8],
+    width: usize,
+    q_words: &[u64],
+    distance: &mut Vec<u16>,
+    histogram: &mut [usize],
+) {
+    let word =
+        |c: &[u8], i: usize| u64::from_le_bytes(c[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    if let [a, b, c, d] = *q_words
+        && width == 32
+    {
+        for row in bits.chunks_exact(32) {
+            let n = (word(row, 0) ^ a).count_ones()
+                + (word(row, 1) ^ b).count_ones()
+                + (word(row, 2) ^ c).count_ones()
+                + (word(row, 3) ^ d).count_ones();
+            histogram[n as usize] += 1;
+            distance.push(n as u16);
+        }
+        return;
+    }
+    for row in bits.chunks_exact(width) {
+        let n: u32 = row
+            .chunks_exact(8)
+            .zip(q_words)
+            .map(|(c, w)| (u64::from_le_bytes(c.try_into().expect("8 bytes")) ^ w).count_ones())
+            .sum();
+        histogram[n as usize] += 1;
+        distance.push(n as u16);
     }
 }
 
@@ -727,6 +791,41 @@ mod tests {
                 .filter(|f| exact.iter().any(|e| e.0 == f.0))
                 .count();
             assert!(same >= 9, "{same} of 10 shared with the full scan");
+        }
+    }
+
+    #[test]
+    fn the_popcnt_scan_counts_what_a_bytewise_count_does() {
+        let mut x = 7u64;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x
+        };
+        // 32 bytes a row is the built-in model's (unrolled); the others take the plain loop.
+        for width in [8usize, 16, 32] {
+            let bits: Vec<u8> = (0..1000 * width).map(|_| (next() >> 40) as u8).collect();
+            let q: Vec<u64> = (0..width / 8).map(|_| next()).collect();
+            let mut got = Vec::new();
+            let mut got_histogram = vec![0usize; width * 8 + 1];
+            distances(&bits, width, &q, &mut got, &mut got_histogram);
+            let q_bytes: Vec<u8> = q.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let want: Vec<u16> = bits
+                .chunks_exact(width)
+                .map(|row| {
+                    row.iter()
+                        .zip(&q_bytes)
+                        .map(|(a, b)| (a ^ b).count_ones() as u16)
+                        .sum()
+                })
+                .collect();
+            let mut want_histogram = vec![0usize; width * 8 + 1];
+            for d in &want {
+                want_histogram[usize::from(*d)] += 1;
+            }
+            assert_eq!(got, want, "width {width}");
+            assert_eq!(got_histogram, want_histogram, "width {width}");
         }
     }
 

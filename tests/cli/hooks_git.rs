@@ -291,14 +291,28 @@ fn a_knowledge_repository_in_a_subfolder_names_paths_as_git_does() {
     assert!(stderr.contains("cairn: 1 problem;"), "{stderr}");
 }
 
-/// Waits until the committed index's checkpoints (in the payload of tantivy's meta.json, ADR
-/// 10) name `rel`: the background update has committed it. Reading the file updates nothing.
+/// The committed index's checkpoints: the file that the payload of tantivy's meta.json names
+/// (ADR 10, and the checkpoints file beside it); empty when there is none yet.
+fn committed_checkpoints(repo: &Path) -> String {
+    let dir = repo.join(".cairn/index");
+    let name = std::fs::read_to_string(dir.join("meta.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|m| {
+            let payload: serde_json::Value = serde_json::from_str(m["payload"].as_str()?).ok()?;
+            Some(payload["checkpoints"].as_str()?.to_string())
+        });
+    name.and_then(|n| std::fs::read_to_string(dir.join(format!("cairn-checkpoints-{n}.json"))).ok())
+        .unwrap_or_default()
+}
+
+/// Waits until the committed index's checkpoints name `rel`: the background update has
+/// committed it. Reading the files updates nothing.
 #[track_caller]
 fn wait_for_index_of(repo: &Path, rel: &str) {
-    let meta = repo.join(".cairn/index/meta.json");
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        if std::fs::read_to_string(&meta).is_ok_and(|t| t.contains(rel)) {
+        if committed_checkpoints(repo).contains(rel) {
             return;
         }
         if Instant::now() > deadline {

@@ -243,6 +243,77 @@ fn a_record_appended_after_the_index_was_built_is_found_next() {
 }
 
 #[test]
+fn a_source_file_removed_or_added_by_hand_between_recalls_is_seen() {
+    let (env, repo) = Env::repo();
+    for (now, what) in [
+        ("2026-11-29T10:00:00Z", "blue tablespoon"),
+        ("2026-11-30T10:00:00Z", "green tablespoon"),
+    ] {
+        env.cairn_in(&repo, &["--now", now, "slog", "deploy", "caddy", what])
+            .code(0);
+    }
+    assert_eq!(recall_ids(&env, &repo, &["tablespoon"]).len(), 2);
+    // Removed by hand, no cairn command in between: its record goes.
+    let first = repo.join("slog/2026-11-29.jsonl");
+    let lines = std::fs::read_to_string(&first).unwrap();
+    std::fs::remove_file(&first).unwrap();
+    let data = recall(&env, &repo, &["tablespoon"]);
+    assert_eq!(data["index"]["removed"], 1);
+    assert_eq!(data["results"].as_array().unwrap().len(), 1);
+    // Put back under another day's name by hand: found again.
+    std::fs::write(repo.join("slog/2026-11-28.jsonl"), lines).unwrap();
+    let data = recall(&env, &repo, &["tablespoon"]);
+    assert_eq!(data["results"].as_array().unwrap().len(), 2);
+    assert_eq!(data["index"]["rebuilt"], false);
+}
+
+/// The checkpoints files in `.cairn/index` (ADR: checkpoints beside tantivy's meta.json).
+fn checkpoints_files(repo: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(repo.join(".cairn/index"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("cairn-checkpoints-"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn checkpoints_sit_beside_the_commit_and_a_lost_file_rebuilds_the_index() {
+    let (env, repo) = Env::repo();
+    env.cairn_in(&repo, &["slog", "deploy", "caddy", "first rollout"])
+        .code(0);
+    env.cairn_in(&repo, &["index"]).code(0);
+    let meta = std::fs::read_to_string(repo.join(".cairn/index/meta.json")).unwrap();
+    // The commit names its checkpoints file, and holds no checkpoint itself.
+    assert!(!meta.contains("slog/"), "{meta}");
+    let files = checkpoints_files(&repo);
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(
+        meta.contains(
+            files[0]
+                .trim_start_matches("cairn-checkpoints-")
+                .trim_end_matches(".json")
+        )
+    );
+    // Each update writes a new one and keeps at most the one it replaced.
+    for what in ["second rollout", "third rollout", "fourth rollout"] {
+        env.cairn_in(&repo, &["slog", "deploy", "caddy", what])
+            .code(0);
+        assert_eq!(recall(&env, &repo, &["rollout"])["index"]["appended"], 1);
+    }
+    assert_eq!(checkpoints_files(&repo).len(), 2);
+    // A checkpoints file lost (it is derived): the index is built again, nothing is missed.
+    for name in checkpoints_files(&repo) {
+        std::fs::remove_file(repo.join(".cairn/index").join(name)).unwrap();
+    }
+    let data = recall(&env, &repo, &["rollout", "--limit", "10"]);
+    assert_eq!(data["index"]["rebuilt"], true);
+    assert_eq!(data["results"].as_array().unwrap().len(), 4);
+    assert_eq!(checkpoints_files(&repo).len(), 1);
+}
+
+#[test]
 fn deleting_cairn_dir_between_recalls_gives_identical_results() {
     let (env, repo) = Env::repo();
     for (at, text) in [
