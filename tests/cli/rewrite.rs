@@ -535,41 +535,6 @@ fn lean_no_rewrite_search_and_brief_make_no_call() {
     assert!(seen.lock().unwrap().is_empty(), "no chat call was made");
 }
 
-/// A small conversation in LoCoMo's shape (made up here: LoCoMo's licence keeps it out of the
-/// repository), with four questions and their evidence.
-fn locomo_file(dir: &Path) -> std::path::PathBuf {
-    let turn = |id: &str, speaker: &str, text: &str| json!({"speaker": speaker, "dia_id": id, "text": text});
-    let data = json!([{
-        "sample_id": "conv-made-up",
-        "conversation": {
-            "speaker_a": "Ana", "speaker_b": "Ben",
-            "session_1_date_time": "1:56 pm on 8 May, 2023",
-            "session_1": [
-                turn("D1:1", "Ana", "I restored the production database to a point in time last night with WAL replay."),
-                turn("D1:2", "Ben", "Nice, how long did that take?"),
-                turn("D1:3", "Ana", "About forty minutes, mostly downloading the base backup."),
-                turn("D1:4", "Ben", "I adopted a kitten named Miso this weekend."),
-            ],
-            "session_2_date_time": "10:37 am on 27 June, 2023",
-            "session_2": [
-                turn("D2:1", "Ana", "We moved the build hosts to the new NFS server."),
-                turn("D2:2", "Ben", "Miso knocked my coffee onto the keyboard."),
-                turn("D2:3", "Ana", "The stale NFS handles needed root to unmount."),
-                turn("D2:4", "Ben", "I am training for a marathon in October."),
-            ],
-        },
-        "qa": [
-            {"question": "What did Ana do with PITR?", "answer": "restored the database", "evidence": ["D1:1"], "category": 1},
-            {"question": "What is the name of Ben's pet?", "answer": "Miso", "evidence": ["D1:4", "D2:2"], "category": 1},
-            {"question": "What needed root on the file server?", "answer": "unmounting stale handles", "evidence": ["D2:3"], "category": 4},
-            {"question": "Which race is Ben preparing for?", "answer": "a marathon", "evidence": ["D2:4"], "category": 2},
-        ],
-    }]);
-    let path = dir.join("made-up-locomo.json");
-    std::fs::write(&path, serde_json::to_vec_pretty(&data).unwrap()).unwrap();
-    path
-}
-
 #[test]
 fn eval_with_a_rewrite_that_gives_each_question_back_scores_as_without_one() {
     let (env, repo) = Env::repo();

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_cairn");
 
@@ -303,4 +303,39 @@ pub fn adr_new(env: &Env, repo: &Path, title: &str, extra: &[&str]) {
     args.extend_from_slice(extra);
     args.extend(["--context", "c", "--decision", "d", "--consequences", "e"]);
     env.cairn_in(repo, &args).code(0);
+}
+
+/// A small conversation in LoCoMo's shape (made up here: LoCoMo's licence keeps it out of the
+/// repository), with four questions and their evidence.
+pub fn locomo_file(dir: &Path) -> std::path::PathBuf {
+    let turn = |id: &str, speaker: &str, text: &str| json!({"speaker": speaker, "dia_id": id, "text": text});
+    let data = json!([{
+        "sample_id": "conv-made-up",
+        "conversation": {
+            "speaker_a": "Ana", "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                turn("D1:1", "Ana", "I restored the production database to a point in time last night with WAL replay."),
+                turn("D1:2", "Ben", "Nice, how long did that take?"),
+                turn("D1:3", "Ana", "About forty minutes, mostly downloading the base backup."),
+                turn("D1:4", "Ben", "I adopted a kitten named Miso this weekend."),
+            ],
+            "session_2_date_time": "10:37 am on 27 June, 2023",
+            "session_2": [
+                turn("D2:1", "Ana", "We moved the build hosts to the new NFS server."),
+                turn("D2:2", "Ben", "Miso knocked my coffee onto the keyboard."),
+                turn("D2:3", "Ana", "The stale NFS handles needed root to unmount."),
+                turn("D2:4", "Ben", "I am training for a marathon in October."),
+            ],
+        },
+        "qa": [
+            {"question": "What did Ana do with PITR?", "answer": "restored the database", "evidence": ["D1:1"], "category": 1},
+            {"question": "What is the name of Ben's pet?", "answer": "Miso", "evidence": ["D1:4", "D2:2"], "category": 1},
+            {"question": "What needed root on the file server?", "answer": "unmounting stale handles", "evidence": ["D2:3"], "category": 4},
+            {"question": "Which race is Ben preparing for?", "answer": "a marathon", "evidence": ["D2:4"], "category": 2},
+        ],
+    }]);
+    let path = dir.join("made-up-locomo.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&data).unwrap()).unwrap();
+    path
 }
