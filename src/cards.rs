@@ -536,14 +536,6 @@ struct Head {
     id: String,
 }
 
-/// An id as a comparison keeps it: a hash, so a session of a million cards costs numbers.
-fn id_hash(id: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::hash::DefaultHasher::new();
-    id.hash(&mut h);
-    h.finish()
-}
-
 /// Reads the next non-blank line into `buf` (newline kept); the bytes read, blank lines
 /// included, or `None` at the end.
 fn next_line(input: &mut impl std::io::BufRead, buf: &mut String) -> std::io::Result<Option<u64>> {
@@ -624,7 +616,7 @@ where
     while next_line(&mut old, &mut a)?.is_some() {
         old_len += 1;
         if let Ok(head) = serde_json::from_str::<Head>(&a) {
-            let id = id_hash(&head.id);
+            let id = crate::sessions::hash64(&head.id);
             had.insert(id);
             if head.kind == "card" {
                 had_cards.insert(id);
@@ -639,7 +631,7 @@ where
         let Ok(head) = serde_json::from_str::<Head>(&b) else {
             continue;
         };
-        let id = id_hash(&head.id);
+        let id = crate::sessions::hash64(&head.id);
         let card = head.kind == "card";
         if card {
             renders += 1;

@@ -193,11 +193,8 @@ impl Prompts {
             Stream::UserMessage => &mut self.user_message,
             Stream::ItemCompleted => &mut self.item_completed,
         };
-        use std::hash::{Hash, Hasher};
         // A hash of the prompt, so a rollout of a million prompts costs numbers.
-        let mut h = std::hash::DefaultHasher::new();
-        comparable(prompt).hash(&mut h);
-        list.push(h.finish());
+        list.push(super::hash64(&comparable(prompt)));
     }
 
     /// The stream to read the prompts from: the responses when they hold every prompt the

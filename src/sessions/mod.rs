@@ -913,11 +913,13 @@ pub const ERRORS_KEPT: usize = 1000;
 /// first); more are unreadable lines.
 const EPISODES_HELD_MAX: usize = 1000;
 
-/// A call id as the open turn keeps it: a hash, so a turn of a million calls costs numbers.
-fn call_key(id: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
+/// A key kept in place of a text (a call id, an entry id, a prompt, a card id) where only its
+/// equality matters: 8 bytes, so a million of them cost numbers, not their texts. Stable within
+/// a process (the hasher's keys are fixed), not meant to be stored.
+pub(crate) fn hash64<T: std::hash::Hash + ?Sized>(value: &T) -> u64 {
+    use std::hash::Hasher;
     let mut h = std::hash::DefaultHasher::new();
-    id.hash(&mut h);
+    value.hash(&mut h);
     h.finish()
 }
 
@@ -1105,13 +1107,10 @@ impl<'s> Builder<'s> {
             self.unattributed += 1;
             return;
         };
-        if let Some(id) = reply {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::hash::DefaultHasher::new();
-            (id, text).hash(&mut h);
-            if !open.seen.insert(h.finish()) {
-                return;
-            }
+        if let Some(id) = reply
+            && !open.seen.insert(hash64(&(id, text)))
+        {
+            return;
         }
         let answer = &mut open.turn.answer;
         if answer.len() < TURN_TEXT_BYTES {
@@ -1137,7 +1136,7 @@ impl<'s> Builder<'s> {
             self.unattributed += 1;
             return;
         };
-        let key = call_key(id);
+        let key = hash64(id);
         if !id.is_empty() && (open.pending.contains_key(&key) || open.commands.contains_key(&key)) {
             return;
         }
@@ -1174,7 +1173,7 @@ impl<'s> Builder<'s> {
     /// exit makes the result an error.
     pub fn tool_result(&mut self, id: &str, is_error: bool, exit: Option<i32>, output: &str) {
         let Some(open) = &mut self.open else { return };
-        let key = call_key(id);
+        let key = hash64(id);
         if open.pending.remove(&key).is_none() && !open.commands.contains_key(&key) {
             // A result whose call is not in this turn (a repeat, or a call before the prompt).
             return;
@@ -1214,7 +1213,7 @@ impl<'s> Builder<'s> {
     /// process). A newly known non-zero exit is recorded as an error.
     pub fn command_exit(&mut self, id: &str, exit: i32, output: &str) {
         let Some(open) = &mut self.open else { return };
-        let Some(&i) = open.commands.get(&call_key(id)) else {
+        let Some(&i) = open.commands.get(&hash64(id)) else {
             return;
         };
         let run = &mut open.turn.commands[i];

@@ -79,13 +79,7 @@ struct Node {
 
 /// An entry id as a [`Node`] keeps it.
 fn id_key(id: &str) -> Option<u64> {
-    use std::hash::{Hash, Hasher};
-    if id.is_empty() {
-        return None;
-    }
-    let mut h = std::hash::DefaultHasher::new();
-    id.hash(&mut h);
-    Some(h.finish())
+    (!id.is_empty()).then(|| super::hash64(id))
 }
 
 /// Feeds the entries of a pi session (its active branch) to `b`, in two passes over the
