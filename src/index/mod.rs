@@ -52,7 +52,7 @@ use crate::repo::Repo;
 pub use held::{Held, Opened};
 
 /// Bumped whenever the schema or what goes into a document changes: a mismatch rebuilds.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// Where the index lives, relative to the repository root.
 pub const DIR: &str = ".cairn/index";
@@ -342,6 +342,12 @@ struct Payload {
     vectors: Option<String>,
     /// The name of the checkpoints file this payload was read from or committed with.
     name: Option<String>,
+    /// The files' stamp as committed (of `files`): a read that finds the files with this
+    /// stamp has nothing to fold in ([`sources::Stamp`]).
+    stamp: Option<sources::Stamp>,
+    /// Whether `files` holds the checkpoints file's content: an index opened for a read is
+    /// not read further than its stamp until the files are found to differ.
+    loaded: bool,
 }
 
 /// The payload as committed in `meta.json`.
@@ -353,6 +359,9 @@ struct Committed {
     /// The hash naming the checkpoints file.
     #[serde(default)]
     checkpoints: String,
+    /// The stamp of the checkpoints' files ([`sources::Stamp::to_hex`]).
+    #[serde(default)]
+    stamp: String,
 }
 
 /// How the checkpoints files of an index folder begin.
@@ -372,13 +381,17 @@ impl Payload {
         if !path.is_file() {
             crate::files::write_atomic(&path, &bytes)?;
         }
+        let stamp = sources::Stamp::of_checkpoints(&self.files);
         let json = serde_json::to_string(&Committed {
             schema: self.schema,
             vectors: self.vectors.clone(),
             checkpoints: name.clone(),
+            stamp: stamp.to_hex(),
         })
         .expect("payload serializes");
         self.name = Some(name);
+        self.stamp = Some(stamp);
+        self.loaded = true;
         Ok(json)
     }
 
@@ -386,23 +399,51 @@ impl Payload {
     /// `None` when it has none, is of another schema, or its checkpoints file is missing or
     /// unreadable (the index is then rebuilt: it is derived).
     fn read(dir: &Path, metas: &tantivy::IndexMeta) -> Option<Payload> {
-        Payload::read_str(dir, metas.payload.as_deref()?)
+        let mut payload = Payload::read_str(metas.payload.as_deref()?)?;
+        payload.load(dir).then_some(payload)
     }
 
-    /// [`Payload::read`] of a committed payload string.
-    fn read_str(dir: &Path, payload: &str) -> Option<Payload> {
+    /// The payload of a committed payload string, its checkpoints not read yet
+    /// ([`Payload::load`]); `None` when it is of another schema or names no checkpoints.
+    fn read_str(payload: &str) -> Option<Payload> {
         let committed: Committed = serde_json::from_str(payload).ok()?;
         if committed.schema != SCHEMA_VERSION || committed.checkpoints.is_empty() {
             return None;
         }
-        let bytes = std::fs::read(checkpoints_path(dir, &committed.checkpoints)).ok()?;
-        let files = serde_json::from_slice(&bytes).ok()?;
         Some(Payload {
             schema: committed.schema,
-            files,
+            files: BTreeMap::new(),
             vectors: committed.vectors,
             name: Some(committed.checkpoints),
+            stamp: sources::Stamp::from_hex(&committed.stamp),
+            loaded: false,
         })
+    }
+
+    /// Reads the checkpoints file this payload names (once); false when it is missing or
+    /// unreadable (the index is then rebuilt: it is derived).
+    fn load(&mut self, dir: &Path) -> bool {
+        if self.loaded {
+            return true;
+        }
+        let Some(name) = &self.name else {
+            return false;
+        };
+        let Some(files) = std::fs::read(checkpoints_path(dir, name))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        else {
+            return false;
+        };
+        self.files = files;
+        self.loaded = true;
+        true
+    }
+
+    /// Whether the files as `found` (their stamp) are what this payload's checkpoints
+    /// describe, with a vector of `model` for every document: nothing to fold in.
+    fn matches(&self, found: sources::Stamp, model: &str) -> bool {
+        self.stamp == Some(found) && self.vectors.as_deref() == Some(model)
     }
 
     /// Removes the checkpoints files of `dir` other than this commit's and the one it
@@ -668,17 +709,37 @@ impl Index {
         // The freshness check (a `stat` of every source file, 1,400 at 100,000 records) runs on
         // a second thread while tantivy opens the index: neither needs the other's result
         // until the plan is made.
-        std::thread::scope(|s| {
-            let listing = s.spawn(|| sources::list(repo));
+        let opened = std::thread::scope(|s| {
+            let listing = s.spawn(|| {
+                sources::list(repo).map(|found| {
+                    let stamp = sources::Stamp::of_found(&found);
+                    (found, stamp)
+                })
+            });
             let opened = Index::open_unplanned(repo, dir, rebuild, in_repo);
             let found = listing
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            // The build lock (when building from nothing) is held until the first commit.
-            let (mut me, _building) = opened?;
-            me.update_with(repo, found?)?;
-            Ok(me)
-        })
+            (opened, found)
+        });
+        // The build lock (when building from nothing) is held until the first commit.
+        let (mut me, building) = opened.0?;
+        let (found, stamp) = opened.1?;
+        // The usual read: the files are as the last commit left them, and its checkpoints
+        // (one a file) need not be read.
+        if me.payload.matches(stamp, &me.model) {
+            me.files = found.len();
+            return Ok(me);
+        }
+        if !me.payload.load(dir) {
+            // Its checkpoints file is gone (a reader that read `meta.json` just before two
+            // commits) or unreadable: the index is derived, build it again.
+            drop((me, building));
+            return Index::open_in(repo, dir, true, in_repo);
+        }
+        me.update_with(repo, found)?;
+        drop(building);
+        Ok(me)
     }
 
     /// [`Index::open_in`] up to the update; with the build lock when it builds from nothing,
@@ -696,6 +757,8 @@ impl Index {
             files: BTreeMap::new(),
             vectors: None,
             name: None,
+            stamp: None,
+            loaded: true,
         };
         let mut index = if rebuild {
             None
@@ -784,8 +847,9 @@ impl Index {
             return Ok(false);
         }
         let found = sources::list(repo)?;
-        let plan = sources::plan(repo, &self.payload.files, &found)?;
-        Ok(plan.is_empty() && self.payload.vectors.as_deref() == Some(self.model.as_str()))
+        Ok(self
+            .payload
+            .matches(sources::Stamp::of_found(&found), &self.model))
     }
 
     /// Brings this open index up to date as [`Index::open`] would: the last commit on disk
@@ -828,6 +892,12 @@ impl Index {
 
     /// [`Index::update`] with the source files as `found` them.
     fn update_with(&mut self, repo: &Repo, found: Vec<sources::Found>) -> Result<()> {
+        if !self.payload.load(&self.dir) {
+            return Err(index_err(
+                "its checkpoints file is missing",
+                "run `cairn index --rebuild`",
+            ));
+        }
         let plan = sources::plan(repo, &self.payload.files, &found)?;
         self.files = found.len();
         let model = self.model.clone();
@@ -1618,8 +1688,9 @@ fn open_usable(
     }
     match tantivy::Index::open_in_dir(dir) {
         Ok(i) => {
+            // The checkpoints are read only if the files' stamp differs ([`Index::open_in`]).
             let metas = i.load_metas().ok()?;
-            let p = Payload::read(dir, &metas)?;
+            let p = Payload::read_str(metas.payload.as_deref()?)?;
             (i.schema() == *schema).then_some((i, p, metas.opstamp))
         }
         Err(err) => {
@@ -1705,6 +1776,8 @@ mod tests {
             files: BTreeMap::from([("slog/a.jsonl".to_string(), cp(3))]),
             vectors: Some("m".into()),
             name: None,
+            stamp: None,
+            loaded: true,
         };
         let names = |dir: &Path| {
             let mut n: Vec<String> = std::fs::read_dir(dir)
@@ -1721,7 +1794,11 @@ mod tests {
             let json = p.prepare(dir.path()).unwrap();
             // The commit's payload is small: the checkpoints are in the file it names.
             assert!(!json.contains("slog/a.jsonl"), "{json}");
-            let back = Payload::read_str(dir.path(), &json).unwrap();
+            let mut back = Payload::read_str(&json).unwrap();
+            // The stamp is read without the checkpoints, and is theirs.
+            assert!(!back.loaded && back.files.is_empty());
+            assert_eq!(back.stamp, Some(sources::Stamp::of_checkpoints(&p.files)));
+            assert!(back.load(dir.path()));
             assert_eq!(back.files, p.files);
             assert_eq!(back.vectors.as_deref(), Some("m"));
             Payload::collect(dir.path(), p.name.as_deref().unwrap(), replaced.as_deref());
@@ -1730,11 +1807,11 @@ mod tests {
         // This commit's file and the one it replaced stay; an older commit's is gone, and a
         // payload naming it reads as none (the index is then built again).
         assert_eq!(names(dir.path()).len(), 2, "{:?}", names(dir.path()));
-        assert!(Payload::read_str(dir.path(), &committed[0]).is_none());
-        assert!(Payload::read_str(dir.path(), &committed[1]).is_some());
+        assert!(!Payload::read_str(&committed[0]).unwrap().load(dir.path()));
+        assert!(Payload::read_str(&committed[1]).unwrap().load(dir.path()));
         // Another schema's payload reads as none.
         let other = committed[2].replace(&format!("\"schema\":{SCHEMA_VERSION}"), "\"schema\":4");
-        assert!(Payload::read_str(dir.path(), &other).is_none());
+        assert!(Payload::read_str(&other).is_none());
     }
 
     #[test]

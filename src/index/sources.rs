@@ -171,6 +171,88 @@ fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
         .map_or(0, |d| d.as_nanos() as i128)
 }
 
+/// What the source files look like to a freshness check: the count of files and two
+/// independent sums of a hash of each one's (path, size, modification time). Equal stamps
+/// mean what [`plan`] compares is equal file by file (the same paths, each with the same size
+/// and time), so a read whose files have the stamp the index committed with has nothing to
+/// fold in and need not read the checkpoints at all. The sums do not depend on the order the
+/// files were listed in, and the hash is cairn's own, so a stamp means the same across builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stamp {
+    pub files: u64,
+    pub a: u64,
+    pub b: u64,
+}
+
+impl Stamp {
+    /// Adds one file.
+    pub fn add(&mut self, rel: &str, size: u64, mtime_ns: i128) {
+        let h = fnv1a(rel.as_bytes());
+        // The time in two halves: an i128 does not fit one word.
+        let t = mtime_ns as u128;
+        let (lo, hi) = (t as u64, (t >> 64) as u64);
+        self.files += 1;
+        self.a = self.a.wrapping_add(mix(h ^ mix(size ^ mix(lo ^ mix(hi)))));
+        self.b =
+            self.b
+                .wrapping_add(mix(h.rotate_left(29)
+                    ^ mix(lo.wrapping_add(0x9e37_79b9_7f4a_7c15) ^ mix(size ^ hi))));
+    }
+
+    /// The stamp of the files as found.
+    pub fn of_found(found: &[Found]) -> Stamp {
+        let mut s = Stamp::default();
+        for f in found {
+            s.add(&f.rel, f.size, f.mtime_ns);
+        }
+        s
+    }
+
+    /// The stamp of the files as their checkpoints describe them.
+    pub fn of_checkpoints(checkpoints: &BTreeMap<String, Checkpoint>) -> Stamp {
+        let mut s = Stamp::default();
+        for (rel, cp) in checkpoints {
+            s.add(rel, cp.size, cp.mtime_ns);
+        }
+        s
+    }
+
+    /// As text, for the index's commit payload.
+    pub fn to_hex(self) -> String {
+        format!("{:016x}{:016x}{:016x}", self.files, self.a, self.b)
+    }
+
+    /// [`Stamp::to_hex`] read back.
+    pub fn from_hex(s: &str) -> Option<Stamp> {
+        if s.len() != 48 || !s.is_ascii() {
+            return None;
+        }
+        let word = |i: usize| u64::from_str_radix(&s[i * 16..(i + 1) * 16], 16).ok();
+        Some(Stamp {
+            files: word(0)?,
+            a: word(1)?,
+            b: word(2)?,
+        })
+    }
+}
+
+/// FNV-1a, 64 bits.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// splitmix64's finalizer: every input bit moves about half of the output bits.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// What an update has to do.
 #[derive(Debug, Default)]
 pub struct Plan {
@@ -832,5 +914,69 @@ pub fn empty_checkpoint() -> Checkpoint {
         offset: 0,
         last_start: 0,
         hash: String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stamp_changes_with_any_file_and_not_with_the_listing_order() {
+        let f = |rel: &str, size: u64, mtime_ns: i128| Found {
+            rel: rel.into(),
+            kind: SourceKind::Slog,
+            size,
+            mtime_ns,
+        };
+        let files = vec![
+            f("slog/2026-11-01.jsonl", 100, 1_700_000_000_000_000_001),
+            f("slog/2026-11-02.jsonl", 200, 1_700_000_000_000_000_002),
+            f("MEMORY.md", 300, 1_700_000_000_000_000_003),
+        ];
+        let stamp = Stamp::of_found(&files);
+        let mut reversed = files.clone();
+        reversed.reverse();
+        assert_eq!(Stamp::of_found(&reversed), stamp);
+        // The checkpoints of the same files have the same stamp.
+        let checkpoints: BTreeMap<String, Checkpoint> = files
+            .iter()
+            .map(|x| {
+                let cp = Checkpoint {
+                    size: x.size,
+                    mtime_ns: x.mtime_ns,
+                    offset: x.size,
+                    last_start: 0,
+                    hash: "h".into(),
+                };
+                (x.rel.clone(), cp)
+            })
+            .collect();
+        assert_eq!(Stamp::of_checkpoints(&checkpoints), stamp);
+        // A byte appended, a save in place (same size, new time), a file added, removed or
+        // renamed, and two files swapping their sizes: each changes it.
+        let mut changed = Vec::new();
+        let mut v = files.clone();
+        v[0].size += 1;
+        changed.push(v);
+        let mut v = files.clone();
+        v[2].mtime_ns += 1;
+        changed.push(v);
+        let mut v = files.clone();
+        v.push(f("slog/2026-11-03.jsonl", 1, 1));
+        changed.push(v);
+        changed.push(files[1..].to_vec());
+        let mut v = files.clone();
+        v[1].rel = "slog/2026-11-04.jsonl".into();
+        changed.push(v);
+        let mut v = files.clone();
+        (v[0].size, v[1].size) = (v[1].size, v[0].size);
+        changed.push(v);
+        for (i, v) in changed.iter().enumerate() {
+            assert_ne!(Stamp::of_found(v), stamp, "change {i}");
+        }
+        assert_eq!(Stamp::from_hex(&stamp.to_hex()), Some(stamp));
+        assert_eq!(Stamp::from_hex("zz"), None);
+        assert_eq!(Stamp::from_hex(""), None);
     }
 }
