@@ -27,6 +27,7 @@
 mod held;
 pub mod sources;
 pub mod tokenizer;
+mod top;
 pub mod vectors;
 
 use std::collections::{BTreeMap, HashSet};
@@ -1365,38 +1366,15 @@ impl Index {
                 .into_iter()
                 .map(|(s, a)| (f64::from(s), a))
                 .collect(),
-            Some(decay) => {
-                let decay = Arc::new(decay.clone());
-                let collector = TopDocs::with_limit(limit).tweak_score(
-                    move |segment: &tantivy::SegmentReader| {
-                        let fast = segment.fast_fields();
-                        let time = fast
-                            .i64("time")
-                            .expect("schema has time")
-                            .first_or_default_col(0);
-                        let class = fast
-                            .u64("class")
-                            .expect("schema has class")
-                            .first_or_default_col(0);
-                        let stale = fast
-                            .u64("stale")
-                            .expect("schema has stale")
-                            .first_or_default_col(0);
-                        let decay = decay.clone();
-                        move |doc: tantivy::DocId, score: tantivy::Score| {
-                            let factor = decay.factor(
-                                Class::from_u64(class.get_val(doc)),
-                                time.get_val(doc),
-                                stale.get_val(doc) == 1,
-                            );
-                            f64::from(score) * factor
-                        }
+            Some(decay) => searcher
+                .search(
+                    &query,
+                    &top::DecayedTop {
+                        limit,
+                        decay: Arc::new(decay.clone()),
                     },
-                );
-                searcher
-                    .search(&query, &collector)
-                    .map_err(|e| index_err("search", e))?
-            }
+                )
+                .map_err(|e| index_err("search", e))?,
         };
         let mut hits = Vec::with_capacity(scored.len());
         for (score, addr) in scored {

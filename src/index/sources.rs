@@ -75,40 +75,68 @@ fn kind_of(rel: &str) -> Option<SourceKind> {
 
 /// Every source file, with its size and mtime.
 pub fn list(repo: &Repo) -> Result<Vec<Found>> {
+    // One `stat` a file is most of a read's time at 100,000 records (1,400 files, about
+    // 4 µs each on a virtual machine): the observations' folder, the biggest, is listed on
+    // a thread of its own while this one lists the rest.
+    let (observations, rest) = std::thread::scope(|s| {
+        let observations = s.spawn(|| list_folder(repo, store::DIR));
+        let rest = list_rest(repo);
+        let observations = observations
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (observations, rest)
+    });
+    let mut out = rest?;
+    out.extend(observations?);
+    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(out)
+}
+
+/// The source file `rel` as found, with its metadata.
+fn found(rel: String, meta: &std::fs::Metadata) -> Option<Found> {
+    let kind = kind_of(&rel)?;
+    Some(Found {
+        rel,
+        kind,
+        size: meta.len(),
+        mtime_ns: mtime_ns(meta),
+    })
+}
+
+/// The source files of one of the folders of records (slog, observations, ADRs).
+fn list_folder(repo: &Repo, dir: &str) -> Result<Vec<Found>> {
     let mut out = Vec::new();
-    let mut push = |rel: String, meta: &std::fs::Metadata| {
-        if let Some(kind) = kind_of(&rel) {
-            out.push(Found {
-                rel,
-                kind,
-                size: meta.len(),
-                mtime_ns: mtime_ns(meta),
-            });
-        }
+    let path = repo.path(dir);
+    let read = match crate::files::read_dir_real(&path) {
+        Ok(read) => read,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(Error::io(path.display(), &e)),
     };
-    for dir in [slog::DIR, store::DIR, adr::DIR] {
-        let path = repo.path(dir);
-        let read = match crate::files::read_dir_real(&path) {
-            Ok(read) => read,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::io(path.display(), &e)),
+    for entry in read {
+        let entry = entry.map_err(|e| Error::io(path.display(), &e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let ok = if dir == adr::DIR {
+            adr::is_record_file(&name)
+        } else {
+            name.ends_with(".jsonl")
         };
-        for entry in read {
-            let entry = entry.map_err(|e| Error::io(path.display(), &e))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let ok = if dir == adr::DIR {
-                adr::is_record_file(&name)
-            } else {
-                name.ends_with(".jsonl")
-            };
-            if ok {
-                let meta = entry
-                    .metadata()
-                    .map_err(|e| Error::io(entry.path().display(), &e))?;
-                push(format!("{dir}/{name}"), &meta);
-            }
+        if ok {
+            let meta = entry
+                .metadata()
+                .map_err(|e| Error::io(entry.path().display(), &e))?;
+            out.extend(found(format!("{dir}/{name}"), &meta));
         }
     }
+    Ok(out)
+}
+
+/// The source files other than the observations'.
+fn list_rest(repo: &Repo) -> Result<Vec<Found>> {
+    let mut out = Vec::new();
+    for dir in [slog::DIR, adr::DIR] {
+        out.extend(list_folder(repo, dir)?);
+    }
+    let mut push = |rel: String, meta: &std::fs::Metadata| out.extend(found(rel, meta));
     // A MEMORY.md that is a link is not followed (files::confine).
     if let Ok(meta) = std::fs::symlink_metadata(repo.path(memory::FILE))
         && meta.is_file()
@@ -160,7 +188,6 @@ pub fn list(repo: &Repo) -> Result<Vec<Found>> {
             }
         }
     }
-    out.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(out)
 }
 

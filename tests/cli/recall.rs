@@ -1851,3 +1851,54 @@ fn diversity_lets_a_different_record_past_a_near_copy() {
         "the other record replaces a near copy: {diverse:?}"
     );
 }
+
+/// Words mode keeps the best records by BM25 × decay without decaying every match (a match
+/// whose BM25 score cannot beat the worst kept even undecayed is skipped): the first k of a
+/// list read to every match are the list read to k.
+#[test]
+fn words_recall_to_k_is_the_top_k_of_every_match_decayed() {
+    let (env, repo) = Env::repo();
+    let words = [
+        "cache", "nfs", "share", "deploy", "rollback", "postgres", "backup", "mirror", "quota",
+        "kernel",
+    ];
+    let mut seed: u64 = 42;
+    let mut next = || {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize
+    };
+    let records: Vec<Value> = (0..400)
+        .map(|i| {
+            let n = 3 + next() % 6;
+            let text: Vec<&str> = (0..n).map(|_| words[next() % words.len()]).collect();
+            let day = 1 + next() % 28;
+            let month = 1 + next() % 12;
+            let year = 2025 + next() % 2;
+            serde_json::json!({
+                "observation": format!("record {i}: {}", text.join(" ")),
+                "timestamp": format!("{year}-{month:02}-{day:02}T00:00:00Z"),
+                "source": format!("s{i}"),
+            })
+        })
+        .collect();
+    import_raw(&env, &repo, &records);
+    for query in [
+        &["cache", "rollback"][..],
+        &["postgres"],
+        &["nfs", "quota", "kernel"],
+    ] {
+        let mut all = vec!["--mode", "words", "--now", "2026-12-31", "--limit", "400"];
+        all.extend_from_slice(query);
+        let every = recall_ids(&env, &repo, &all);
+        assert!(every.len() > 40, "{query:?}: {}", every.len());
+        for k in ["1", "5", "12"] {
+            let mut args = vec!["--mode", "words", "--now", "2026-12-31", "--limit", k];
+            args.extend_from_slice(query);
+            let top = recall_ids(&env, &repo, &args);
+            let k: usize = k.parse().unwrap();
+            assert_eq!(top, every[..k].to_vec(), "{query:?} at {k}");
+        }
+    }
+}
