@@ -17,6 +17,7 @@
 pub mod counts;
 pub mod diverse;
 pub mod exact;
+pub mod feedback;
 pub mod project;
 pub mod rewrite;
 pub mod turns;
@@ -386,16 +387,17 @@ pub fn fuse_ranks(
     combine(scored, decay, limit, false)
 }
 
-/// Hybrid's lists fused as `[recall] fusion` says.
+/// Hybrid's lists fused at `weights` as `[recall] fusion` says.
 fn fuse_hybrid(
     lists: Vec<Ranked>,
+    weights: &[f64],
     config: &Config,
     decay: Option<&Decay>,
     limit: usize,
 ) -> Result<Vec<Recalled>> {
     Ok(match Fusion::from_config(&config.recall)? {
-        Fusion::Standard => fuse(lists, &weights(config), decay, limit),
-        Fusion::Rrf { k } => fuse_ranks(lists, &weights(config), k, decay, limit),
+        Fusion::Standard => fuse(lists, weights, decay, limit),
+        Fusion::Rrf { k } => fuse_ranks(lists, weights, k, decay, limit),
     })
 }
 
@@ -696,15 +698,114 @@ fn fused_lists(
             // Ranking each list with decay and fusing ranks (ADR 13) let decay reorder twice and
             // threw the scores away: on LoCoMo dev (categories 1-4, R@10) 0.581 against 0.641
             // for words and vectors (ADR 18); the soft list took it to 0.670 (ADR 20).
-            let (lists, soft_total) = hybrid(index, query, filter, depth(limit), config)?;
+            let (mut lists, soft_total) = hybrid(index, query, filter, depth(limit), config)?;
+            let mut weights = weights(config);
+            let fb = feedback_config(config);
+            if fb.on() {
+                let more = second_round(index, config, request, &lists, &weights, decay, &fb)?;
+                for (list, weight) in more {
+                    lists.push(list);
+                    weights.push(weight);
+                }
+            }
             (
-                fuse_hybrid(lists, config, Some(decay), usize::MAX)?,
+                fuse_hybrid(lists, &weights, config, Some(decay), usize::MAX)?,
                 soft_total,
             )
         }
     };
     boost_time(&mut fused, window, config.recall.time_boost);
     Ok((fused, soft_total))
+}
+
+/// `[recall] feedback_*`.
+fn feedback_config(config: &Config) -> feedback::Feedback {
+    let r = &config.recall;
+    feedback::Feedback {
+        docs: r.feedback_docs,
+        beta: r.feedback_beta as f32,
+        terms: r.feedback_terms,
+        vectors_weight: r.feedback_vectors_weight,
+        words_weight: r.feedback_words_weight,
+    }
+}
+
+/// The second round of pseudo-relevance feedback ([`feedback`]): the first round's `lists`
+/// fused at `weights`, its best `fb.docs` records give the `feedback` list (the vectors nearest
+/// the query moved towards theirs) and the `expanded` list (BM25 for the words that weigh most
+/// in them), each with its weight. A list that cannot be made (no stored vectors, no word to
+/// add) is left out.
+fn second_round(
+    index: &Index,
+    config: &Config,
+    request: &Request,
+    lists: &[Ranked],
+    weights: &[f64],
+    decay: &Decay,
+    fb: &feedback::Feedback,
+) -> Result<Vec<(Ranked, f64)>> {
+    let (query, filter, limit) = (&request.query, &request.filter, request.limit);
+    let copy = lists
+        .iter()
+        .map(|l| Ranked {
+            name: l.name,
+            hits: l.hits.clone(),
+        })
+        .collect();
+    let top = fuse_hybrid(copy, weights, config, Some(decay), fb.docs)?;
+    let mut out = Vec::new();
+    if top.is_empty() {
+        return Ok(out);
+    }
+    if fb.vectors_weight > 0.0 {
+        use crate::index::vectors::text_hash;
+        let hashes = top.iter().map(|r| text_hash(&r.text)).collect();
+        let stored = index.stored_vectors(&hashes);
+        let docs: Vec<Vec<f32>> = top
+            .iter()
+            .filter_map(|r| stored.get(&text_hash(&r.text)))
+            .map(|(scale, v)| feedback::dequantize(*scale, v))
+            .collect();
+        if !docs.is_empty()
+            && let Ok(q) = index.query_vector(query)
+        {
+            let moved = feedback::rocchio(&q, &docs, fb.beta);
+            let hits = index.search_by_vector(
+                &moved,
+                filter,
+                depth(limit),
+                config.recall.min_similarity,
+            )?;
+            out.push((
+                Ranked {
+                    name: "feedback",
+                    hits,
+                },
+                fb.vectors_weight,
+            ));
+        }
+    }
+    if fb.words_weight > 0.0 && fb.terms > 0 {
+        let texts: Vec<&str> = top.iter().map(|r| r.text.as_str()).collect();
+        let words = feedback::expansion(
+            &texts,
+            &index.query_terms(query),
+            &mut index.terms(),
+            &mut index.idf(),
+            fb.terms,
+        );
+        if !words.is_empty() {
+            let hits = index.search(&words.join(" "), filter, depth(limit), None)?;
+            out.push((
+                Ranked {
+                    name: "expanded",
+                    hits,
+                },
+                fb.words_weight,
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// Where one record stands for a query, as [`recall`] ranks it (`cairn why --query`).
@@ -905,7 +1006,10 @@ pub fn search(
         }
         Mode::Hybrid => {
             let (lists, soft_total) = hybrid(index, query, filter, depth(limit), config)?;
-            (fuse_hybrid(lists, config, None, usize::MAX)?, soft_total)
+            (
+                fuse_hybrid(lists, &weights(config), config, None, usize::MAX)?,
+                soft_total,
+            )
         }
     };
     Ok(Relevance::new(index, query, soft_total, config).keep(index, ranked, limit))
@@ -1201,6 +1305,7 @@ mod tests {
             kind: Kind::Observation,
             text: id.into(),
             title: String::new(),
+            context: String::new(),
             time: Utc::now(),
             category: String::new(),
             verdict: "allow".into(),

@@ -1844,3 +1844,53 @@ fn diversity_lets_a_different_record_past_a_near_copy() {
         "the other record replaces a near copy: {diverse:?}"
     );
 }
+
+/// An observation's narrative (the context it was written in) helps find it, but a record that
+/// says the query's words itself ranks above the one whose context says them: the context is
+/// searched at a lower weight than the record.
+#[test]
+fn a_record_outranks_one_whose_context_holds_the_query_words() {
+    let (env, repo) = Env::repo();
+    let ids = import_raw(
+        &env,
+        &repo,
+        &[
+            // The query's words only in the narrative (the prompt this record answered).
+            serde_json::json!({"observation": "they sit in the bucket for a month", "narrative": "where are the release artifacts of the nightly build kept", "timestamp": "2026-11-01T00:00:00Z", "source": "answer-to-a-prompt"}),
+            // The query's words in the record itself, among more words.
+            serde_json::json!({"observation": "the release artifacts of the nightly build are kept on the build host, in the folder the deploy script reads, until the next run of the pipeline replaces them with its own", "timestamp": "2026-11-01T00:00:00Z", "source": "says-it"}),
+            serde_json::json!({"observation": "the staging database is restored every morning", "timestamp": "2026-11-01T00:00:00Z", "source": "other"}),
+        ],
+    );
+    let (by_context, says_it) = (&ids[0], &ids[1]);
+    for mode in ["words", "hybrid"] {
+        let found = recall_ids(
+            &env,
+            &repo,
+            &[
+                "--now",
+                "2026-11-30",
+                "--mode",
+                mode,
+                "where are the nightly release artifacts kept",
+            ],
+        );
+        assert_eq!(found.first(), Some(says_it), "{mode}: {found:?}");
+        assert!(
+            found.contains(by_context),
+            "{mode}: the context still finds its record: {found:?}"
+        );
+    }
+    // What is shown is the whole record, its narrative after it.
+    let data = recall(&env, &repo, &["--now", "2026-11-30", "nightly artifacts"]);
+    let shown = data["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == by_context.as_str())
+        .expect("recalled");
+    assert_eq!(
+        shown["text"],
+        "they sit in the bucket for a month\nwhere are the release artifacts of the nightly build kept"
+    );
+}
