@@ -57,8 +57,9 @@ time_boost = 3.0
 # second, fused with the first: the query's vector moved towards theirs (Rocchio, by
 # feedback_beta) at feedback_vectors_weight, and BM25 for the feedback_terms words that weigh
 # most in them at feedback_words_weight. For the second and third record of an answer spread
-# over several, which share words with the first more than with the query.
-feedback_docs = 0
+# over several, which share words with the first more than with the query. On the LoCoMo dev
+# split (hybrid R@10, categories 1-4) 0.736 -> 0.745, multi-hop 0.432 -> 0.439.
+feedback_docs = 3
 feedback_beta = 0.5
 feedback_terms = 8
 feedback_vectors_weight = 0.3
@@ -250,7 +251,7 @@ impl Default for Recall {
             relevance_soft: 0.35,
             diversity: 1.0,
             time_boost: 3.0,
-            feedback_docs: 0,
+            feedback_docs: 3,
             feedback_beta: 0.5,
             feedback_terms: 8,
             feedback_vectors_weight: 0.3,

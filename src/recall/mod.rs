@@ -759,13 +759,23 @@ fn second_round(
     }
     if fb.vectors_weight > 0.0 {
         use crate::index::vectors::text_hash;
-        let hashes = top.iter().map(|r| text_hash(&r.text)).collect();
-        let stored = index.stored_vectors(&hashes);
-        let docs: Vec<Vec<f32>> = top
-            .iter()
-            .filter_map(|r| stored.get(&text_hash(&r.text)))
-            .map(|(scale, v)| feedback::dequantize(*scale, v))
-            .collect();
+        let texts: Vec<&str> = top.iter().map(|r| r.text.as_str()).collect();
+        let docs: Vec<Vec<f32>> =
+            if crate::index::vectors::model_id_for(&config.embed) == crate::embed::MODEL_ID {
+                // The built-in model embeds a few texts in microseconds; reading them back
+                // from the store is a pass over all of it.
+                use crate::embed::Embedder;
+                crate::embed::Builtin::shared().embed(&texts)
+            } else {
+                // A provider's vectors as stored: no call for texts it has embedded.
+                let hashes = texts.iter().map(|t| text_hash(t)).collect();
+                let stored = index.stored_vectors(&hashes);
+                texts
+                    .iter()
+                    .filter_map(|t| stored.get(&text_hash(t)))
+                    .map(|(scale, v)| feedback::dequantize(*scale, v))
+                    .collect()
+            };
         if !docs.is_empty()
             && let Ok(q) = index.query_vector(query)
         {
@@ -1166,7 +1176,11 @@ pub fn explain_line(r: &Recalled) -> String {
         ));
     }
     // The lists in the order recall reads them, then any other.
-    let order = |name: &str| ["words", "soft", "vectors"].iter().position(|n| *n == name);
+    let order = |name: &str| {
+        ["words", "soft", "vectors", "feedback", "expanded"]
+            .iter()
+            .position(|n| *n == name)
+    };
     let mut ranks: Vec<(&&'static str, &usize)> = r.ranks.iter().collect();
     ranks.sort_by_key(|(name, _)| (order(name).unwrap_or(usize::MAX), **name));
     for (list, rank) in ranks {
@@ -1184,6 +1198,10 @@ pub fn explain_line(r: &Recalled) -> String {
                 None => format!("soft #{rank}: {own:.4}"),
             },
             "vectors" => format!("vectors #{rank}: cosine {own:.4}"),
+            "feedback" => format!(
+                "feedback #{rank}: cosine {own:.4} with the query moved towards the best results"
+            ),
+            "expanded" => format!("expanded #{rank}: bm25 {own:.4} for the best results' words"),
             other => format!("{other} #{rank}: {own:.4}"),
         };
         match r.points.get(list) {
