@@ -57,9 +57,10 @@ time_boost = 3.0
 # second, fused with the first: the query's vector moved towards theirs (Rocchio, by
 # feedback_beta) at feedback_vectors_weight, and BM25 for the feedback_terms words that weigh
 # most in them at feedback_words_weight. For the second and third record of an answer spread
-# over several, which share words with the first more than with the query. On the LoCoMo dev
-# split (hybrid R@10, categories 1-4) 0.736 -> 0.745, multi-hop 0.432 -> 0.439.
-feedback_docs = 3
+# over several, which share words with the first more than with the query. Off: on the LoCoMo
+# dev split 3 took hybrid R@10 (categories 1-4) 0.736 -> 0.745 and multi-hop 0.432 -> 0.439,
+# but a recall's median 54 -> 83-94 ms (debug build); for a deep search, set 3.
+feedback_docs = 0
 feedback_beta = 0.5
 feedback_terms = 8
 feedback_vectors_weight = 0.3
@@ -251,7 +252,7 @@ impl Default for Recall {
             relevance_soft: 0.35,
             diversity: 1.0,
             time_boost: 3.0,
-            feedback_docs: 3,
+            feedback_docs: 0,
             feedback_beta: 0.5,
             feedback_terms: 8,
             feedback_vectors_weight: 0.3,
