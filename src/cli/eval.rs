@@ -57,6 +57,10 @@ pub struct CommonArgs {
     /// (1 is off)
     #[arg(long)]
     pub time_boost: Option<f64>,
+    /// Override `[recall] feedback_docs`: how many of the first round's best records feed a
+    /// second round of search (pseudo-relevance feedback; 0 is off)
+    #[arg(long, value_name = "N")]
+    pub feedback_docs: Option<usize>,
     /// Recall each question as `cairn recall --profile NAME` would: with the query rewrite
     /// when the profile rewrites, through the `[llm]` of the knowledge repository found
     /// (`--repo`, CAIRN_REPO, or the current directory) [default: no rewrite]
@@ -97,6 +101,7 @@ impl CommonArgs {
             relevance_soft: self.relevance_soft,
             diversity: self.diversity,
             time_boost: self.time_boost,
+            feedback_docs: self.feedback_docs,
             rewrite: self.rewrite(ctx)?,
         })
     }
@@ -262,6 +267,11 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
                 .common
                 .time_boost
                 .map(|b| format!(", time boost {b}"))
+                .unwrap_or_default()
+            + &args
+                .common
+                .feedback_docs
+                .map(|n| format!(", feedback from {n} records"))
                 .unwrap_or_default(),
         if args.common.turn_alone {
             ", each turn alone"
@@ -288,6 +298,7 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
         "fusion": args.common.fusion,
         "diversity": args.common.diversity,
         "time_boost": args.common.time_boost,
+        "feedback_docs": args.common.feedback_docs,
         "conversations": outcome.conversations,
         "questions": outcome.questions,
         "skipped": outcome.skipped,

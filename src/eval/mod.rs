@@ -64,6 +64,9 @@ pub struct Options {
     /// `[recall] diversity` (MMR's λ; 1 is off) and `time_boost` (default: cairn.toml's).
     pub diversity: Option<f64>,
     pub time_boost: Option<f64>,
+    /// `[recall] feedback_docs`: how many of the first round's best records feed a second
+    /// (pseudo-relevance feedback; 0 is off; default: cairn.toml's).
+    pub feedback_docs: Option<usize>,
     /// Rewrite each question through an LLM as `cairn recall` does at a rewriting profile.
     pub rewrite: Option<Rewrite>,
 }
@@ -132,6 +135,9 @@ pub fn fill(memories: &[Memory], now: DateTime<Utc>, options: &Options) -> Resul
     }
     if let Some(boost) = options.time_boost {
         repo.config.recall.time_boost = boost;
+    }
+    if let Some(docs) = options.feedback_docs {
+        repo.config.recall.feedback_docs = docs;
     }
     let mut lines = Vec::with_capacity(memories.len());
     for (i, m) in memories.iter().enumerate() {

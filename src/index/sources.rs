@@ -514,6 +514,7 @@ pub fn note_doc(n: &crate::note::Note, rel: &str, fallback: DateTime<Utc>) -> Do
         kind: Kind::Note,
         text: n.indexed_text(),
         title: n.front.title.clone(),
+        context: String::new(),
         time: parse_time(&n.front.captured).unwrap_or(fallback),
         category: String::new(),
         verdict: String::new(),
@@ -537,6 +538,7 @@ pub fn library_doc(c: &crate::library::ChunkRecord, rel: &str) -> Doc {
         kind: Kind::Library,
         text: c.text.clone(),
         title,
+        context: String::new(),
         time: DateTime::<Utc>::default(),
         category: String::new(),
         verdict: String::new(),
@@ -561,6 +563,7 @@ pub fn slog_doc(e: &slog::Entry, file: &str) -> Doc {
         kind: Kind::Slog,
         text,
         title: String::new(),
+        context: String::new(),
         time: parse_time(&e.ts).unwrap_or_default(),
         category: "operations".into(),
         verdict: String::new(),
@@ -571,13 +574,19 @@ pub fn slog_doc(e: &slog::Entry, file: &str) -> Doc {
     }
 }
 
-/// The document of a folded observation.
+/// The document of a folded observation. Its text is the observation and, on the next line,
+/// its narrative (the context it was written in: the prompt it answered, the segment it
+/// came from), which is shown, embedded and searched with it; the narrative is also its
+/// `context`, which the index's `record` field leaves out ([`crate::index::RECORD_BOOST`]), so
+/// that a record that says a thing outranks the one whose context says it.
 pub fn observation_doc(f: &store::Folded, file: &str) -> Doc {
     let o = &f.obs;
     let mut text = o.observation.clone();
+    let mut context = String::new();
     if let Some(n) = &o.narrative {
         text.push('\n');
         text.push_str(n);
+        context = n.clone();
     }
     let status = match (f.state, &f.superseded_by) {
         (store::State::Deleted, _) => "deleted",
@@ -589,6 +598,7 @@ pub fn observation_doc(f: &store::Folded, file: &str) -> Doc {
         kind: Kind::Observation,
         text,
         title: String::new(),
+        context,
         time: parse_time(&o.timestamp).unwrap_or_default(),
         category: o.category_id.clone(),
         verdict: o.write_verdict.as_str().into(),
@@ -774,6 +784,7 @@ pub fn card_doc(c: &crate::cards::Card, file: &str) -> Doc {
         kind: Kind::Card,
         text: c.text(),
         title: c.head(),
+        context: String::new(),
         time: parse_time(&c.ts).unwrap_or_default(),
         category: String::new(),
         verdict: if c.trivial {
@@ -799,6 +810,7 @@ pub fn episode_doc(e: &crate::cards::Episode, file: &str) -> Doc {
         kind: Kind::Episode,
         text: e.text.clone(),
         title: format!("{} of {}/{} ({turns})", e.kind, e.agent, e.session),
+        context: String::new(),
         time: parse_time(&e.ts).unwrap_or_default(),
         category: String::new(),
         verdict: String::new(),
@@ -820,6 +832,7 @@ pub fn adr_doc(a: &adr::Adr, fallback: DateTime<Utc>) -> Option<Doc> {
         kind: Kind::Adr,
         text,
         title: a.title.clone(),
+        context: String::new(),
         time: date_time(&a.date, fallback),
         category: "system-architecture".into(),
         verdict: String::new(),
@@ -854,6 +867,7 @@ pub fn memory_docs(text: &str, rel: &str, fallback: DateTime<Utc>) -> Vec<Doc> {
                 kind: Kind::Memory,
                 text: e.text.clone(),
                 title: title.to_string(),
+                context: String::new(),
                 time: e
                     .date
                     .as_deref()

@@ -17,6 +17,7 @@
 pub mod counts;
 pub mod diverse;
 pub mod exact;
+pub mod feedback;
 pub mod project;
 pub mod rewrite;
 pub mod turns;
@@ -386,16 +387,17 @@ pub fn fuse_ranks(
     combine(scored, decay, limit, false)
 }
 
-/// Hybrid's lists fused as `[recall] fusion` says.
+/// Hybrid's lists fused at `weights` as `[recall] fusion` says.
 fn fuse_hybrid(
     lists: Vec<Ranked>,
+    weights: &[f64],
     config: &Config,
     decay: Option<&Decay>,
     limit: usize,
 ) -> Result<Vec<Recalled>> {
     Ok(match Fusion::from_config(&config.recall)? {
-        Fusion::Standard => fuse(lists, &weights(config), decay, limit),
-        Fusion::Rrf { k } => fuse_ranks(lists, &weights(config), k, decay, limit),
+        Fusion::Standard => fuse(lists, weights, decay, limit),
+        Fusion::Rrf { k } => fuse_ranks(lists, weights, k, decay, limit),
     })
 }
 
@@ -696,15 +698,124 @@ fn fused_lists(
             // Ranking each list with decay and fusing ranks (ADR 13) let decay reorder twice and
             // threw the scores away: on LoCoMo dev (categories 1-4, R@10) 0.581 against 0.641
             // for words and vectors (ADR 18); the soft list took it to 0.670 (ADR 20).
-            let (lists, soft_total) = hybrid(index, query, filter, depth(limit), config)?;
+            let (mut lists, soft_total) = hybrid(index, query, filter, depth(limit), config)?;
+            let mut weights = weights(config);
+            let fb = feedback_config(config);
+            if fb.on() {
+                let more = second_round(index, config, request, &lists, &weights, decay, &fb)?;
+                for (list, weight) in more {
+                    lists.push(list);
+                    weights.push(weight);
+                }
+            }
             (
-                fuse_hybrid(lists, config, Some(decay), usize::MAX)?,
+                fuse_hybrid(lists, &weights, config, Some(decay), usize::MAX)?,
                 soft_total,
             )
         }
     };
     boost_time(&mut fused, window, config.recall.time_boost);
     Ok((fused, soft_total))
+}
+
+/// `[recall] feedback_*`.
+fn feedback_config(config: &Config) -> feedback::Feedback {
+    let r = &config.recall;
+    feedback::Feedback {
+        docs: r.feedback_docs,
+        beta: r.feedback_beta as f32,
+        terms: r.feedback_terms,
+        vectors_weight: r.feedback_vectors_weight,
+        words_weight: r.feedback_words_weight,
+    }
+}
+
+/// The second round of pseudo-relevance feedback ([`feedback`]): the first round's `lists`
+/// fused at `weights`, its best `fb.docs` records give the `feedback` list (the vectors nearest
+/// the query moved towards theirs) and the `expanded` list (BM25 for the words that weigh most
+/// in them), each with its weight. A list that cannot be made (no stored vectors, no word to
+/// add) is left out.
+fn second_round(
+    index: &Index,
+    config: &Config,
+    request: &Request,
+    lists: &[Ranked],
+    weights: &[f64],
+    decay: &Decay,
+    fb: &feedback::Feedback,
+) -> Result<Vec<(Ranked, f64)>> {
+    let (query, filter, limit) = (&request.query, &request.filter, request.limit);
+    let copy = lists
+        .iter()
+        .map(|l| Ranked {
+            name: l.name,
+            hits: l.hits.clone(),
+        })
+        .collect();
+    let top = fuse_hybrid(copy, weights, config, Some(decay), fb.docs)?;
+    let mut out = Vec::new();
+    if top.is_empty() {
+        return Ok(out);
+    }
+    if fb.vectors_weight > 0.0 {
+        use crate::index::vectors::text_hash;
+        let texts: Vec<&str> = top.iter().map(|r| r.text.as_str()).collect();
+        let docs: Vec<Vec<f32>> =
+            if crate::index::vectors::model_id_for(&config.embed) == crate::embed::MODEL_ID {
+                // The built-in model embeds a few texts in microseconds; reading them back
+                // from the store is a pass over all of it.
+                use crate::embed::Embedder;
+                crate::embed::Builtin::shared().embed(&texts)
+            } else {
+                // A provider's vectors as stored: no call for texts it has embedded.
+                let hashes = texts.iter().map(|t| text_hash(t)).collect();
+                let stored = index.stored_vectors(&hashes);
+                texts
+                    .iter()
+                    .filter_map(|t| stored.get(&text_hash(t)))
+                    .map(|(scale, v)| feedback::dequantize(*scale, v))
+                    .collect()
+            };
+        if !docs.is_empty()
+            && let Ok(q) = index.query_vector(query)
+        {
+            let moved = feedback::rocchio(&q, &docs, fb.beta);
+            let hits = index.search_by_vector(
+                &moved,
+                filter,
+                depth(limit),
+                config.recall.min_similarity,
+            )?;
+            out.push((
+                Ranked {
+                    name: "feedback",
+                    hits,
+                },
+                fb.vectors_weight,
+            ));
+        }
+    }
+    if fb.words_weight > 0.0 && fb.terms > 0 {
+        let texts: Vec<&str> = top.iter().map(|r| r.text.as_str()).collect();
+        let words = feedback::expansion(
+            &texts,
+            &index.query_terms(query),
+            &mut index.terms(),
+            &mut index.idf(),
+            fb.terms,
+        );
+        if !words.is_empty() {
+            let hits = index.search(&words.join(" "), filter, depth(limit), None)?;
+            out.push((
+                Ranked {
+                    name: "expanded",
+                    hits,
+                },
+                fb.words_weight,
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// Where one record stands for a query, as [`recall`] ranks it (`cairn why --query`).
@@ -905,7 +1016,10 @@ pub fn search(
         }
         Mode::Hybrid => {
             let (lists, soft_total) = hybrid(index, query, filter, depth(limit), config)?;
-            (fuse_hybrid(lists, config, None, usize::MAX)?, soft_total)
+            (
+                fuse_hybrid(lists, &weights(config), config, None, usize::MAX)?,
+                soft_total,
+            )
         }
     };
     Ok(Relevance::new(index, query, soft_total, config).keep(index, ranked, limit))
@@ -1062,7 +1176,11 @@ pub fn explain_line(r: &Recalled) -> String {
         ));
     }
     // The lists in the order recall reads them, then any other.
-    let order = |name: &str| ["words", "soft", "vectors"].iter().position(|n| *n == name);
+    let order = |name: &str| {
+        ["words", "soft", "vectors", "feedback", "expanded"]
+            .iter()
+            .position(|n| *n == name)
+    };
     let mut ranks: Vec<(&&'static str, &usize)> = r.ranks.iter().collect();
     ranks.sort_by_key(|(name, _)| (order(name).unwrap_or(usize::MAX), **name));
     for (list, rank) in ranks {
@@ -1080,6 +1198,10 @@ pub fn explain_line(r: &Recalled) -> String {
                 None => format!("soft #{rank}: {own:.4}"),
             },
             "vectors" => format!("vectors #{rank}: cosine {own:.4}"),
+            "feedback" => format!(
+                "feedback #{rank}: cosine {own:.4} with the query moved towards the best results"
+            ),
+            "expanded" => format!("expanded #{rank}: bm25 {own:.4} for the best results' words"),
             other => format!("{other} #{rank}: {own:.4}"),
         };
         match r.points.get(list) {
@@ -1201,6 +1323,7 @@ mod tests {
             kind: Kind::Observation,
             text: id.into(),
             title: String::new(),
+            context: String::new(),
             time: Utc::now(),
             category: String::new(),
             verdict: "allow".into(),

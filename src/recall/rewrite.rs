@@ -458,6 +458,7 @@ mod tests {
             kind: crate::index::Kind::Observation,
             text: id.into(),
             title: String::new(),
+            context: String::new(),
             time: chrono::Utc::now(),
             category: String::new(),
             verdict: "allow".into(),

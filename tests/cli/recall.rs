@@ -1119,7 +1119,10 @@ fn rank_fusion_is_chosen_in_cairn_toml() {
             let weight = match list.as_str() {
                 "words" => 1.0,
                 "soft" => 0.8,
-                _ => 0.5,
+                "vectors" => 0.5,
+                // The second round's lists (`[recall] feedback_*_weight`).
+                "feedback" | "expanded" => 0.3,
+                other => panic!("unknown list {other}"),
             };
             weight / (10.0 + rank.as_f64().unwrap())
         })
@@ -1901,4 +1904,121 @@ fn words_recall_to_k_is_the_top_k_of_every_match_decayed() {
             assert_eq!(top, every[..k].to_vec(), "{query:?} at {k}");
         }
     }
+}
+
+/// An observation's narrative (the context it was written in) helps find it, but a record that
+/// says the query's words itself ranks above the one whose context says them: the context is
+/// searched at a lower weight than the record.
+#[test]
+fn a_record_outranks_one_whose_context_holds_the_query_words() {
+    let (env, repo) = Env::repo();
+    let ids = import_raw(
+        &env,
+        &repo,
+        &[
+            // The query's words only in the narrative (the prompt this record answered).
+            serde_json::json!({"observation": "they sit in the bucket for a month", "narrative": "where are the release artifacts of the nightly build kept", "timestamp": "2026-11-01T00:00:00Z", "source": "answer-to-a-prompt"}),
+            // The query's words in the record itself, among more words.
+            serde_json::json!({"observation": "the release artifacts of the nightly build are kept on the build host, in the folder the deploy script reads, until the next run of the pipeline replaces them with its own", "timestamp": "2026-11-01T00:00:00Z", "source": "says-it"}),
+            serde_json::json!({"observation": "the staging database is restored every morning", "timestamp": "2026-11-01T00:00:00Z", "source": "other"}),
+        ],
+    );
+    let (by_context, says_it) = (&ids[0], &ids[1]);
+    for mode in ["words", "hybrid"] {
+        let found = recall_ids(
+            &env,
+            &repo,
+            &[
+                "--now",
+                "2026-11-30",
+                "--mode",
+                mode,
+                "where are the nightly release artifacts kept",
+            ],
+        );
+        assert_eq!(found.first(), Some(says_it), "{mode}: {found:?}");
+        assert!(
+            found.contains(by_context),
+            "{mode}: the context still finds its record: {found:?}"
+        );
+    }
+    // What is shown is the whole record, its narrative after it.
+    let data = recall(&env, &repo, &["--now", "2026-11-30", "nightly artifacts"]);
+    let shown = data["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == by_context.as_str())
+        .expect("recalled");
+    assert_eq!(
+        shown["text"],
+        "they sit in the bucket for a month\nwhere are the release artifacts of the nightly build kept"
+    );
+}
+
+/// Pseudo-relevance feedback (`[recall] feedback_docs`): a record that shares one word with the
+/// query but many with the best result (the second hop of an answer) rises when the best
+/// results feed a second round, and the lists it came from are named.
+#[test]
+fn feedback_raises_a_record_that_shares_words_with_the_best_result() {
+    let (env, repo) = Env::repo();
+    let texts = [
+        (
+            "top",
+            "the kubernetes upgrade to 1.29 broke the ingress: the nginx controller annotations changed",
+        ),
+        (
+            "second-hop",
+            "nginx controller annotations need the new prefix since 1.29 or the ingress ignores them",
+        ),
+        (
+            "d1",
+            "the kubernetes upgrade of the staging cluster is planned for march",
+        ),
+        (
+            "d2",
+            "kubernetes nodes run debian and the upgrade window is sunday night",
+        ),
+        ("d3", "the ingress for the wiki sits behind the vpn"),
+        ("d4", "the build broke after the upgrade of the test runner"),
+        ("d5", "postgres backups go to the bucket every night"),
+        (
+            "d6",
+            "the kubernetes dashboard is reachable only from the office",
+        ),
+    ];
+    let records: Vec<Value> = texts
+        .iter()
+        .map(|(source, text)| serde_json::json!({"observation": text, "timestamp": "2026-11-01T00:00:00Z", "source": source}))
+        .collect();
+    let ids = import_raw(&env, &repo, &records);
+    let args = [
+        "--now",
+        "2026-11-30",
+        "--limit",
+        "10",
+        "why did the ingress break after the kubernetes upgrade",
+    ];
+    let rank_of = |data: &Value, id: &str| {
+        data["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|r| r["id"] == id)
+            .expect("recalled")
+    };
+    set_recall(&repo, "feedback_docs", "0");
+    let off = recall(&env, &repo, &args);
+    assert_eq!(off["results"][0]["id"], ids[0].as_str(), "{off}");
+    assert!(off["results"][0]["ranks"].get("expanded").is_none());
+    set_recall(&repo, "feedback_docs", "1");
+    let on = recall(&env, &repo, &args);
+    assert_eq!(on["results"][0]["id"], ids[0].as_str(), "{on}");
+    assert!(
+        rank_of(&on, &ids[1]) < rank_of(&off, &ids[1]),
+        "the second hop rises: {off} {on}"
+    );
+    let second = &on["results"][rank_of(&on, &ids[1])];
+    assert!(second["ranks"]["expanded"].as_u64().is_some(), "{second}");
+    assert!(second["ranks"]["feedback"].as_u64().is_some(), "{second}");
 }
