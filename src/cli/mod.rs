@@ -510,6 +510,8 @@ where
             Err(err) => output::emit_error(&err, json),
         };
     }
+    // One command, then the process ends (what it leaves open, the exit closes at once).
+    crate::index::ends_after_command();
     match ctx.and_then(|ctx| execute(&ctx, cli.command)) {
         Ok(report) => output::emit(&report, json),
         Err(err) => output::emit_error(&err, json),

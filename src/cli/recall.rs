@@ -293,9 +293,11 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
         "results": results,
         "index": index.refresh(),
     });
-    Ok(Report::new("recall", data, human)
+    let report = Report::new("recall", data, human)
         .warnings(warnings)
-        .empty_when(results.is_empty(), nothing_relevant(&query)))
+        .empty_when(results.is_empty(), nothing_relevant(&query));
+    index.finish();
+    Ok(report)
 }
 
 /// The chat client for a rewrite: `[llm]` with the whole call held to `budget`.
@@ -411,9 +413,11 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     }
     let human = recall::to_text(&results, false, &recall::turns::heads(&index, &results));
     let data = json!({ "words": words, "exact": false, "results": results });
-    Ok(Report::new("search", data, human)
+    let report = Report::new("search", data, human)
         .warnings(warnings)
-        .empty_when(results.is_empty(), nothing_relevant(&words)))
+        .empty_when(results.is_empty(), nothing_relevant(&words));
+    index.finish();
+    Ok(report)
 }
 
 /// The project of each session file, read once per search from its first card.

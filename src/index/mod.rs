@@ -50,7 +50,7 @@ use tantivy::{DocAddress, IndexReader, IndexWriter, ReloadPolicy, TantivyDocumen
 use crate::error::{Error, Kind as ErrorKind, Result};
 use crate::repo::Repo;
 
-pub use held::{Held, Opened};
+pub use held::{Held, Opened, ends_after_command};
 
 /// Bumped whenever the schema or what goes into a document changes: a mismatch rebuilds.
 pub const SCHEMA_VERSION: u32 = 6;
