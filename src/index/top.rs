@@ -177,7 +177,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_worst_kept_sets_the_threshold_and_ties_keep_the_lower_address() {
+    fn scores_order_best_first_and_ties_keep_the_lower_address() {
         let a = Scored(2.0, DocAddress::new(0, 5));
         let b = Scored(2.0, DocAddress::new(0, 9));
         let c = Scored(1.0, DocAddress::new(0, 1));
