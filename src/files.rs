@@ -333,9 +333,31 @@ fn append_checked(
         if made && let Some(dir) = path.parent() {
             sync_dir(dir)?;
         }
+        touch_folder(path);
     }
     file.unlock().map_err(io)?;
     Ok(appended)
+}
+
+/// Moves the time of the folder `path` is in to now. Appending to a file leaves its folder's
+/// time alone, and a read of the index trusts that time for the folders of logs (the index's
+/// glance, ADR 62): every durable append moves it. Where the time cannot be set (a folder
+/// another user owns), a file made and removed in it moves it just the same.
+pub fn touch_folder(path: &Path) {
+    let Some(dir) = path.parent() else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let set = File::open(dir).and_then(|d| d.set_modified(std::time::SystemTime::now()));
+    if set.is_err() {
+        let _ = tempfile::Builder::new()
+            .prefix(".cairn-touch")
+            .tempfile_in(dir);
+    }
 }
 
 /// The start of a line, for an error message.

@@ -31,7 +31,8 @@ pub fn index(ctx: &Ctx, args: IndexArgs) -> Result<Report> {
         }
         Index::open_at(&repo, &dir, true)?
     } else {
-        Index::open(&repo)?
+        // `cairn index` looks at every file, not at the glance alone (ADR 62).
+        Index::open_thorough(&repo)?
     };
     if !args.verify {
         let r = &index.refresh;

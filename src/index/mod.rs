@@ -742,15 +742,41 @@ impl Index {
     /// Opens (or builds) the index in `dir`; `in_repo` when `dir` is the repository's own (its
     /// `.cairn/` gets its `.gitignore`).
     fn open_in(repo: &Repo, dir: &Path, rebuild: bool, in_repo: bool) -> Result<Index> {
-        // The freshness check (a `stat` of every source file, 1,400 at 100,000 records) runs on
-        // a second thread while tantivy opens the index: neither needs the other's result
-        // until the plan is made.
+        Index::open_checking(repo, dir, rebuild, in_repo, in_repo && !rebuild)
+    }
+
+    /// Opens the index of `repo` after looking at every source file, never at the glance
+    /// alone (`cairn index`): what another program appended to an older log is folded in.
+    pub fn open_thorough(repo: &Repo) -> Result<Index> {
+        let dir = repo.path(DIR);
+        if writable(&repo.derived_dir()) {
+            Index::open_checking(repo, &dir, false, true, false)
+        } else {
+            Index::open_read_only(repo, &dir)
+        }
+    }
+
+    /// [`Index::open_in`]; `glance` lets a read that finds the files as its glance describes
+    /// them ([`sources::Glance`]) skip the `stat` of every log file.
+    fn open_checking(
+        repo: &Repo,
+        dir: &Path,
+        rebuild: bool,
+        in_repo: bool,
+        glance: bool,
+    ) -> Result<Index> {
+        // The freshness check (a glance, or a `stat` of every source file: 1,400 at 100,000
+        // records) runs on a second thread while tantivy opens the index: neither needs the
+        // other's result until the plan is made.
         let opened = std::thread::scope(|s| {
             let listing = s.spawn(|| {
-                sources::list(repo).map(|found| {
-                    let stamp = sources::Stamp::of_found(&found);
-                    (found, stamp)
-                })
+                if glance
+                    && let Some(g) = sources::Glance::read(dir)
+                    && g.holds(repo)?
+                {
+                    return Ok(Err(g));
+                }
+                sources::list_all(repo).map(Ok)
             });
             let opened = Index::open_unplanned(repo, dir, rebuild, in_repo);
             let found = listing
@@ -760,22 +786,59 @@ impl Index {
         });
         // The build lock (when building from nothing) is held until the first commit.
         let (mut me, building) = opened.0?;
-        let (found, stamp) = opened.1?;
-        // The usual read: the files are as the last commit left them, and its checkpoints
-        // (one a file) need not be read.
-        if me.payload.matches(stamp, &me.model) {
-            me.files = found.len();
+        let listing = match opened.1? {
+            // The usual read: the files are as the glance of the last commit saw them.
+            Err(g)
+                if me.payload.name.as_deref() == Some(g.checkpoints.as_str())
+                    && me.payload.vectors.as_deref() == Some(me.model.as_str()) =>
+            {
+                me.files = g.files;
+                return Ok(me);
+            }
+            Err(_) => sources::list_all(repo)?,
+            Ok(listing) => listing,
+        };
+        // The files are as the last commit left them: its checkpoints (one a file) need not
+        // be read.
+        if me
+            .payload
+            .matches(sources::Stamp::of_found(&listing.found), &me.model)
+        {
+            me.files = listing.found.len();
+            if glance {
+                me.keep_glance(&listing);
+            }
             return Ok(me);
         }
         if !me.payload.load(dir) {
             // Its checkpoints file is gone (a reader that read `meta.json` just before two
             // commits) or unreadable: the index is derived, build it again.
             drop((me, building));
-            return Index::open_in(repo, dir, true, in_repo);
+            return Index::open_checking(repo, dir, true, in_repo, glance);
         }
+        let found = listing.found.clone();
         me.update_with(repo, found)?;
+        if in_repo && !me.refresh.stale {
+            me.keep_glance(&listing);
+        }
         drop(building);
         Ok(me)
+    }
+
+    /// Keeps the glance of the files as `listing` found them, for the commit this index
+    /// holds, when its folders' times can be trusted; else removes any glance, so that the
+    /// next read looks at every file.
+    fn keep_glance(&self, listing: &sources::Listing) {
+        let glance = self
+            .payload
+            .name
+            .as_deref()
+            .filter(|_| self.payload.vectors.as_deref() == Some(self.model.as_str()))
+            .and_then(|name| sources::Glance::of(name, listing, sources::now_ns()));
+        match glance {
+            Some(g) => g.write(&self.dir),
+            None => sources::Glance::remove(&self.dir),
+        }
     }
 
     /// [`Index::open_in`] up to the update; with the build lock when it builds from nothing,

@@ -9,6 +9,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
+
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::{Checkpoint, Doc, Kind, hash};
@@ -75,21 +77,65 @@ fn kind_of(rel: &str) -> Option<SourceKind> {
 
 /// Every source file, with its size and mtime.
 pub fn list(repo: &Repo) -> Result<Vec<Found>> {
+    Ok(list_all(repo)?.found)
+}
+
+/// A folder of append-only logs (`slog/`, the observations', each agent's sessions) and its
+/// modification time as `stat` read it before the folder was listed (`-1`: no such folder).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Folder {
+    pub rel: String,
+    pub mtime_ns: i128,
+}
+
+/// The source files, and the times of the folders of logs they were listed from.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub found: Vec<Found>,
+    pub folders: Vec<Folder>,
+}
+
+/// Every source file, with its size and mtime, and each log folder's time ([`Glance`]).
+pub fn list_all(repo: &Repo) -> Result<Listing> {
     // One `stat` a file is most of a read's time at 100,000 records (1,400 files, about
     // 4 µs each on a virtual machine): the observations' folder, the biggest, is listed on
     // a thread of its own while this one lists the rest.
     let (observations, rest) = std::thread::scope(|s| {
-        let observations = s.spawn(|| list_folder(repo, store::DIR));
+        let observations = s.spawn(|| {
+            let mut folders = Vec::new();
+            list_folder(repo, store::DIR, &mut folders).map(|found| (found, folders))
+        });
         let rest = list_rest(repo);
         let observations = observations
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (observations, rest)
     });
-    let mut out = rest?;
-    out.extend(observations?);
+    let (mut out, mut folders) = rest?;
+    let (observations, more) = observations?;
+    out.extend(observations);
+    folders.extend(more);
     out.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok(out)
+    folders.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(Listing {
+        found: out,
+        folders,
+    })
+}
+
+/// A folder's modification time, `-1` when it is missing (or not a folder).
+fn folder_time(repo: &Repo, rel: &str) -> i128 {
+    match std::fs::symlink_metadata(repo.path(rel)) {
+        Ok(meta) if meta.is_dir() => mtime_ns(&meta),
+        _ => -1,
+    }
+}
+
+/// Whether files of `kind` live in folders whose time a [`Glance`] trusts: logs that only
+/// cairn appends to (a person edits an ADR, MEMORY.md or a note in place, which leaves its
+/// folder's time alone, so those are always looked at one by one).
+fn in_log_folder(kind: SourceKind) -> bool {
+    kind.appends()
 }
 
 /// The source file `rel` as found, with its metadata.
@@ -103,9 +149,16 @@ fn found(rel: String, meta: &std::fs::Metadata) -> Option<Found> {
     })
 }
 
-/// The source files of one of the folders of records (slog, observations, ADRs).
-fn list_folder(repo: &Repo, dir: &str) -> Result<Vec<Found>> {
+/// The source files of one of the folders of records (slog, observations, ADRs); a folder of
+/// logs has its time read first, into `folders`.
+fn list_folder(repo: &Repo, dir: &str, folders: &mut Vec<Folder>) -> Result<Vec<Found>> {
     let mut out = Vec::new();
+    if dir != adr::DIR {
+        folders.push(Folder {
+            rel: dir.to_string(),
+            mtime_ns: folder_time(repo, dir),
+        });
+    }
     let path = repo.path(dir);
     let read = match crate::files::read_dir_real(&path) {
         Ok(read) => read,
@@ -130,19 +183,15 @@ fn list_folder(repo: &Repo, dir: &str) -> Result<Vec<Found>> {
     Ok(out)
 }
 
-/// The source files other than the observations'.
-fn list_rest(repo: &Repo) -> Result<Vec<Found>> {
-    let mut out = Vec::new();
-    for dir in [slog::DIR, adr::DIR] {
-        out.extend(list_folder(repo, dir)?);
-    }
-    let mut push = |rel: String, meta: &std::fs::Metadata| out.extend(found(rel, meta));
-    // A MEMORY.md that is a link is not followed (files::confine).
-    if let Ok(meta) = std::fs::symlink_metadata(repo.path(memory::FILE))
-        && meta.is_file()
-    {
-        push(memory::FILE.to_string(), &meta);
-    }
+/// The source files other than the observations', and the times of their log folders.
+fn list_rest(repo: &Repo) -> Result<(Vec<Found>, Vec<Folder>)> {
+    let mut folders = Vec::new();
+    let mut out = list_folder(repo, slog::DIR, &mut folders)?;
+    // The sessions' folder's own time moves when an agent's folder is made or removed.
+    folders.push(Folder {
+        rel: crate::cards::DIR.to_string(),
+        mtime_ns: folder_time(repo, crate::cards::DIR),
+    });
     let sessions = repo.path(crate::cards::DIR);
     if let Ok(agents) = crate::files::read_dir_real(&sessions) {
         for agent in agents.flatten() {
@@ -150,6 +199,11 @@ fn list_rest(repo: &Repo) -> Result<Vec<Found>> {
                 continue;
             }
             let name = agent.file_name().to_string_lossy().into_owned();
+            let rel = format!("{}/{name}", crate::cards::DIR);
+            folders.push(Folder {
+                mtime_ns: folder_time(repo, &rel),
+                rel: rel.clone(),
+            });
             let read = crate::files::read_dir_real(&agent.path())
                 .map_err(|e| Error::io(agent.path().display(), &e))?;
             for entry in read {
@@ -159,10 +213,25 @@ fn list_rest(repo: &Repo) -> Result<Vec<Found>> {
                     let meta = entry
                         .metadata()
                         .map_err(|e| Error::io(entry.path().display(), &e))?;
-                    push(format!("{}/{name}/{file}", crate::cards::DIR), &meta);
+                    out.extend(found(format!("{rel}/{file}"), &meta));
                 }
             }
         }
+    }
+    out.extend(list_by_hand(repo)?);
+    Ok((out, folders))
+}
+
+/// The source files a person edits in place (ADRs, MEMORY.md, notes) and the library's chunk
+/// files: a [`Glance`] looks at each of these.
+fn list_by_hand(repo: &Repo) -> Result<Vec<Found>> {
+    let mut out = list_folder(repo, adr::DIR, &mut Vec::new())?;
+    let mut push = |rel: String, meta: &std::fs::Metadata| out.extend(found(rel, meta));
+    // A MEMORY.md that is a link is not followed (files::confine).
+    if let Ok(meta) = std::fs::symlink_metadata(repo.path(memory::FILE))
+        && meta.is_file()
+    {
+        push(memory::FILE.to_string(), &meta);
     }
     if let Ok(read) = crate::files::read_dir_real(&repo.path(crate::note::DIR)) {
         for entry in read.flatten() {
@@ -261,6 +330,138 @@ impl Stamp {
             b: word(2)?,
         })
     }
+}
+
+/// How many of a log folder's files a [`Glance`] looks at one by one: its most recently
+/// changed (today's logs, the session being ingested), where an append by another program
+/// would most likely go.
+const WATCHED_PER_FOLDER: usize = 3;
+
+/// A folder whose time is this close to the clock (or ahead of it) is not trusted: file
+/// systems stamp a folder from a coarse clock, so a file made in the same tick as the
+/// listing would leave its time as read.
+const RACY_NS: i128 = 2_000_000_000;
+
+/// What a read needs to see that nothing changed since the index's commit, without a `stat`
+/// of every log file: the time of each folder of logs (making, removing or renaming a file
+/// moves it, and cairn moves it after every append, [`crate::files::append_lines`]), the
+/// stamp of each folder's newest logs, and the stamp of every file a person edits in place
+/// (ADRs, MEMORY.md, notes), which are looked at one by one. An append to an older log by a
+/// program other than cairn, which moves no folder's time, is seen at the next change in
+/// its folder or by `cairn index` (ADR 62).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Glance {
+    /// The name of the checkpoints of the index commit it describes.
+    pub checkpoints: String,
+    /// The source files then.
+    pub files: usize,
+    pub folders: Vec<Folder>,
+    /// The log files looked at one by one.
+    pub newest: Vec<String>,
+    /// The [`Stamp`] of `newest` and of the files a person edits, as hex.
+    pub watched: String,
+}
+
+/// The glance's file in the index folder (derived, like everything there).
+const GLANCE_FILE: &str = "cairn-glance.json";
+
+impl Glance {
+    /// The glance of the files as `listing` found them, for the commit whose checkpoints are
+    /// `checkpoints`; `None` when a folder's time is too recent to be trusted.
+    pub fn of(checkpoints: &str, listing: &Listing, now_ns: i128) -> Option<Glance> {
+        if listing
+            .folders
+            .iter()
+            .any(|f| f.mtime_ns >= 0 && f.mtime_ns > now_ns - RACY_NS)
+        {
+            return None;
+        }
+        let mut newest = Vec::new();
+        for folder in &listing.folders {
+            let prefix = format!("{}/", folder.rel);
+            let mut files: Vec<&Found> = listing
+                .found
+                .iter()
+                .filter(|f| {
+                    in_log_folder(f.kind)
+                        && f.rel
+                            .strip_prefix(&prefix)
+                            .is_some_and(|name| !name.contains('/'))
+                })
+                .collect();
+            files.sort_by(|a, b| b.mtime_ns.cmp(&a.mtime_ns).then(a.rel.cmp(&b.rel)));
+            newest.extend(files.iter().take(WATCHED_PER_FOLDER).map(|f| f.rel.clone()));
+        }
+        newest.sort();
+        let mut watched = Stamp::default();
+        for f in &listing.found {
+            if !in_log_folder(f.kind) || newest.binary_search(&f.rel).is_ok() {
+                watched.add(&f.rel, f.size, f.mtime_ns);
+            }
+        }
+        Some(Glance {
+            checkpoints: checkpoints.to_string(),
+            files: listing.found.len(),
+            folders: listing.folders.clone(),
+            newest,
+            watched: watched.to_hex(),
+        })
+    }
+
+    /// Whether the files still look as they did: every log folder's time unchanged, and the
+    /// newest logs and the files a person edits with the stamp they had.
+    pub fn holds(&self, repo: &Repo) -> Result<bool> {
+        for f in &self.folders {
+            if folder_time(repo, &f.rel) != f.mtime_ns {
+                return Ok(false);
+            }
+        }
+        let mut watched = Stamp::default();
+        for rel in &self.newest {
+            match std::fs::symlink_metadata(repo.path(rel)) {
+                Ok(meta) if meta.is_file() => watched.add(rel, meta.len(), mtime_ns(&meta)),
+                _ => return Ok(false),
+            }
+        }
+        for f in list_by_hand(repo)? {
+            watched.add(&f.rel, f.size, f.mtime_ns);
+        }
+        Ok(watched.to_hex() == self.watched)
+    }
+
+    /// The glance kept in the index folder `dir`, if there is a readable one.
+    pub fn read(dir: &Path) -> Option<Glance> {
+        let bytes = std::fs::read(dir.join(GLANCE_FILE)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Keeps this glance in the index folder `dir`. It is derived and checked against the
+    /// commit it names, so it is renamed into place without a sync; a failure leaves reads
+    /// to look at every file, as they did before it.
+    pub fn write(&self, dir: &Path) {
+        let bytes = serde_json::to_vec(self).expect("a glance serializes");
+        if let Ok(mut tmp) = tempfile::Builder::new()
+            .prefix(".cairn-glance")
+            .tempfile_in(dir)
+        {
+            use std::io::Write;
+            if tmp.write_all(&bytes).is_ok() {
+                let _ = tmp.persist(dir.join(GLANCE_FILE));
+            }
+        }
+    }
+
+    /// Removes the glance kept in `dir` (a read then looks at every file).
+    pub fn remove(dir: &Path) {
+        let _ = std::fs::remove_file(dir.join(GLANCE_FILE));
+    }
+}
+
+/// Now, in nanoseconds since the epoch (a folder's time is compared with it).
+pub fn now_ns() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128)
 }
 
 /// FNV-1a, 64 bits.
@@ -961,6 +1162,123 @@ pub fn empty_checkpoint() -> Checkpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sets the times of a file or folder (a glance trusts only folders older than
+    /// [`RACY_NS`], so the tests put them in the past).
+    fn set_time(path: &Path, ns: i128) {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns as u64);
+        std::fs::File::open(path).unwrap().set_modified(t).unwrap();
+    }
+
+    fn glance_repo() -> (tempfile::TempDir, Repo) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("cairn.toml"), "").unwrap();
+        std::fs::create_dir_all(root.join("slog")).unwrap();
+        std::fs::create_dir_all(root.join("decisions")).unwrap();
+        for day in 1..=6 {
+            let line = format!("{{\"ts\":\"2026-11-0{day}T10:00:00Z\"}}\n");
+            std::fs::write(root.join(format!("slog/2026-11-0{day}.jsonl")), line).unwrap();
+        }
+        std::fs::write(root.join("decisions/0001-use-git.md"), "# 1. Use git\n").unwrap();
+        std::fs::write(root.join("MEMORY.md"), "# Memory\n").unwrap();
+        // Day files last changed on their days, folders an hour after the last of them.
+        let base: i128 = 1_793_000_000_000_000_000;
+        let hour: i128 = 3_600_000_000_000;
+        for day in 1..=6 {
+            let p = root.join(format!("slog/2026-11-0{day}.jsonl"));
+            set_time(&p, base + day * 24 * hour);
+        }
+        for d in ["slog", "decisions", "."] {
+            set_time(&root.join(d), base + 7 * 24 * hour);
+        }
+        let repo = Repo::open(root.to_path_buf()).unwrap();
+        (dir, repo)
+    }
+
+    #[test]
+    fn a_glance_sees_what_moves_a_folder_or_a_watched_file_and_trusts_the_rest() {
+        let (dir, repo) = glance_repo();
+        let root = dir.path();
+        let listing = list_all(&repo).unwrap();
+        let now = now_ns();
+        let g = Glance::of("c1", &listing, now).expect("old folders are trusted");
+        assert_eq!(g.files, 8);
+        // The three newest logs are watched; the others are trusted to their folder.
+        assert_eq!(
+            g.newest,
+            [
+                "slog/2026-11-04.jsonl",
+                "slog/2026-11-05.jsonl",
+                "slog/2026-11-06.jsonl"
+            ]
+        );
+        assert!(g.holds(&repo).unwrap());
+        // It reads back as written.
+        let idx = root.join(".cairn/index");
+        std::fs::create_dir_all(&idx).unwrap();
+        g.write(&idx);
+        assert_eq!(Glance::read(&idx).as_ref(), Some(&g));
+        Glance::remove(&idx);
+        assert_eq!(Glance::read(&idx), None);
+
+        let slog = root.join("slog");
+        let folder_time = mtime_ns(&std::fs::metadata(&slog).unwrap());
+        let append = |rel: &str| {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(root.join(rel))
+                .unwrap();
+            f.write_all(b"{\"ts\":\"2026-11-06T11:00:00Z\"}\n").unwrap();
+        };
+        // Another program appends to the newest log: its folder's time stays, the glance
+        // sees the file.
+        append("slog/2026-11-06.jsonl");
+        assert_eq!(mtime_ns(&std::fs::metadata(&slog).unwrap()), folder_time);
+        assert!(!g.holds(&repo).unwrap());
+        let g = Glance::of("c2", &list_all(&repo).unwrap(), now).unwrap();
+        assert!(g.holds(&repo).unwrap());
+        // Another program appends to an old log: the trade the glance makes (ADR 62), seen
+        // at the next change in the folder or by a full listing.
+        append("slog/2026-11-01.jsonl");
+        assert!(
+            g.holds(&repo).unwrap(),
+            "an old log is trusted to its folder"
+        );
+        assert_ne!(
+            Stamp::of_found(&list_all(&repo).unwrap().found),
+            Stamp::of_found(&listing.found)
+        );
+        // cairn's own append to an old log moves the folder's time.
+        crate::files::append_line(
+            &root.join("slog/2026-11-02.jsonl"),
+            b"{\"ts\":\"2026-11-02T11:00:00Z\"}\n",
+            &root.join(".cairn/recovered"),
+        )
+        .unwrap();
+        assert!(!g.holds(&repo).unwrap());
+        set_time(&slog, folder_time);
+        assert!(g.holds(&repo).unwrap());
+        // A file made in the folder.
+        std::fs::write(slog.join("2026-10-01.jsonl"), "").unwrap();
+        assert!(!g.holds(&repo).unwrap());
+        std::fs::remove_file(slog.join("2026-10-01.jsonl")).unwrap();
+        set_time(&slog, folder_time);
+        assert!(g.holds(&repo).unwrap());
+        // An ADR or MEMORY.md saved in place (their folders' times stay): always looked at.
+        let adr = root.join("decisions/0001-use-git.md");
+        std::fs::write(&adr, "# 1. Use git, and gix\n").unwrap();
+        assert!(!g.holds(&repo).unwrap());
+        let g = Glance::of("c3", &list_all(&repo).unwrap(), now).unwrap();
+        std::fs::write(root.join("MEMORY.md"), "# Memory!\n").unwrap();
+        assert!(!g.holds(&repo).unwrap());
+        // A folder changed within the last two seconds is not trusted: no glance.
+        assert_eq!(
+            Glance::of("c4", &list_all(&repo).unwrap(), folder_time + 1),
+            None
+        );
+    }
 
     #[test]
     fn a_stamp_changes_with_any_file_and_not_with_the_listing_order() {

@@ -168,7 +168,8 @@ pub fn sync(repo: &Repo, opts: &Options<'_>) -> Result<Synced> {
             merge(repo, &git, head.as_deref(), tip, &remote, &mut out)?;
             renumber_collisions(repo, &git, tip, &opts.identity, &mut out)?;
         }
-        crate::index::Index::open(repo)?;
+        // What the merge wrote is looked at file by file, not trusted to a folder's time.
+        crate::index::Index::open_thorough(repo)?;
         let head = rev(&git, "HEAD")?;
         if head.is_none() || head == tip {
             return Ok(out);

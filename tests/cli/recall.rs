@@ -278,6 +278,96 @@ fn checkpoints_files(repo: &std::path::Path) -> Vec<String> {
     names
 }
 
+/// Puts a folder's (or file's) time an hour in the past: a read trusts only folders whose
+/// time is not within two seconds of the clock (ADR 62).
+fn age_folder(path: &std::path::Path) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::open(path).unwrap().set_modified(t).unwrap();
+}
+
+#[test]
+fn a_read_trusts_a_log_folder_s_time_and_cairn_index_looks_at_every_file() {
+    let (env, repo) = Env::repo();
+    env.cairn_in(&repo, &["slog", "deploy", "caddy", "first rollout"])
+        .code(0);
+    let today = std::fs::read_dir(repo.join("slog"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.ends_with(".jsonl"))
+        .unwrap();
+    let line = std::fs::read_to_string(repo.join("slog").join(&today)).unwrap();
+    // Four older days' logs, written by hand.
+    for day in 1..=4 {
+        let old = line
+            .replace("first rollout", &format!("rollout of day {day}"))
+            .replace("\"id\":\"sl-", &format!("\"id\":\"sl-{day}"));
+        let path = repo.join(format!("slog/2026-01-0{day}.jsonl"));
+        std::fs::write(&path, old).unwrap();
+        age_folder(&path);
+    }
+    let glance = repo.join(".cairn/index/cairn-glance.json");
+    assert_eq!(
+        recall(&env, &repo, &["rollout", "--limit", "10"])["results"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+    // Folders changed a moment ago are not trusted: no glance yet.
+    assert!(!glance.exists());
+    for dir in ["slog", "vault/observations", "vault/sessions", "decisions"] {
+        age_folder(&repo.join(dir));
+    }
+    recall(&env, &repo, &["rollout"]);
+    assert!(glance.exists(), "a read of old folders keeps a glance");
+    // cairn's own append moves its folder's time: the next read folds it in.
+    env.cairn_in(&repo, &["slog", "deploy", "caddy", "second rollout"])
+        .code(0);
+    let data = recall(&env, &repo, &["second", "rollout"]);
+    assert_eq!(data["index"]["appended"], 1);
+    assert!(
+        data["results"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("second rollout"),
+        "{data}"
+    );
+    age_folder(&repo.join("slog"));
+    recall(&env, &repo, &["rollout"]);
+    // Another program appends to today's log (among the newest, looked at one by one).
+    let append = |rel: &str, text: &str| {
+        use std::io::Write;
+        let extra = line
+            .replace("first rollout", text)
+            .replace("\"id\":\"sl-", "\"id\":\"sl-9");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(repo.join(rel))
+            .unwrap();
+        f.write_all(extra.as_bytes()).unwrap();
+    };
+    append(&format!("slog/{today}"), "hand rollout today");
+    let data = recall(&env, &repo, &["hand", "rollout", "today"]);
+    assert_eq!(data["index"]["appended"], 1, "{data}");
+    recall(&env, &repo, &["rollout"]);
+    // ... and to a log of an older day: trusted to its folder's time until `cairn index`,
+    // which looks at every file.
+    append("slog/2026-01-01.jsonl", "hand rollout long ago");
+    let data = recall(&env, &repo, &["hand", "rollout", "long", "ago"]);
+    assert_eq!(data["index"]["appended"], 0, "{data}");
+    let out = env.cairn_in(&repo, &["--json", "index"]).code(0);
+    assert_eq!(out.data()["refresh"]["appended"], 1, "{}", out.data());
+    let data = recall(&env, &repo, &["hand", "rollout", "long", "ago"]);
+    assert!(
+        data["results"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("long ago"),
+        "{data}"
+    );
+}
+
 #[test]
 fn checkpoints_sit_beside_the_commit_and_a_lost_file_rebuilds_the_index() {
     let (env, repo) = Env::repo();
