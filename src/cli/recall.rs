@@ -177,14 +177,6 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
         include_hold: args.include_hold,
     };
     let mode = recall::Mode::parse(args.mode.as_deref().unwrap_or(&repo.config.recall.mode))?;
-    if mode != recall::Mode::Words {
-        // Hybrid and vectors need the built-in model (soft matching, and the query's vector
-        // when it is the embedder): its vocabulary is made on another core while the index
-        // opens (about a millisecond, else paid after it).
-        std::thread::spawn(|| {
-            crate::embed::Builtin::shared();
-        });
-    }
     let index = ctx.index(&repo)?;
     let request = Request {
         query: query.clone(),

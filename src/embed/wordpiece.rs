@@ -24,7 +24,8 @@ use unicode_normalization::UnicodeNormalization;
 
 /// A word longer than this many chars is `[UNK]` without trying to split it.
 const MAX_INPUT_CHARS_PER_WORD: usize = 100;
-const CONTINUATION: &str = "##";
+use super::vocab_table::{self, CONTINUATION};
+use std::borrow::Cow;
 /// Added tokens of `tokenizer.json`, matched in the raw text.
 const SPECIAL_TOKENS: [&str; 5] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
 const UNK: &str = "[UNK]";
@@ -42,8 +43,17 @@ impl WordPiece {
     /// Builds the lookup table of `vocab` (one token per line).
     ///
     /// Panics if a special token is missing: the vocabulary is compiled in, so a test catches it.
+    #[cfg(test)]
     pub(crate) fn new(vocab: &'static str) -> WordPiece {
-        let vocab = Vocab::new(vocab);
+        WordPiece::over(Vocab::new(vocab))
+    }
+
+    /// The built-in model's tokenizer, its table compiled in.
+    pub(crate) fn builtin() -> WordPiece {
+        WordPiece::over(Vocab::builtin())
+    }
+
+    fn over(vocab: Vocab) -> WordPiece {
         let id = |t: &str| {
             vocab
                 .get(t, false)
@@ -314,71 +324,44 @@ fn is_bert_punctuation(c: char) -> bool {
     }
 }
 
-/// An open-addressing hash table from token to id over the embedded `vocab.txt`, built in one
-/// pass at load (about 1 ms; a `HashMap<String, u32>` with SipHash takes several).
-/// A `##` token is keyed by what follows the `##`, so a continuation lookup needs no copy.
+/// The token-to-id table over a vocabulary's text ([`vocab_table`]): the built-in model's
+/// built at compile time, any other at load.
 struct Vocab {
     text: &'static str,
-    /// Byte offset of each token's line in `text`, then one past the end of the last line's
-    /// newline: token `i` is `text[starts[i]..starts[i + 1] - 1]`.
-    starts: Vec<u32>,
-    /// Token id + 1 per slot, 0 for empty. u16 keeps the table in 128 KiB (the ids fit: a
-    /// test checks), and its length is a power of two at least twice the token count, so
-    /// probes are short.
-    slots: Vec<u16>,
-    /// log2 of `slots.len()`.
+    starts: Cow<'static, [u32]>,
+    slots: Cow<'static, [u16]>,
     bits: u32,
-    /// The longest token, in bytes.
     max_len: usize,
 }
 
+/// The built-in vocabulary's table, made by `build.rs` with [`vocab_table::build`].
+mod builtin_table {
+    include!(concat!(env!("OUT_DIR"), "/vocab_table.rs"));
+}
+
 impl Vocab {
-    /// One pass over `text`, eight bytes at a time where it can: find the end of the line,
-    /// hash the token (most fit one word) and insert its id. On the 220 KB vocabulary, in
-    /// release on the 2-core CI machine: 1.0 ms, against 1.2 ms for a byte loop to find the
-    /// lines and a hash of each `&str`; what is left is mostly the random writes to `slots`.
+    /// Builds the table of `text` (about 1 ms for the built-in vocabulary, in release).
+    #[cfg(test)]
     fn new(text: &'static str) -> Vocab {
-        let bytes = text.as_bytes();
-        let count = bytes.iter().filter(|&&b| b == b'\n').count()
-            + usize::from(!bytes.is_empty() && !text.ends_with('\n'));
-        assert!(count < usize::from(u16::MAX), "token ids fit the u16 slots");
-        let bits = (count * 2).next_power_of_two().max(2).trailing_zeros();
-        let mut vocab = Vocab {
+        let t = vocab_table::build(text);
+        Vocab {
             text,
-            starts: Vec::with_capacity(count + 1),
-            slots: vec![0; 1 << bits],
-            bits,
-            max_len: 0,
-        };
-        let mut at = 0;
-        for id in 1..=count {
-            let len = line_len(bytes, at);
-            vocab.starts.push(offset(at));
-            vocab.max_len = vocab.max_len.max(len);
-            let continuation = len > CONTINUATION.len() && bytes[at..].starts_with(b"##");
-            let key_at = if continuation {
-                at + CONTINUATION.len()
-            } else {
-                at
-            };
-            let key_len = at + len - key_at;
-            let hash = if (1..=8).contains(&key_len) && key_at + 8 <= bytes.len() {
-                // The bytes after the key (its newline, the next line) are masked off.
-                hash_word(u64::from(continuation), key_len, word_at(bytes, key_at))
-            } else {
-                hash(u64::from(continuation), &bytes[key_at..key_at + key_len])
-            };
-            let mut slot = vocab.slot_of_hash(hash);
-            while vocab.slots[slot] != 0 {
-                // vocab.txt has no repeated line (a test checks), so this is a collision.
-                slot = (slot + 1) & (vocab.slots.len() - 1);
-            }
-            vocab.slots[slot] = id as u16;
-            at += len + 1;
+            starts: Cow::Owned(t.starts),
+            slots: Cow::Owned(t.slots),
+            bits: t.bits,
+            max_len: t.max_len,
         }
-        // `at` is now one past the last newline, real or (no final newline) imagined.
-        vocab.starts.push(offset(at));
-        vocab
+    }
+
+    /// The table of the built-in model's `vocab.txt`, as compiled in: nothing to build.
+    fn builtin() -> Vocab {
+        Vocab {
+            text: crate::embed::builtin::VOCAB,
+            starts: Cow::Borrowed(&builtin_table::STARTS),
+            slots: Cow::Borrowed(&builtin_table::SLOTS),
+            bits: builtin_table::BITS,
+            max_len: builtin_table::MAX_LEN,
+        }
     }
 
     fn len(&self) -> usize {
@@ -391,12 +374,10 @@ impl Vocab {
     }
 
     fn slot_of(&self, continuation: bool, key: &str) -> usize {
-        self.slot_of_hash(hash(u64::from(continuation), key.as_bytes()))
-    }
-
-    fn slot_of_hash(&self, hash: u64) -> usize {
-        // The top bits of a multiplicative hash are the well-mixed ones.
-        (hash >> (64 - self.bits)) as usize
+        vocab_table::slot_of_hash(
+            self.bits,
+            vocab_table::hash(u64::from(continuation), key.as_bytes()),
+        )
     }
 
     /// The id of `piece`, or of `##piece` when `continuation`.
@@ -417,77 +398,12 @@ impl Vocab {
     }
 }
 
-fn offset(at: usize) -> u32 {
-    u32::try_from(at).expect("the vocabulary is smaller than 4 GiB")
-}
-
 /// `##abc` is keyed as (true, `abc`), anything else (`##` alone included) as itself.
 fn split_key(token: &str) -> (bool, &str) {
     match token.strip_prefix(CONTINUATION) {
         Some(rest) if !rest.is_empty() => (true, rest),
         _ => (false, token),
     }
-}
-
-const K: u64 = 0x517c_c1b7_2722_0a95;
-
-fn mix(h: u64, word: u64) -> u64 {
-    (h.rotate_left(5) ^ word).wrapping_mul(K)
-}
-
-/// A multiply-rotate hash eight bytes at a time (rustc's Fx hash, on words), the last word
-/// padded with zeros.
-fn hash(seed: u64, bytes: &[u8]) -> u64 {
-    let mut h = mix(seed, bytes.len() as u64);
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        h = mix(
-            h,
-            u64::from_le_bytes(chunk.try_into().expect("chunks of 8 bytes")),
-        );
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        h = mix(
-            h,
-            rest.iter()
-                .rev()
-                .fold(0, |word, &b| word << 8 | u64::from(b)),
-        );
-    }
-    h
-}
-
-/// `hash(seed, key)` for a key of 1 to 8 bytes, given a word that starts with it.
-fn hash_word(seed: u64, len: usize, word: u64) -> u64 {
-    let mask = u64::MAX >> (8 * (8 - len));
-    mix(mix(seed, len as u64), word & mask)
-}
-
-fn word_at(bytes: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
-}
-
-/// The length of the line at `at`, without its newline.
-fn line_len(bytes: &[u8], at: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    // The first zero byte of `word ^ "\n\n…"`: exact for the lowest one, which is all we use.
-    let newline = |word: u64| {
-        let x = word ^ (ONES * u64::from(b'\n'));
-        (x.wrapping_sub(ONES) & !x & (ONES << 7)).trailing_zeros() as usize / 8
-    };
-    let mut len = 0;
-    while at + len + 8 <= bytes.len() {
-        let n = newline(word_at(bytes, at + len));
-        if n < 8 {
-            return len + n;
-        }
-        len += 8;
-    }
-    len + bytes[at + len..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .unwrap_or(bytes.len() - at - len)
 }
 
 #[cfg(test)]
@@ -504,6 +420,23 @@ mod tests {
         let mut out = Vec::new();
         wp.tokenize(text, usize::MAX, &mut out);
         out
+    }
+
+    #[test]
+    fn the_compiled_table_is_the_one_built_from_vocab_txt() {
+        let built = Vocab::new(VOCAB_TEXT);
+        let compiled = Vocab::builtin();
+        assert_eq!(compiled.starts, built.starts);
+        assert_eq!(compiled.slots, built.slots);
+        assert_eq!(
+            (compiled.bits, compiled.max_len),
+            (built.bits, built.max_len)
+        );
+        let wp = WordPiece::builtin();
+        assert_eq!(
+            ids(&wp, "Unmounting the NFS share"),
+            ids(&self::wp(), "Unmounting the NFS share")
+        );
     }
 
     #[test]

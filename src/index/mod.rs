@@ -1290,18 +1290,15 @@ impl Index {
         } else {
             limit * 8
         };
-        for (hash, cos) in store.search(q, depth.max(limit)) {
-            if f64::from(cos) < min_similarity {
-                break;
-            }
-            let term = Term::from_field_u64(self.fields.chash, hash);
-            let docs = searcher
-                .search(
-                    &TermQuery::new(term, IndexRecordOption::Basic),
-                    &TopDocs::with_limit(16).order_by_score(),
-                )
-                .map_err(|e| index_err("search", e))?;
-            for (_, addr) in docs {
+        let nearest: Vec<(u64, f32)> = store
+            .search(q, depth.max(limit))
+            .into_iter()
+            .take_while(|(_, cos)| f64::from(*cos) >= min_similarity)
+            .collect();
+        let hashes: Vec<u64> = nearest.iter().map(|(h, _)| *h).collect();
+        let addresses = self.docs_of_hashes(&searcher, &hashes)?;
+        for ((_, cos), docs) in nearest.into_iter().zip(addresses) {
+            for addr in docs {
                 let doc = self.load(&searcher, addr)?;
                 if passes(&doc, filter) {
                     hits.push(Hit {
@@ -1318,6 +1315,41 @@ impl Index {
         }
         hits.truncate(limit);
         Ok(hits)
+    }
+
+    /// The live documents whose text has each hash of `hashes` (at most 16 a hash), in the
+    /// order of `hashes`: one look-up in each segment's postings of `chash` a hash, no query
+    /// to plan and score per hash.
+    fn docs_of_hashes(
+        &self,
+        searcher: &tantivy::Searcher,
+        hashes: &[u64],
+    ) -> Result<Vec<Vec<DocAddress>>> {
+        use tantivy::{DocSet, TERMINATED};
+        let mut out = vec![Vec::new(); hashes.len()];
+        for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+            let postings_of = segment
+                .inverted_index(self.fields.chash)
+                .map_err(|e| index_err("search", e))?;
+            let alive = segment.alive_bitset();
+            for (hash, docs) in hashes.iter().zip(out.iter_mut()) {
+                let term = Term::from_field_u64(self.fields.chash, *hash);
+                let Some(mut postings) = postings_of
+                    .read_postings(&term, IndexRecordOption::Basic)
+                    .map_err(|e| index_err("search", e))?
+                else {
+                    continue;
+                };
+                let mut doc = postings.doc();
+                while doc != TERMINATED && docs.len() < 16 {
+                    if alive.is_none_or(|a| a.is_alive(doc)) {
+                        docs.push(DocAddress::new(ord as u32, doc));
+                    }
+                    doc = postings.advance();
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn exists(&self, searcher: &tantivy::Searcher, id: &str) -> bool {
