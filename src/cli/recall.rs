@@ -177,7 +177,18 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
         include_hold: args.include_hold,
     };
     let mode = recall::Mode::parse(args.mode.as_deref().unwrap_or(&repo.config.recall.mode))?;
+    // The vector list's search of the store needs neither the index nor its freshness
+    // check: it starts now, on another core, and the list takes it if the store is unchanged
+    // when it is read (ADR 62). A server's held index searches as it always did.
+    let early = (mode != recall::Mode::Words && ctx.held.is_none()).then(|| {
+        let (repo, query) = (repo.clone(), query.clone());
+        let k = crate::index::vector_candidates(recall::list_depth(limit), &filter);
+        std::thread::spawn(move || crate::index::Index::search_early(&repo, &query, k))
+    });
     let index = ctx.index(&repo)?;
+    if let Some(early) = early {
+        index.take_early(early);
+    }
     let request = Request {
         query: query.clone(),
         limit,

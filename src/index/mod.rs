@@ -549,6 +549,8 @@ pub struct Index {
     dir: std::path::PathBuf,
     /// What reads after the refresh had to warn about (a vector list left out).
     notes: std::sync::Mutex<Vec<String>>,
+    /// A search of the vectors started before this index was opened ([`Index::search_early`]).
+    early: std::sync::Mutex<Option<std::thread::JoinHandle<Option<Early>>>>,
     /// The temporary folder of an index built for one read of a read-only repository; last,
     /// so that it is removed after the index that reads it is closed.
     _scratch: Option<tempfile::TempDir>,
@@ -730,6 +732,7 @@ impl Index {
             dir: dir.to_path_buf(),
             payload,
             notes: std::sync::Mutex::new(Vec::new()),
+            early: std::sync::Mutex::new(None),
             _scratch: None,
         })
     }
@@ -919,6 +922,7 @@ impl Index {
             vectors_dir,
             store: std::sync::OnceLock::new(),
             notes: std::sync::Mutex::new(Vec::new()),
+            early: std::sync::Mutex::new(None),
             payload,
             committed,
             dir: dir.to_path_buf(),
@@ -1247,6 +1251,9 @@ impl Index {
         if query.trim().is_empty() {
             return Ok(Vec::new());
         }
+        if let Some(nearest) = self.early_nearest(query, vector_candidates(limit, filter)) {
+            return self.resolve_nearest(nearest, filter, limit, min_similarity);
+        }
         let q = self.query_vector(query)?;
         self.search_by_vector(&q, filter, limit, min_similarity)
     }
@@ -1282,16 +1289,77 @@ impl Index {
         let Some(store) = self.store() else {
             return Ok(Vec::new());
         };
+        let nearest = store.search(q, vector_candidates(limit, filter));
+        self.resolve_nearest(nearest, filter, limit, min_similarity)
+    }
+
+    /// The search of the built-in model's vectors for `query`'s `k` nearest rows, which
+    /// needs neither the index nor its freshness check: a recall starts it on a thread before
+    /// it opens the index and hands it over ([`Index::take_early`]), and its vector list uses
+    /// it when the store file is still as the search found it. `None` for a provider's model
+    /// (its query vector is a call, made only when needed) or no store yet.
+    pub fn search_early(repo: &Repo, query: &str, k: usize) -> Option<Early> {
+        if vectors::model_id_for(&repo.config.embed) != crate::embed::MODEL_ID
+            || query.trim().is_empty()
+        {
+            return None;
+        }
+        let path = vectors::path_for(&repo.derived_dir().join("vectors"), crate::embed::MODEL_ID);
+        let len = std::fs::metadata(&path).ok()?.len();
+        let store = vectors::Store::open(&path, vectors::dims_of(&path)?).ok()?;
+        if store.is_empty() {
+            return None;
+        }
+        let q = crate::embed::Embedder::embed(crate::embed::Builtin::shared(), &[query]).pop()?;
+        let nearest = store.search(&q, k);
+        Some(Early {
+            query: query.to_string(),
+            k,
+            len,
+            store,
+            nearest,
+        })
+    }
+
+    /// Hands this index a search of its vectors started before it was opened.
+    pub fn take_early(&self, early: std::thread::JoinHandle<Option<Early>>) {
+        *self.early.lock().unwrap_or_else(|e| e.into_inner()) = Some(early);
+    }
+
+    /// The early search's rows for `query` and `k`, if it searched for exactly those and the
+    /// store file has not changed since (this read's update appended nothing to it).
+    fn early_nearest(&self, query: &str, k: usize) -> Option<Vec<(u64, f32)>> {
+        let handle = self
+            .early
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()?;
+        let early = handle.join().ok()??;
+        let path = vectors::path_for(&self.vectors_dir, &self.model);
+        let same = early.query == query
+            && early.k == k
+            && self.model == crate::embed::MODEL_ID
+            && std::fs::metadata(&path).is_ok_and(|m| m.len() == early.len);
+        if !same {
+            return None;
+        }
+        // Its store is the one this index would map: keep it for the other reads of vectors.
+        let _ = self.store.set(Some(early.store));
+        Some(early.nearest)
+    }
+
+    /// The documents of the nearest rows (hash, cosine; best first) that pass `filter`, down
+    /// to `min_similarity`, at most `limit`.
+    fn resolve_nearest(
+        &self,
+        nearest: Vec<(u64, f32)>,
+        filter: &Filter,
+        limit: usize,
+        min_similarity: f64,
+    ) -> Result<Vec<Hit>> {
         let searcher = self.reader.searcher();
         let mut hits = Vec::new();
-        // Filters apply after the scan: look deeper when they may drop many.
-        let depth = if filter.kinds.is_empty() && filter.category.is_none() {
-            limit * 2
-        } else {
-            limit * 8
-        };
-        let nearest: Vec<(u64, f32)> = store
-            .search(q, depth.max(limit))
+        let nearest: Vec<(u64, f32)> = nearest
             .into_iter()
             .take_while(|(_, cos)| f64::from(*cos) >= min_similarity)
             .collect();
@@ -1794,6 +1862,27 @@ impl Index {
 }
 
 /// Whether a document passes a filter (the vector list is filtered after its scan).
+/// How many rows the vector list reads from the store for `limit` hits: twice as many (a
+/// text held by a deleted or filtered record finds nothing), eight times when a filter may
+/// drop many.
+pub fn vector_candidates(limit: usize, filter: &Filter) -> usize {
+    if filter.kinds.is_empty() && filter.category.is_none() {
+        limit * 2
+    } else {
+        limit * 8
+    }
+}
+
+/// A search of the vector store made before the index was opened ([`Index::search_early`]).
+pub struct Early {
+    query: String,
+    k: usize,
+    /// The store file's length when it was searched.
+    len: u64,
+    store: vectors::Store,
+    nearest: Vec<(u64, f32)>,
+}
+
 fn passes(doc: &Doc, filter: &Filter) -> bool {
     doc.status != "deleted"
         && !(doc.kind == Kind::Observation && doc.status == "superseded")

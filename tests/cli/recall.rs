@@ -1107,6 +1107,64 @@ fn vectors_find_what_was_said_in_other_words() {
     assert!(explain.contains("soft #1"), "{explain}");
 }
 
+/// A recall searches the vector store before it opens the index (ADR 62); a record the
+/// index's update embeds meanwhile must still be found: the early search is used only when
+/// the store is as it found it.
+#[test]
+fn the_vector_list_finds_what_the_read_s_own_update_embedded() {
+    let (env, repo) = Env::repo();
+    for (action, detail) in [
+        ("deploy", "caddy certificate renewed for the api host"),
+        ("backup", "nightly postgres dump copied to cold storage"),
+    ] {
+        env.cairn_in(&repo, &["slog", action, "ops", detail])
+            .code(0);
+    }
+    let query = ["mounting", "the", "network", "filesystem", "hung"];
+    let mut args = vec!["--mode", "vectors", "--limit", "5"];
+    args.extend(query);
+    let before = recall_ids(&env, &repo, &args);
+    assert!(
+        before.is_empty(),
+        "unrelated texts stay below min_similarity: {before:?}"
+    );
+    // Written after the last read: the next read's update embeds it, after its early
+    // search of the store has started (or before: either way it must be in the list).
+    env.cairn_in(
+        &repo,
+        &[
+            "slog",
+            "incident",
+            "nfs",
+            "the nfs share stopped responding and unmount hung",
+        ],
+    )
+    .code(0);
+    for mode in ["vectors", "hybrid"] {
+        let mut args = vec!["--mode", mode, "--limit", "5"];
+        args.extend(query);
+        let data = recall(&env, &repo, &args);
+        assert!(
+            data["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["text"].as_str().unwrap().contains("nfs share")),
+            "{mode}: {data}"
+        );
+    }
+    // A read of the unchanged store (its early search used) finds it too.
+    let data = recall(&env, &repo, &args);
+    assert_eq!(data["index"]["appended"], 0);
+    assert!(
+        data["results"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("nfs share"),
+        "{data}"
+    );
+}
+
 /// Hybrid's soft list compares the query word for word by meaning: "pets" finds "puppy",
 /// which BM25 cannot tell from any other record that names Melanie.
 #[test]
