@@ -53,17 +53,17 @@ use crate::repo::Repo;
 pub use held::{Held, Opened, ends_after_command};
 
 /// Bumped whenever the schema or what goes into a document changes: a mismatch rebuilds.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
-/// The weight of the `record` field in BM25, beside `text` (1) and `title` (2): `record` holds
-/// a document's text without its context ([`Doc::context`], an observation's narrative), so a
-/// word the record says itself counts `1 + RECORD_BOOST` times, one only its context says
-/// once. The context still finds its record, but the record that says a thing ranks above the
-/// one whose context says it (the next turn of a conversation, which holds the question as its
-/// narrative). On the LoCoMo dev split (R@10, categories 1-4): hybrid 0.734 -> 0.736 and R@1
-/// 0.250 -> 0.329, words 0.698 -> 0.701; the context in a field of its own at weight 0.5 instead
-/// (the record alone in `text`) gave hybrid 0.738 but words 0.675.
-pub const RECORD_BOOST: f32 = 0.5;
+/// The weight in BM25 of the `context` field (a record's context, [`Doc::context`]: an
+/// observation's narrative, the turn a turn answers) beside `record` (the record's own words,
+/// 1) and `title` (2): a record that says a thing ranks above the one whose context says it
+/// (the next turn of a conversation, which holds the question as its narrative). Each word is
+/// indexed once, in one of the two fields (ADR 62; ADR 61 indexed the whole text and the
+/// record again, which doubled the postings and the first build's time). On the LoCoMo dev
+/// split (R@10, categories 1-4, ADR 62): hybrid 0.738 at 0.5 (0.736 with ADR 61's fields);
+/// words 0.675 at 0.5, 0.670 at 0.3, 0.648 at 1.0 (0.701 with ADR 61's fields).
+pub const CONTEXT_BOOST: f32 = 0.5;
 
 /// Where the index lives, relative to the repository root.
 pub const DIR: &str = ".cairn/index";
@@ -160,7 +160,7 @@ pub struct Doc {
     pub text: String,
     pub title: String,
     /// The part at the end of `text` that is the record's context rather than the record (an
-    /// observation's narrative): left out of the `record` field ([`RECORD_BOOST`]); empty for
+    /// observation's narrative): searched in a field of its own ([`CONTEXT_BOOST`]); empty for
     /// most kinds.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub context: String,
@@ -298,6 +298,7 @@ struct Fields {
     text: Field,
     title: Field,
     record: Field,
+    context: Field,
     context_bytes: Field,
     time: Field,
     class: Field,
@@ -320,19 +321,19 @@ fn schema() -> (Schema, Fields) {
                 .set_index_option(IndexRecordOption::WithFreqsAndPositions),
         )
         .set_stored();
+    let searched = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(tokenizer::NAME)
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
     let fields = Fields {
         id: b.add_text_field("id", STRING | STORED),
         kind: b.add_text_field("kind", STRING | STORED),
-        text: b.add_text_field("text", text_opts.clone()),
-        title: b.add_text_field("title", text_opts),
-        record: b.add_text_field(
-            "record",
-            TextOptions::default().set_indexing_options(
-                TextFieldIndexing::default()
-                    .set_tokenizer(tokenizer::NAME)
-                    .set_index_option(IndexRecordOption::WithFreqs),
-            ),
-        ),
+        // Shown and embedded; searched through `record` and `context`, which split it.
+        text: b.add_text_field("text", STORED),
+        title: b.add_text_field("title", text_opts.clone()),
+        record: b.add_text_field("record", searched.clone()),
+        context: b.add_text_field("context", searched),
         context_bytes: b.add_u64_field("context_bytes", STORED),
         time: b.add_i64_field("time", FAST | STORED),
         class: b.add_u64_field("class", FAST),
@@ -1245,14 +1246,15 @@ impl Index {
         limit: usize,
         min_similarity: f64,
     ) -> Result<Vec<Hit>> {
-        if self.store().is_none() {
-            return Ok(Vec::new());
-        }
         if query.trim().is_empty() {
             return Ok(Vec::new());
         }
+        // Before the store is mapped here: the early search brings its own mapping.
         if let Some(nearest) = self.early_nearest(query, vector_candidates(limit, filter)) {
             return self.resolve_nearest(nearest, filter, limit, min_similarity);
+        }
+        if self.store().is_none() {
+            return Ok(Vec::new());
         }
         let q = self.query_vector(query)?;
         self.search_by_vector(&q, filter, limit, min_similarity)
@@ -1454,9 +1456,11 @@ impl Index {
         d.add_text(f.kind, doc.kind.as_str());
         d.add_text(f.text, &doc.text);
         d.add_text(f.title, &doc.title);
-        d.add_text(f.record, doc.record());
-        let context = doc.text.len() - doc.record().len();
+        let record = doc.record();
+        d.add_text(f.record, record);
+        let context = doc.text.len() - record.len();
         if context > 0 {
+            d.add_text(f.context, &doc.text[record.len()..]);
             d.add_u64(f.context_bytes, context as u64);
         }
         d.add_i64(f.time, doc.time.timestamp_millis());
@@ -1521,9 +1525,10 @@ impl Index {
         if words.trim().is_empty() {
             clauses.push((Occur::Must, Box::new(AllQuery)));
         } else {
-            let mut parser = QueryParser::for_index(&self.index, vec![f.text, f.title, f.record]);
+            let mut parser =
+                QueryParser::for_index(&self.index, vec![f.record, f.context, f.title]);
             parser.set_field_boost(f.title, 2.0);
-            parser.set_field_boost(f.record, RECORD_BOOST);
+            parser.set_field_boost(f.context, CONTEXT_BOOST);
             let (q, _errors) = parser.parse_query_lenient(&sanitize(words));
             clauses.push((Occur::Must, q));
         }
@@ -1660,7 +1665,8 @@ impl Index {
             .unwrap_or_else(tokenizer::analyzer);
         let searcher = self.reader.searcher();
         let n = searcher.num_docs() as f64;
-        let field = self.fields.text;
+        // Over what records say themselves: every record has its words there once.
+        let field = self.fields.record;
         move |word| {
             let mut stream = analyzer.token_stream(word);
             let Some(token) = stream.next() else {

@@ -778,7 +778,7 @@ pub fn slog_doc(e: &slog::Entry, file: &str) -> Doc {
 /// The document of a folded observation. Its text is the observation and, on the next line,
 /// its narrative (the context it was written in: the prompt it answered, the segment it
 /// came from), which is shown, embedded and searched with it; the narrative is also its
-/// `context`, which the index's `record` field leaves out ([`crate::index::RECORD_BOOST`]), so
+/// `context`, which the index searches in a field of its own ([`crate::index::CONTEXT_BOOST`]), so
 /// that a record that says a thing outranks the one whose context says it.
 pub fn observation_doc(f: &store::Folded, file: &str) -> Doc {
     let o = &f.obs;

@@ -433,6 +433,17 @@ impl Store {
         q_scale: f32,
         k: usize,
     ) -> Vec<(u64, f32)> {
+        self.search_by_signs_with(signs, q, q_scale, k, (16 * k).max(1024))
+    }
+
+    fn search_by_signs_with(
+        &self,
+        signs: &OwnedBytes,
+        q: &[i8],
+        q_scale: f32,
+        k: usize,
+        want: usize,
+    ) -> Vec<(u64, f32)> {
         let n = self.len();
         let width = self.dims / 8;
         let q_bits = sign_bits(q);
@@ -444,7 +455,6 @@ impl Store {
         let mut distance: Vec<u16> = Vec::with_capacity(n);
         let mut histogram = vec![0usize; self.dims + 1];
         distances(bits, width, &q_words, &mut distance, &mut histogram);
-        let want = (16 * k).max(1024);
         let mut cut = 0;
         let mut taken = 0;
         for (d, count) in histogram.iter().enumerate() {
@@ -866,5 +876,66 @@ mod tests {
             &signs.as_slice()[SIG_HEADER + 45 * 32..SIG_HEADER + 46 * 32],
             sign_bits(&q).as_slice()
         );
+    }
+
+    /// How many of the exact nearest rows the sign prefilter keeps, for candidate counts:
+    /// `CAIRN_STORE=path/to/store.bin cargo test --release --lib prefilter_recall -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn prefilter_recall() {
+        let Ok(path) = std::env::var("CAIRN_STORE") else {
+            return;
+        };
+        let path = std::path::PathBuf::from(path);
+        let store = Store::open(&path, dims_of(&path).unwrap()).unwrap();
+        let signs = store.signs.clone().unwrap();
+        let model = crate::embed::Builtin::shared();
+        let queries = [
+            "redis timeout",
+            "postgres migration",
+            "nfs mount root",
+            "caddy certificate",
+            "deploy rollback",
+            "backup retention",
+            "grafana alert",
+            "flaky test",
+            "disk full",
+            "release plan",
+            "what did we decide about the cache",
+            "why does the build fail on arm",
+            "kubernetes pod restarts",
+            "memory leak in the worker",
+            "rotate the api keys",
+            "the ci pipeline is slow",
+        ];
+        for k in [40usize, 80] {
+            for want in [160usize, 320, 640, 1024, 1280, 2560] {
+                let mut kept = 0;
+                let mut total = 0;
+                for text in queries {
+                    let v = crate::embed::Embedder::embed(model, &[text]).pop().unwrap();
+                    let (q, scale) = quantize(&v);
+                    let mut exact: Vec<(f32, u64)> = store
+                        .rows()
+                        .map(|r| {
+                            let s = f32::from_le_bytes(r[8..12].try_into().unwrap());
+                            (
+                                dot_row(&q, &r[12..]) as f32 * scale * s,
+                                u64::from_le_bytes(r[..8].try_into().unwrap()),
+                            )
+                        })
+                        .collect();
+                    exact.sort_by(|a, b| b.0.total_cmp(&a.0));
+                    let want_set: HashSet<u64> = exact.iter().take(k).map(|x| x.1).collect();
+                    let got = store.search_by_signs_with(&signs, &q, scale, k, want);
+                    kept += got.iter().filter(|(h, _)| want_set.contains(h)).count();
+                    total += want_set.len();
+                }
+                println!(
+                    "k {k} candidates {want}: recall {:.3}",
+                    kept as f64 / total as f64
+                );
+            }
+        }
     }
 }
