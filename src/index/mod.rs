@@ -57,12 +57,12 @@ pub const SCHEMA_VERSION: u32 = 7;
 
 /// The weight in BM25 of the `context` field (a record's context, [`Doc::context`]: an
 /// observation's narrative, the turn a turn answers) beside `record` (the record's own words,
-/// 1) and `title` (2): a record that says a thing ranks above the one whose context says it
-/// (the next turn of a conversation, which holds the question as its narrative). Each word is
-/// indexed once, in one of the two fields (ADR 62; ADR 61 indexed the whole text and the
-/// record again, which doubled the postings and the first build's time). On the LoCoMo dev
-/// split (R@10, categories 1-4, ADR 62): hybrid 0.738 at 0.5 (0.736 with ADR 61's fields);
-/// words 0.675 at 0.5, 0.670 at 0.3, 0.648 at 1.0 (0.701 with ADR 61's fields).
+/// weight one) and `title` (weight two): a record that says a thing ranks above the one whose
+/// context says it (the next turn of a conversation, which holds the question as its
+/// narrative). Each word is indexed once, in one of the two fields (ADR 62; ADR 61 indexed the
+/// whole text and the record again, which doubled the postings and the first build's time).
+/// On the LoCoMo dev split (R@10, categories 1-4, ADR 62): hybrid 0.738 at 0.5 (0.736 with
+/// ADR 61's fields); words 0.675 at 0.5, 0.670 at 0.3, 0.648 at 1.0 (0.701 with ADR 61's).
 pub const CONTEXT_BOOST: f32 = 0.5;
 
 /// Where the index lives, relative to the repository root.
