@@ -212,12 +212,7 @@ impl Store {
     /// Opens (or starts) the store at `path` for vectors of `dims`. A file of other dims, or
     /// not a store, is replaced: it is derived.
     pub fn open(path: &Path, dims: usize) -> Result<Store> {
-        // A store big enough to be searched through its signs is read at scattered rows: no
-        // read-ahead, and a page fault maps its own page only (mapping the 15 around it too,
-        // the kernel's default, was most of the cost of reading the candidates).
-        let big = std::fs::metadata(path)
-            .is_ok_and(|m| m.len() as usize > HEADER + PREFILTER_FROM * (12 + dims));
-        let bytes = map(path, big.then_some(tantivy::directory::Advice::Random))?;
+        let bytes = map(path)?;
         let valid = bytes.len() >= HEADER
             && &bytes[..8] == MAGIC
             && u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize == dims;
@@ -594,7 +589,7 @@ impl Signs {
         if !dims.is_multiple_of(64) || rows == 0 {
             return Ok(None);
         }
-        let bytes = map(path, None)?;
+        let bytes = map(path)?;
         let ok = bytes.len() >= SIG_HEADER
             && &bytes[..8] == SIG_MAGIC
             && u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize == dims
@@ -651,7 +646,7 @@ impl Signs {
 /// The file at `path` mapped read-only (empty when it does not exist). The mapping is
 /// tantivy's (the crate keeps `unsafe` out of cairn); rows are only ever appended to the
 /// file, so the mapped prefix stays valid while it is read.
-fn map(path: &Path, advice: Option<tantivy::directory::Advice>) -> Result<OwnedBytes> {
+fn map(path: &Path) -> Result<OwnedBytes> {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return Ok(OwnedBytes::empty());
     };
@@ -661,11 +656,7 @@ fn map(path: &Path, advice: Option<tantivy::directory::Advice>) -> Result<OwnedB
     let io = |e: &dyn std::fmt::Display| {
         Error::new(crate::error::Kind::Io, format!("{}: {e}", path.display()))
     };
-    let directory = match advice {
-        Some(advice) => MmapDirectory::open_with_madvice(dir, advice),
-        None => MmapDirectory::open(dir),
-    }
-    .map_err(|e| io(&e))?;
+    let directory = MmapDirectory::open(dir).map_err(|e| io(&e))?;
     let slice = directory.open_read(Path::new(name)).map_err(|e| io(&e))?;
     slice.read_bytes().map_err(|e| io(&e))
 }
