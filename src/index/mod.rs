@@ -53,7 +53,7 @@ use crate::repo::Repo;
 pub use held::{Held, Opened, ends_after_command};
 
 /// Bumped whenever the schema or what goes into a document changes: a mismatch rebuilds.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// The weight in BM25 of the `context` field (a record's context, [`Doc::context`]: an
 /// observation's narrative, the turn a turn answers) beside `record` (the record's own words,
@@ -64,6 +64,9 @@ pub const SCHEMA_VERSION: u32 = 7;
 /// On the LoCoMo dev split (R@10, categories 1-4, ADR 62): hybrid 0.738 at 0.5 (0.736 with
 /// ADR 61's fields); words 0.675 at 0.5, 0.670 at 0.3, 0.648 at 1.0 (0.701 with ADR 61's).
 pub const CONTEXT_BOOST: f32 = 0.5;
+
+/// The document store's block size in bytes (tantivy's default is 16 KiB).
+const DOCSTORE_BLOCK: usize = 4096;
 
 /// Where the index lives, relative to the repository root.
 pub const DIR: &str = ".cairn/index";
@@ -898,7 +901,16 @@ impl Index {
                 if in_repo {
                     crate::repo::ignore_derived(repo)?;
                 }
-                tantivy::Index::create_in_dir(dir, schema)
+                // Small blocks in the document store: a read loads a few dozen scattered
+                // documents, and each load decompresses its whole block (ADR 62).
+                let settings = tantivy::IndexSettings {
+                    docstore_blocksize: DOCSTORE_BLOCK,
+                    ..tantivy::IndexSettings::default()
+                };
+                tantivy::Index::builder()
+                    .schema(schema)
+                    .settings(settings)
+                    .create_in_dir(dir)
                     .map_err(|e| index_err("cannot create", e))?
             }
         };
