@@ -1066,13 +1066,39 @@ impl Index {
             }
             payload.files.insert(rel, checkpoint);
         }
-        for (rel, from) in &plan.tail {
-            let previous = payload
-                .files
-                .get(rel)
-                .cloned()
-                .unwrap_or_else(sources::empty_checkpoint);
-            let (checkpoint, lines, warnings) = sources::read_tail(repo, rel, &previous, *from)?;
+        // Each file's new lines are read and parsed on `threads` threads (files are
+        // independent), then folded in file order (an event finds its record by then).
+        let tails: Vec<Result<sources::Tail>> = {
+            let read = |(rel, from): &(String, u64)| {
+                let previous = payload
+                    .files
+                    .get(rel)
+                    .cloned()
+                    .unwrap_or_else(sources::empty_checkpoint);
+                sources::read_tail(repo, rel, &previous, *from)
+            };
+            let part = plan.tail.len().div_ceil(threads).max(1);
+            if threads == 1 {
+                plan.tail.iter().map(read).collect()
+            } else {
+                std::thread::scope(|s| {
+                    let handles: Vec<_> = plan
+                        .tail
+                        .chunks(part)
+                        .map(|files| s.spawn(move || files.iter().map(read).collect::<Vec<_>>()))
+                        .collect();
+                    handles
+                        .into_iter()
+                        .flat_map(|h| {
+                            h.join()
+                                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                        })
+                        .collect()
+                })
+            }
+        };
+        for ((rel, _), tail) in plan.tail.iter().zip(tails) {
+            let (checkpoint, lines, warnings) = tail?;
             self.refresh.warnings.extend(warnings);
             for line in lines {
                 match line {

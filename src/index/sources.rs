@@ -1086,12 +1086,10 @@ pub fn memory_docs(text: &str, rel: &str, fallback: DateTime<Utc>) -> Vec<Doc> {
 }
 
 /// Reads the lines appended to `rel` since `from`.
-pub fn read_tail(
-    repo: &Repo,
-    rel: &str,
-    previous: &Checkpoint,
-    from: u64,
-) -> Result<(Checkpoint, Vec<TailLine>, Vec<String>)> {
+/// What [`read_tail`] read of a file: its new checkpoint, its new lines, and warnings.
+pub type Tail = (Checkpoint, Vec<TailLine>, Vec<String>);
+
+pub fn read_tail(repo: &Repo, rel: &str, previous: &Checkpoint, from: u64) -> Result<Tail> {
     let path = repo.path(rel);
     let meta = std::fs::metadata(&path).map_err(|e| Error::io(path.display(), &e))?;
     let bytes = crate::files::read_from(&path, from)?;
