@@ -1144,7 +1144,33 @@ impl Index {
                     .map(|d| (vectors::text_hash(&d.text), d.text.as_str())),
             );
         }
-        match self.embed_missing(&texts) {
+        // The documents go to the writer (its threads index them in memory) while the vectors
+        // are made on others: the two fill each other's idle cores. Nothing is committed
+        // before the vectors are appended.
+        let (embedded, added) = std::thread::scope(|s| {
+            let me = &*self;
+            let embedding = s.spawn(|| me.embed_missing(&texts));
+            let mut added = 0;
+            let mut failed = None;
+            for doc in &docs {
+                if let Err(e) = writer.add_document(me.to_tantivy(doc)) {
+                    failed = Some(index_err("cannot add", e));
+                    break;
+                }
+                added += 1;
+            }
+            let embedded = embedding
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            match failed {
+                Some(e) => Err(e),
+                None => Ok((embedded, added)),
+            }
+        })?;
+        // Another store was appended to: map it again when next asked.
+        self.store = std::sync::OnceLock::new();
+        self.refresh.added += added;
+        match embedded {
             Ok(n) => {
                 self.refresh.embedded = n;
                 payload.vectors = Some(model);
@@ -1157,12 +1183,7 @@ impl Index {
             }
         }
         drop(all_texts);
-        for doc in docs {
-            writer
-                .add_document(self.to_tantivy(&doc))
-                .map_err(|e| index_err("cannot add", e))?;
-            self.refresh.added += 1;
-        }
+        drop(docs);
         payload.schema = SCHEMA_VERSION;
         let replaced = self.payload.name.clone();
         let json = payload.prepare(&self.dir)?;
@@ -1188,7 +1209,7 @@ impl Index {
     }
 
     /// Embeds the texts the vector store lacks; returns how many were embedded.
-    fn embed_missing(&mut self, texts: &[(u64, &str)]) -> Result<usize> {
+    fn embed_missing(&self, texts: &[(u64, &str)]) -> Result<usize> {
         let path = vectors::path_for(&self.vectors_dir, &self.model);
         let mut store: Option<vectors::Store> = None;
         let mut have: HashSet<u64> = HashSet::new();
@@ -1211,7 +1232,7 @@ impl Index {
             }
         }
         let mut todo: Vec<(u64, &str)> = Vec::new();
-        let mut queued = HashSet::new();
+        let mut queued = rustc_hash::FxHashSet::default();
         for (h, t) in texts {
             if !have.contains(h) && queued.insert(*h) {
                 todo.push((*h, t));
@@ -1249,7 +1270,6 @@ impl Index {
             s.append(&items)?;
             done += items.len();
         }
-        self.store = std::sync::OnceLock::new();
         Ok(done)
     }
 
