@@ -730,7 +730,7 @@ impl Index {
             vectorizer: std::sync::OnceLock::new(),
             embed_config: repo.config.embed.clone(),
             model,
-            vectors_dir: dir.parent().unwrap_or(dir).join("vectors"),
+            vectors_dir: vectors_dir(dir),
             store: std::sync::OnceLock::new(),
             committed: Some(opstamp),
             dir: dir.to_path_buf(),
@@ -823,8 +823,7 @@ impl Index {
             drop((me, building));
             return Index::open_checking(repo, dir, true, in_repo, glance);
         }
-        let found = listing.found.clone();
-        me.update_with(repo, found)?;
+        me.update_with(repo, &listing.found)?;
         if in_repo && !me.refresh.stale {
             me.keep_glance(&listing);
         }
@@ -922,7 +921,7 @@ impl Index {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(|e| index_err("cannot open a reader", e))?;
-        let vectors_dir = dir.parent().unwrap_or(dir).join("vectors");
+        let vectors_dir = vectors_dir(dir);
         let mut me = Index {
             index,
             reader,
@@ -1003,18 +1002,18 @@ impl Index {
 
     /// Folds what changed in the files into the index.
     fn update(&mut self, repo: &Repo) -> Result<()> {
-        self.update_with(repo, sources::list(repo)?)
+        self.update_with(repo, &sources::list(repo)?)
     }
 
     /// [`Index::update`] with the source files as `found` them.
-    fn update_with(&mut self, repo: &Repo, found: Vec<sources::Found>) -> Result<()> {
+    fn update_with(&mut self, repo: &Repo, found: &[sources::Found]) -> Result<()> {
         if !self.payload.load(&self.dir) {
             return Err(index_err(
                 "its checkpoints file is missing",
                 "run `cairn index --rebuild`",
             ));
         }
-        let plan = sources::plan(repo, &self.payload.files, &found)?;
+        let plan = sources::plan(repo, &self.payload.files, found)?;
         self.files = found.len();
         let model = self.model.clone();
         if plan.is_empty() && self.payload.vectors.as_deref() == Some(model.as_str()) {
@@ -1364,7 +1363,7 @@ impl Index {
         {
             return None;
         }
-        let path = vectors::path_for(&repo.derived_dir().join("vectors"), crate::embed::MODEL_ID);
+        let path = vectors::path_for(&vectors_dir(&repo.path(DIR)), crate::embed::MODEL_ID);
         let len = std::fs::metadata(&path).ok()?.len();
         let store = vectors::Store::open(&path, vectors::dims_of(&path)?).ok()?;
         if store.is_empty() {
@@ -1926,6 +1925,11 @@ impl Index {
 }
 
 /// Whether a document passes a filter (the vector list is filtered after its scan).
+/// The vector stores' folder beside the index folder `dir` (`.cairn/vectors`).
+fn vectors_dir(dir: &Path) -> std::path::PathBuf {
+    dir.parent().unwrap_or(dir).join("vectors")
+}
+
 /// How many rows the vector list reads from the store for `limit` hits: twice as many (a
 /// text held by a deleted or filtered record finds nothing), eight times when a filter may
 /// drop many.

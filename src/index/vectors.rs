@@ -957,10 +957,13 @@ mod tests {
                     kept += got.iter().filter(|(h, _)| want_set.contains(h)).count();
                     total += want_set.len();
                 }
-                println!(
-                    "k {k} candidates {want}: recall {:.3}",
-                    kept as f64 / total as f64
-                );
+                let recall = kept as f64 / total as f64;
+                println!("k {k} candidates {want}: recall {recall:.3}");
+                if want == (16 * k).max(1024) {
+                    // What search_by_signs uses keeps most of the exact nearest rows (0.905 at
+                    // k = 80 on the bench's 100,000-record store, ADR 62).
+                    assert!(recall >= 0.85, "k {k}: {recall:.3}");
+                }
             }
         }
     }
