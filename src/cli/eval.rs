@@ -57,6 +57,10 @@ pub struct CommonArgs {
     /// (1 is off)
     #[arg(long)]
     pub time_boost: Option<f64>,
+    /// Override `[recall] speaker_boost`: the factor for a turn in the words of a person the
+    /// question names (1 is off)
+    #[arg(long)]
+    pub speaker_boost: Option<f64>,
     /// Override `[recall] feedback_docs`: how many of the first round's best records feed a
     /// second round of search (pseudo-relevance feedback; 0 is off)
     #[arg(long, value_name = "N")]
@@ -89,6 +93,13 @@ impl CommonArgs {
                 "--time-boost {b}: the factor is 1 (off) or more"
             )));
         }
+        if let Some(b) = self.speaker_boost
+            && !(b.is_finite() && b >= 1.0)
+        {
+            return Err(Error::bad_input(format!(
+                "--speaker-boost {b}: the factor is 1 (off) or more"
+            )));
+        }
         if let Some(f) = &self.fusion {
             crate::recall::Fusion::parse(f, crate::config::Recall::default().rrf_k)?;
         }
@@ -101,6 +112,7 @@ impl CommonArgs {
             relevance_soft: self.relevance_soft,
             diversity: self.diversity,
             time_boost: self.time_boost,
+            speaker_boost: self.speaker_boost,
             feedback_docs: self.feedback_docs,
             rewrite: self.rewrite(ctx)?,
         })
@@ -159,6 +171,10 @@ pub struct LocomoArgs {
     /// Only these conversations (sample ids, comma-separated)
     #[arg(long, value_delimiter = ',')]
     pub conversations: Vec<String>,
+    /// Also write each question's outcome to FILE, one JSON line each: its conversation,
+    /// category, gold ids, the ids recalled and its recall at the largest k (to read the misses)
+    #[arg(long, value_name = "FILE")]
+    pub per_question: Option<PathBuf>,
 }
 
 pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
@@ -208,6 +224,15 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
         |n| bar.inc(n as u64),
     )?;
     bar.finish_and_clear();
+    if let Some(out) = &args.per_question {
+        let out = path(ctx, out.clone());
+        let mut text = String::new();
+        for q in &outcome.per_question {
+            text.push_str(&serde_json::to_string(q).expect("a question's outcome serializes"));
+            text.push('\n');
+        }
+        crate::files::write_atomic(&out, text.as_bytes())?;
+    }
     let groups = ["1-4", "1", "2", "3", "4", "5 (adversarial)"];
     let rewrite = options.rewrite.as_ref().map(|rw| {
         let t = &outcome.rewrites;
@@ -270,6 +295,11 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
                 .unwrap_or_default()
             + &args
                 .common
+                .speaker_boost
+                .map(|b| format!(", speaker boost {b}"))
+                .unwrap_or_default()
+            + &args
+                .common
                 .feedback_docs
                 .map(|n| format!(", feedback from {n} records"))
                 .unwrap_or_default(),
@@ -298,6 +328,7 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
         "fusion": args.common.fusion,
         "diversity": args.common.diversity,
         "time_boost": args.common.time_boost,
+        "speaker_boost": args.common.speaker_boost,
         "feedback_docs": args.common.feedback_docs,
         "conversations": outcome.conversations,
         "questions": outcome.questions,

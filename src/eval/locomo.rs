@@ -169,6 +169,21 @@ pub struct Outcome {
     pub baseline: Option<Table>,
     /// The wall time of each question's recall (the rewritten one's, with a rewrite).
     pub time: score::TimeSummary,
+    /// Each question's outcome, in order.
+    #[serde(skip)]
+    pub per_question: Vec<PerQuestion>,
+}
+
+/// One question's outcome: what was asked, what was gold, what came back.
+#[derive(Debug, Serialize)]
+pub struct PerQuestion {
+    pub conversation: String,
+    pub question: String,
+    pub category: u64,
+    pub gold: Vec<String>,
+    pub recalled: Vec<String>,
+    /// Recall at the largest k asked for.
+    pub recall: f64,
 }
 
 /// Evaluates the conversations (all, or those named) at each k.
@@ -186,6 +201,7 @@ pub fn run(
     let mut rewrites = super::Tally::default();
     let mut baseline: Option<Table> = None;
     let mut timings = score::Timings::default();
+    let mut per_question = Vec::new();
     for c in conversations
         .iter()
         .filter(|c| only.is_empty() || only.contains(&c.id))
@@ -222,6 +238,14 @@ pub fn run(
                     }
                 }
             }
+            per_question.push(PerQuestion {
+                conversation: c.id.clone(),
+                question: q.question.clone(),
+                category: q.category,
+                gold: q.gold.clone(),
+                recall: score::score(&ranked, &q.gold, max_k).recall,
+                recalled: ranked,
+            });
             questions += 1;
             progress(1);
         }
@@ -234,6 +258,7 @@ pub fn run(
         rewrites,
         baseline,
         time: timings.summary(),
+        per_question,
     })
 }
 

@@ -64,6 +64,8 @@ pub struct Options {
     /// `[recall] diversity` (MMR's λ; 1 is off) and `time_boost` (default: cairn.toml's).
     pub diversity: Option<f64>,
     pub time_boost: Option<f64>,
+    /// `[recall] speaker_boost` (1 is off; default: cairn.toml's).
+    pub speaker_boost: Option<f64>,
     /// `[recall] feedback_docs`: how many of the first round's best records feed a second
     /// (pseudo-relevance feedback; 0 is off; default: cairn.toml's).
     pub feedback_docs: Option<usize>,
@@ -135,6 +137,9 @@ pub fn fill(memories: &[Memory], now: DateTime<Utc>, options: &Options) -> Resul
     }
     if let Some(boost) = options.time_boost {
         repo.config.recall.time_boost = boost;
+    }
+    if let Some(boost) = options.speaker_boost {
+        repo.config.recall.speaker_boost = boost;
     }
     if let Some(docs) = options.feedback_docs {
         repo.config.recall.feedback_docs = docs;

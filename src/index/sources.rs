@@ -334,7 +334,7 @@ impl Stamp {
 
 /// How many of a log folder's files a [`Glance`] looks at one by one: its most recently
 /// changed (today's logs, the session being ingested), where an append by another program
-/// would most likely go.
+/// would most likely go; and the last by name (today's, for logs named by their day).
 const WATCHED_PER_FOLDER: usize = 3;
 
 /// A folder whose time is this close to the clock (or ahead of it) is not trusted: file
@@ -391,8 +391,14 @@ impl Glance {
                 .collect();
             files.sort_by(|a, b| b.mtime_ns.cmp(&a.mtime_ns).then(a.rel.cmp(&b.rel)));
             newest.extend(files.iter().take(WATCHED_PER_FOLDER).map(|f| f.rel.clone()));
+            // Logs are named by their day: the last by name is where the next append goes,
+            // even when files written in one burst leave it no newer than the others.
+            if let Some(last) = files.iter().max_by(|a, b| a.rel.cmp(&b.rel)) {
+                newest.push(last.rel.clone());
+            }
         }
         newest.sort();
+        newest.dedup();
         let mut watched = Stamp::default();
         for f in &listing.found {
             if !in_log_folder(f.kind) || newest.binary_search(&f.rel).is_ok() {
@@ -1276,6 +1282,34 @@ mod tests {
             Glance::of("c4", &list_all(&repo).unwrap(), folder_time + 1),
             None
         );
+    }
+
+    #[test]
+    fn a_glance_watches_the_last_log_by_name_when_a_burst_left_them_all_one_time() {
+        let (dir, repo) = glance_repo();
+        let root = dir.path();
+        // Written in one burst (an import, a restore): every day file has one time, and the
+        // three "newest" by time are the first by name.
+        let base: i128 = 1_793_000_000_000_000_000;
+        for day in 1..=6 {
+            set_time(&root.join(format!("slog/2026-11-0{day}.jsonl")), base);
+        }
+        let g = Glance::of("c1", &list_all(&repo).unwrap(), now_ns()).unwrap();
+        assert!(
+            g.newest.iter().any(|r| r == "slog/2026-11-06.jsonl"),
+            "{:?}",
+            g.newest
+        );
+        assert!(g.holds(&repo).unwrap());
+        // Another program appends to today's log: seen.
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(root.join("slog/2026-11-06.jsonl"))
+            .unwrap()
+            .write_all(b"{\"ts\":\"2026-11-06T11:00:00Z\"}\n")
+            .unwrap();
+        assert!(!g.holds(&repo).unwrap());
     }
 
     #[test]

@@ -1964,6 +1964,90 @@ fn a_time_in_the_query_raises_the_records_of_that_span() {
 }
 
 #[test]
+fn a_person_the_query_names_raises_what_they_said() {
+    let (env, repo) = Env::repo();
+    // A dialogue stored turn by turn, each turn opening with its speaker. Caroline's turn
+    // repeats the question's words; Melanie's answers it.
+    let mut records = vec![
+        serde_json::json!({"observation": "Caroline: Melanie, which pottery class did you take?", "timestamp": "2026-06-01T09:00:00Z", "source": "caroline"}),
+        serde_json::json!({"observation": "Melanie: I take the pottery class at the community centre", "timestamp": "2026-06-01T09:01:00Z", "source": "melanie"}),
+    ];
+    for (i, text) in [
+        "Caroline: the support group met again on Tuesday evening",
+        "Melanie: we went camping in the mountains with the kids",
+        "Caroline: I have been reading about adoption agencies",
+        "Melanie: running in the morning clears my head",
+    ]
+    .iter()
+    .enumerate()
+    {
+        records.push(serde_json::json!({"observation": text, "timestamp": "2026-06-02T09:00:00Z", "source": format!("other-{i}")}));
+    }
+    let ids = import_raw(&env, &repo, &records);
+    let (caroline, melanie) = (ids[0].clone(), ids[1].clone());
+    let query = "which pottery class did Melanie take";
+    let ask = |mode: &str| recall(&env, &repo, &["--now", "2026-07-01", "--mode", mode, query]);
+    set_recall(&repo, "speaker_boost", "1.0");
+    for mode in ["hybrid", "words"] {
+        let plain = ask(mode);
+        assert_eq!(
+            plain["results"][0]["id"],
+            caroline.as_str(),
+            "{mode}: {plain}"
+        );
+        assert!(plain["results"][0].get("speaker_match").is_none());
+    }
+    set_recall(&repo, "speaker_boost", "4.0");
+    let named = ask("hybrid");
+    let first = &named["results"][0];
+    assert_eq!(first["id"], melanie.as_str(), "{named}");
+    assert_eq!(first["speaker_match"].as_f64(), Some(4.0), "{first}");
+    assert!(
+        named["results"][1].get("speaker_match").is_none(),
+        "{named}"
+    );
+    // Words mode ranks by BM25 alone: the boost is a term of hybrid's fused score.
+    let words = ask("words");
+    assert_eq!(words["results"][0]["id"], caroline.as_str(), "{words}");
+    assert!(
+        words["results"][1].get("speaker_match").is_none(),
+        "{words}"
+    );
+    // The fused score holds the boost as a log, as it holds decay.
+    let r = &ask("hybrid")["results"][0];
+    let sum = r["raw_score"].as_f64().unwrap() + r["decay"].as_f64().unwrap().ln() + 4f64.ln();
+    assert!((sum - r["score"].as_f64().unwrap()).abs() < 1e-6, "{r}");
+    // A query that names nobody's label moves nothing.
+    let nobody = recall(
+        &env,
+        &repo,
+        &["--now", "2026-07-01", "which pottery class was taken"],
+    );
+    assert!(
+        nobody["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r.get("speaker_match").is_none()),
+        "{nobody}"
+    );
+    env.cairn_in(
+        &repo,
+        &[
+            "recall",
+            "--now",
+            "2026-07-01",
+            "--explain",
+            "--format",
+            "text",
+            query,
+        ],
+    )
+    .code(0)
+    .stdout_has("in the words of a speaker the query names ×4");
+}
+
+#[test]
 fn diversity_lets_a_different_record_past_a_near_copy() {
     let (env, repo) = Env::repo();
     let ids = import_raw(
