@@ -1422,22 +1422,26 @@ impl Index {
             .into_iter()
             .take_while(|(_, cos)| f64::from(*cos) >= min_similarity)
             .collect();
-        let hashes: Vec<u64> = nearest.iter().map(|(h, _)| *h).collect();
-        let addresses = self.docs_of_hashes(&searcher, &hashes)?;
-        for ((_, cos), docs) in nearest.into_iter().zip(addresses) {
-            for addr in docs {
-                let doc = self.load(&searcher, addr)?;
-                if passes(&doc, filter) {
-                    hits.push(Hit {
-                        doc,
-                        raw: f64::from(cos),
-                        decay: 1.0,
-                        score: f64::from(cos),
-                    });
+        // The nearest rows are looked up `limit` at a time: most searches need no more than
+        // the first `limit` (the rest are there for records a filter or a deletion leaves out).
+        'chunks: for chunk in nearest.chunks(limit.max(1)) {
+            let hashes: Vec<u64> = chunk.iter().map(|(h, _)| *h).collect();
+            let addresses = self.docs_of_hashes(&searcher, &hashes)?;
+            for ((_, cos), docs) in chunk.iter().zip(addresses) {
+                for addr in docs {
+                    let doc = self.load(&searcher, addr)?;
+                    if passes(&doc, filter) {
+                        hits.push(Hit {
+                            doc,
+                            raw: f64::from(*cos),
+                            decay: 1.0,
+                            score: f64::from(*cos),
+                        });
+                    }
                 }
-            }
-            if hits.len() >= limit {
-                break;
+                if hits.len() >= limit {
+                    break 'chunks;
+                }
             }
         }
         hits.truncate(limit);

@@ -943,9 +943,9 @@ fn weights(config: &Config) -> Vec<f64> {
 ///
 /// Soft matching ([`crate::embed::soft`]) weighs each query word by its IDF in the index and
 /// compares it with each word of a record, so a question's one telling word finds its synonym
-/// in a record that a whole-text average blurs. It scores the words list while the vector scan
-/// runs on a second thread, then the records only the vectors found. Records that cover
-/// nothing are left out of it.
+/// in a record that a whole-text average blurs. The main thread scores the words list's
+/// records while the vector list's thread searches and scores its own (ADR 64). Records that
+/// cover nothing are left out of it.
 fn hybrid(
     index: &Index,
     query: &str,
@@ -954,39 +954,49 @@ fn hybrid(
     config: &Config,
 ) -> Result<(Vec<Ranked>, f64)> {
     let model = crate::embed::Builtin::shared();
-    let (words, vectors, mut soft, soft_total) = std::thread::scope(|s| {
-        let vectors =
-            s.spawn(|| index.search_vectors(query, filter, depth, config.recall.min_similarity));
+    let mut idf = index.idf();
+    let soft_query = crate::embed::soft::SoftQuery::new(model, query, &mut idf);
+    let soft_total: f64 = soft_query.words().iter().map(|w| idf(w)).sum();
+    let (words, vectors, mut soft) = std::thread::scope(|s| {
+        // The vector list's thread also scores its records' soft matches, beside the main
+        // thread scoring the words list's: neither waits for the other's.
+        let soft_query = &soft_query;
+        let vectors = s.spawn(move || {
+            let vectors = index.search_vectors(query, filter, depth, config.recall.min_similarity);
+            let scores: Vec<f64> = match &vectors {
+                Ok(hits) => {
+                    let mut scorer = soft_query.scorer(model);
+                    hits.iter().map(|h| scorer.score(&h.doc.text)).collect()
+                }
+                Err(_) => Vec::new(),
+            };
+            (vectors, scores)
+        });
         let words = index.search(query, filter, depth, None);
-        let mut idf = index.idf();
-        let soft_query = crate::embed::soft::SoftQuery::new(model, query, &mut idf);
-        let soft_total: f64 = soft_query.words().iter().map(|w| idf(w)).sum();
         let mut scorer = soft_query.scorer(model);
         let mut soft: Vec<Hit> = Vec::new();
         let mut seen = std::collections::HashSet::new();
-        let mut add = |hits: &[Hit], soft: &mut Vec<Hit>| {
-            for h in hits {
-                if seen.insert(h.doc.id.clone()) {
-                    let s = scorer.score(&h.doc.text);
-                    if s > 0.0 {
-                        soft.push(Hit {
-                            doc: h.doc.clone(),
-                            raw: s,
-                            decay: 1.0,
-                            score: s,
-                        });
-                    }
-                }
+        let mut add = |h: &Hit, s: f64, soft: &mut Vec<Hit>| {
+            if seen.insert(h.doc.id.clone()) && s > 0.0 {
+                soft.push(Hit {
+                    doc: h.doc.clone(),
+                    raw: s,
+                    decay: 1.0,
+                    score: s,
+                });
             }
         };
         let words = words?;
-        add(&words, &mut soft);
+        for h in &words {
+            let s = scorer.score(&h.doc.text);
+            add(h, s, &mut soft);
+        }
         // Without the vector list (a provider that does not answer), words and soft matches
         // still rank: recall degrades, it does not fail.
-        let vectors = match vectors
+        let (vectors, scores) = vectors
             .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        {
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let vectors = match vectors {
             Ok(v) => v,
             Err(e) => {
                 index.note(format!(
@@ -996,8 +1006,10 @@ fn hybrid(
                 Vec::new()
             }
         };
-        add(&vectors, &mut soft);
-        Ok::<_, Error>((words, vectors, soft, soft_total))
+        for (h, s) in vectors.iter().zip(scores) {
+            add(h, s, &mut soft);
+        }
+        Ok::<_, Error>((words, vectors, soft))
     })?;
     soft.sort_by(|a, b| b.raw.total_cmp(&a.raw).then(a.doc.id.cmp(&b.doc.id)));
     let lists = vec![
