@@ -1,3 +1,6 @@
 fn main() {
-    std::process::exit(cairn::run(std::env::args_os()));
+    cairn::phase("main");
+    let code = cairn::run(std::env::args_os());
+    cairn::phase("exit");
+    std::process::exit(code);
 }

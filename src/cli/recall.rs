@@ -185,7 +185,9 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
         let k = crate::index::vector_candidates(recall::list_depth(limit), &filter);
         std::thread::spawn(move || crate::index::Index::search_early(&repo, &query, k))
     });
+    crate::phase("spawned early");
     let index = ctx.index(&repo)?;
+    crate::phase("index open");
     if let Some(early) = early {
         index.take_early(early);
     }
@@ -228,6 +230,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
             ),
         },
     };
+    crate::phase("recalled");
     let results = redacted(results);
     let mut warnings = index.warnings();
     warnings.extend(library_warnings);

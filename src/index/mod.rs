@@ -564,14 +564,14 @@ pub struct Index {
 /// access (tantivy's reader takes a lock file while it opens segments, which keeps a writer's
 /// garbage collection from deleting them; a read-only repository has no writer).
 #[derive(Clone, Debug)]
-struct ReadOnlyDir(tantivy::directory::MmapDirectory);
+struct ReadOnlyDir(tantivy::directory::MmapDirectory, std::path::PathBuf);
 
 impl tantivy::Directory for ReadOnlyDir {
     fn get_file_handle(
         &self,
         path: &Path,
     ) -> std::result::Result<Arc<dyn tantivy::directory::FileHandle>, OpenReadError> {
-        self.0.get_file_handle(path)
+        store_handle(&self.0, &self.1, path)
     }
 
     fn delete(&self, path: &Path) -> std::result::Result<(), DeleteError> {
@@ -613,6 +613,113 @@ impl tantivy::Directory for ReadOnlyDir {
         callback: tantivy::directory::WatchCallback,
     ) -> tantivy::Result<tantivy::directory::WatchHandle> {
         self.0.watch(callback)
+    }
+}
+
+/// The index's folder as tantivy maps it, but for the segments' document stores
+/// ([`PreadFile`]).
+#[derive(Clone, Debug)]
+struct StoreDir(tantivy::directory::MmapDirectory, std::path::PathBuf);
+
+impl tantivy::Directory for StoreDir {
+    fn get_file_handle(
+        &self,
+        path: &Path,
+    ) -> std::result::Result<Arc<dyn tantivy::directory::FileHandle>, OpenReadError> {
+        store_handle(&self.0, &self.1, path)
+    }
+
+    fn delete(&self, path: &Path) -> std::result::Result<(), DeleteError> {
+        self.0.delete(path)
+    }
+
+    fn exists(&self, path: &Path) -> std::result::Result<bool, OpenReadError> {
+        self.0.exists(path)
+    }
+
+    fn open_write(
+        &self,
+        path: &Path,
+    ) -> std::result::Result<tantivy::directory::WritePtr, OpenWriteError> {
+        self.0.open_write(path)
+    }
+
+    fn atomic_read(&self, path: &Path) -> std::result::Result<Vec<u8>, OpenReadError> {
+        self.0.atomic_read(path)
+    }
+
+    fn atomic_write(&self, path: &Path, data: &[u8]) -> std::io::Result<()> {
+        self.0.atomic_write(path, data)
+    }
+
+    fn sync_directory(&self) -> std::io::Result<()> {
+        self.0.sync_directory()
+    }
+
+    fn acquire_lock(
+        &self,
+        lock: &tantivy::directory::Lock,
+    ) -> std::result::Result<tantivy::directory::DirectoryLock, LockError> {
+        self.0.acquire_lock(lock)
+    }
+
+    fn watch(
+        &self,
+        callback: tantivy::directory::WatchCallback,
+    ) -> tantivy::Result<tantivy::directory::WatchHandle> {
+        self.0.watch(callback)
+    }
+}
+
+/// The handle of `path` in `dir`: mapped, as tantivy does, but for a document store, whose
+/// blocks are read one `pread` each ([`PreadFile`]).
+fn store_handle(
+    dir: &tantivy::directory::MmapDirectory,
+    root: &Path,
+    path: &Path,
+) -> std::result::Result<Arc<dyn tantivy::directory::FileHandle>, OpenReadError> {
+    use tantivy::Directory;
+    let mapped = dir.get_file_handle(path)?;
+    if path.extension().is_none_or(|e| e != "store") {
+        return Ok(mapped);
+    }
+    match std::fs::File::open(root.join(path)) {
+        Ok(file) => Ok(Arc::new(PreadFile { file, mapped })),
+        Err(_) => Ok(mapped),
+    }
+}
+
+/// A segment's document store: a recall loads a few dozen documents, each from a block of
+/// its own somewhere in the file. Through the map each block is a page fault that maps
+/// sixteen pages around it; a `pread` of the block is one call and one copy (ADR 64). Reads
+/// longer than [`PREAD_MAX`] (a merge stacking whole stores) go through the map.
+#[derive(Debug)]
+struct PreadFile {
+    file: std::fs::File,
+    mapped: Arc<dyn tantivy::directory::FileHandle>,
+}
+
+/// The longest read [`PreadFile`] makes itself.
+const PREAD_MAX: usize = 64 * 1024;
+
+impl tantivy::HasLen for PreadFile {
+    fn len(&self) -> usize {
+        self.mapped.len()
+    }
+}
+
+impl tantivy::directory::FileHandle for PreadFile {
+    fn read_bytes(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> std::io::Result<tantivy::directory::OwnedBytes> {
+        if range.len() > PREAD_MAX {
+            return self.mapped.read_bytes(range);
+        }
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; range.len()];
+        self.file.read_exact_at(&mut buf, range.start as u64)?;
+        Ok(tantivy::directory::OwnedBytes::new(buf))
     }
 }
 
@@ -664,7 +771,7 @@ impl Index {
             .is_file()
             .then(|| tantivy::directory::MmapDirectory::open(dir).ok())
             .flatten()
-            .and_then(|d| tantivy::Index::open(ReadOnlyDir(d)).ok())
+            .and_then(|d| tantivy::Index::open(ReadOnlyDir(d, dir.to_path_buf())).ok())
             .and_then(|i| {
                 let metas = i.load_metas().ok()?;
                 let p = Payload::read(dir, &metas)?;
@@ -1370,7 +1477,9 @@ impl Index {
             return None;
         }
         let q = crate::embed::Embedder::embed(crate::embed::Builtin::shared(), &[query]).pop()?;
+        crate::phase("early: embedded, store open");
         let nearest = store.search(&q, k);
+        crate::phase("early: searched");
         Some(Early {
             query: query.to_string(),
             k,
@@ -1978,7 +2087,10 @@ fn open_usable(
     if !dir.join("meta.json").is_file() {
         return None;
     }
-    match tantivy::Index::open_in_dir(dir) {
+    let opened = tantivy::directory::MmapDirectory::open(dir)
+        .map_err(tantivy::TantivyError::from)
+        .and_then(|d| tantivy::Index::open(StoreDir(d, dir.to_path_buf())));
+    match opened {
         Ok(i) => {
             // The checkpoints are read only if the files' stamp differs ([`Index::open_in`]).
             let metas = i.load_metas().ok()?;
@@ -2015,6 +2127,34 @@ pub fn hash(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_document_store_is_read_with_pread_and_a_long_read_through_the_map() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(dir.path().join("seg.store"), &bytes).unwrap();
+        std::fs::write(dir.path().join("seg.idx"), &bytes[..1000]).unwrap();
+        let mmap = tantivy::directory::MmapDirectory::open(dir.path()).unwrap();
+        let store = store_handle(&mmap, dir.path(), Path::new("seg.store")).unwrap();
+        assert!(format!("{store:?}").starts_with("PreadFile"), "{store:?}");
+        assert_eq!(store.len(), bytes.len());
+        for range in [
+            0..10,
+            4096..8192,
+            150_000..200_000,
+            1000..(1000 + PREAD_MAX + 1),
+        ] {
+            assert_eq!(
+                store.read_bytes(range.clone()).unwrap().as_slice(),
+                &bytes[range]
+            );
+        }
+        assert!(store.read_bytes(199_990..200_010).is_err(), "past the end");
+        // Other files are mapped as tantivy maps them.
+        let idx = store_handle(&mmap, dir.path(), Path::new("seg.idx")).unwrap();
+        assert!(!format!("{idx:?}").starts_with("PreadFile"), "{idx:?}");
+        assert_eq!(idx.read_bytes(0..1000).unwrap().as_slice(), &bytes[..1000]);
+    }
     use super::*;
 
     #[test]

@@ -963,6 +963,7 @@ fn hybrid(
         let soft_query = &soft_query;
         let vectors = s.spawn(move || {
             let vectors = index.search_vectors(query, filter, depth, config.recall.min_similarity);
+            crate::phase("vectors resolved");
             let scores: Vec<f64> = match &vectors {
                 Ok(hits) => {
                     let mut scorer = soft_query.scorer(model);
@@ -970,6 +971,7 @@ fn hybrid(
                 }
                 Err(_) => Vec::new(),
             };
+            crate::phase("vectors soft");
             (vectors, scores)
         });
         let words = index.search(query, filter, depth, None);
@@ -987,10 +989,12 @@ fn hybrid(
             }
         };
         let words = words?;
+        crate::phase("words searched");
         for h in &words {
             let s = scorer.score(&h.doc.text);
             add(h, s, &mut soft);
         }
+        crate::phase("words soft");
         // Without the vector list (a provider that does not answer), words and soft matches
         // still rank: recall degrades, it does not fail.
         let (vectors, scores) = vectors

@@ -2048,6 +2048,54 @@ fn a_person_the_query_names_raises_what_they_said() {
 }
 
 #[test]
+fn cairn_phases_times_a_recall_on_stderr_and_nothing_else_changes() {
+    let (env, repo) = Env::repo();
+    import_raw(
+        &env,
+        &repo,
+        &[
+            serde_json::json!({"observation": "the nightly backup to the nas timed out", "timestamp": "2026-06-01T09:00:00Z", "source": "a"}),
+        ],
+    );
+    let args = ["--json", "recall", "--mode", "hybrid", "nightly backup"];
+    let plain = env.cairn_in(&repo, &args);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert!(!plain.stderr.contains(" ms "), "{}", plain.stderr);
+    let out = Run::from(
+        env.command(BIN, &repo)
+            .args(args)
+            .env("CAIRN_PHASES", "1")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for phase in [
+        "main",
+        "index open",
+        "words searched",
+        "vectors resolved",
+        "recalled",
+        "exit",
+    ] {
+        assert!(
+            out.stderr.contains(&format!(" {phase}\n")),
+            "{phase}: {}",
+            out.stderr
+        );
+    }
+    let ids = |s: &str| {
+        let v: serde_json::Value = serde_json::from_str(s).unwrap();
+        v["data"]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&out.stdout), ids(&plain.stdout));
+}
+
+#[test]
 fn diversity_lets_a_different_record_past_a_near_copy() {
     let (env, repo) = Env::repo();
     let ids = import_raw(
