@@ -1754,6 +1754,7 @@ impl Index {
         }
         let searcher = self.reader.searcher();
         let query = self.query(words, filter);
+        crate::phase("search: query made");
         let limit = limit.max(1);
         let scored: Vec<(f64, DocAddress)> = match decay {
             None => searcher
@@ -1772,6 +1773,7 @@ impl Index {
                 )
                 .map_err(|e| index_err("search", e))?,
         };
+        crate::phase("search: collected");
         let mut hits = Vec::with_capacity(scored.len());
         for (score, addr) in scored {
             let doc = self.load(&searcher, addr)?;
