@@ -1535,7 +1535,9 @@ impl Index {
         // the first `limit` (the rest are there for records a filter or a deletion leaves out).
         'chunks: for chunk in nearest.chunks(limit.max(1)) {
             let hashes: Vec<u64> = chunk.iter().map(|(h, _)| *h).collect();
+            crate::phase("vectors: nearest in hand");
             let addresses = self.docs_of_hashes(&searcher, &hashes)?;
+            crate::phase("vectors: documents found");
             for ((_, cos), docs) in chunk.iter().zip(addresses) {
                 for addr in docs {
                     let doc = self.load(&searcher, addr)?;
