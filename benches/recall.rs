@@ -2320,12 +2320,24 @@ fn print_report(
                 verdict(words.median <= TARGET_WORDS_100K),
                 dur(words.median)
             );
+            // The words: "<= 10 ms in words mode and <= 1.2x that in hybrid". Read
+            // strictly, against the words time measured in the same go; read literally, 1.2x
+            // the 10 ms target. Both are printed; the strict one is the one held to.
             let _ = writeln!(
                 o,
                 "  [{}] 100k: hybrid within 1.2x of words: {} ({:.2}x)",
                 verdict(ratio(hybrid.median, words.median) <= TARGET_HYBRID_OVER_WORDS),
                 dur(hybrid.median),
                 ratio(hybrid.median, words.median)
+            );
+            let _ = writeln!(
+                o,
+                "  [{}] 100k: hybrid within 1.2x the words target (12 ms): {}",
+                verdict(
+                    hybrid.median.as_secs_f64()
+                        <= TARGET_HYBRID_OVER_WORDS * TARGET_WORDS_100K.as_secs_f64()
+                ),
+                dur(hybrid.median)
             );
             match r.recall_rss {
                 Some(k) => {
