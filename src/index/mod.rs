@@ -560,114 +560,81 @@ pub struct Index {
     _scratch: Option<tempfile::TempDir>,
 }
 
-/// A directory that is only read: its locks are no-ops, so that a reader needs no write
-/// access (tantivy's reader takes a lock file while it opens segments, which keeps a writer's
-/// garbage collection from deleting them; a read-only repository has no writer).
+/// The index's folder as tantivy maps it, but for the segments' document stores
+/// ([`PreadFile`]). A read-only one's locks are no-ops and its syncs nothing, so that a reader
+/// needs no write access (tantivy's reader takes a lock file while it opens segments, which
+/// keeps a writer's garbage collection from deleting them; a read-only repository has no
+/// writer).
 #[derive(Clone, Debug)]
-struct ReadOnlyDir(tantivy::directory::MmapDirectory, std::path::PathBuf);
-
-impl tantivy::Directory for ReadOnlyDir {
-    fn get_file_handle(
-        &self,
-        path: &Path,
-    ) -> std::result::Result<Arc<dyn tantivy::directory::FileHandle>, OpenReadError> {
-        store_handle(&self.0, &self.1, path)
-    }
-
-    fn delete(&self, path: &Path) -> std::result::Result<(), DeleteError> {
-        self.0.delete(path)
-    }
-
-    fn exists(&self, path: &Path) -> std::result::Result<bool, OpenReadError> {
-        self.0.exists(path)
-    }
-
-    fn open_write(
-        &self,
-        path: &Path,
-    ) -> std::result::Result<tantivy::directory::WritePtr, OpenWriteError> {
-        self.0.open_write(path)
-    }
-
-    fn atomic_read(&self, path: &Path) -> std::result::Result<Vec<u8>, OpenReadError> {
-        self.0.atomic_read(path)
-    }
-
-    fn atomic_write(&self, path: &Path, data: &[u8]) -> std::io::Result<()> {
-        self.0.atomic_write(path, data)
-    }
-
-    fn sync_directory(&self) -> std::io::Result<()> {
-        Ok(())
-    }
-
-    fn acquire_lock(
-        &self,
-        _lock: &tantivy::directory::Lock,
-    ) -> std::result::Result<tantivy::directory::DirectoryLock, LockError> {
-        Ok(tantivy::directory::DirectoryLock::from(Box::new(())))
-    }
-
-    fn watch(
-        &self,
-        callback: tantivy::directory::WatchCallback,
-    ) -> tantivy::Result<tantivy::directory::WatchHandle> {
-        self.0.watch(callback)
-    }
+struct StoreDir {
+    mapped: tantivy::directory::MmapDirectory,
+    root: std::path::PathBuf,
+    read_only: bool,
 }
 
-/// The index's folder as tantivy maps it, but for the segments' document stores
-/// ([`PreadFile`]).
-#[derive(Clone, Debug)]
-struct StoreDir(tantivy::directory::MmapDirectory, std::path::PathBuf);
+impl StoreDir {
+    fn open(dir: &Path, read_only: bool) -> tantivy::Result<StoreDir> {
+        Ok(StoreDir {
+            mapped: tantivy::directory::MmapDirectory::open(dir)?,
+            root: dir.to_path_buf(),
+            read_only,
+        })
+    }
+}
 
 impl tantivy::Directory for StoreDir {
     fn get_file_handle(
         &self,
         path: &Path,
     ) -> std::result::Result<Arc<dyn tantivy::directory::FileHandle>, OpenReadError> {
-        store_handle(&self.0, &self.1, path)
+        store_handle(&self.mapped, &self.root, path)
     }
 
     fn delete(&self, path: &Path) -> std::result::Result<(), DeleteError> {
-        self.0.delete(path)
+        self.mapped.delete(path)
     }
 
     fn exists(&self, path: &Path) -> std::result::Result<bool, OpenReadError> {
-        self.0.exists(path)
+        self.mapped.exists(path)
     }
 
     fn open_write(
         &self,
         path: &Path,
     ) -> std::result::Result<tantivy::directory::WritePtr, OpenWriteError> {
-        self.0.open_write(path)
+        self.mapped.open_write(path)
     }
 
     fn atomic_read(&self, path: &Path) -> std::result::Result<Vec<u8>, OpenReadError> {
-        self.0.atomic_read(path)
+        self.mapped.atomic_read(path)
     }
 
     fn atomic_write(&self, path: &Path, data: &[u8]) -> std::io::Result<()> {
-        self.0.atomic_write(path, data)
+        self.mapped.atomic_write(path, data)
     }
 
     fn sync_directory(&self) -> std::io::Result<()> {
-        self.0.sync_directory()
+        match self.read_only {
+            true => Ok(()),
+            false => self.mapped.sync_directory(),
+        }
     }
 
     fn acquire_lock(
         &self,
         lock: &tantivy::directory::Lock,
     ) -> std::result::Result<tantivy::directory::DirectoryLock, LockError> {
-        self.0.acquire_lock(lock)
+        match self.read_only {
+            true => Ok(tantivy::directory::DirectoryLock::from(Box::new(()))),
+            false => self.mapped.acquire_lock(lock),
+        }
     }
 
     fn watch(
         &self,
         callback: tantivy::directory::WatchCallback,
     ) -> tantivy::Result<tantivy::directory::WatchHandle> {
-        self.0.watch(callback)
+        self.mapped.watch(callback)
     }
 }
 
@@ -769,9 +736,9 @@ impl Index {
         let committed = dir
             .join("meta.json")
             .is_file()
-            .then(|| tantivy::directory::MmapDirectory::open(dir).ok())
+            .then(|| StoreDir::open(dir, true).ok())
             .flatten()
-            .and_then(|d| tantivy::Index::open(ReadOnlyDir(d, dir.to_path_buf())).ok())
+            .and_then(|d| tantivy::Index::open(d).ok())
             .and_then(|i| {
                 let metas = i.load_metas().ok()?;
                 let p = Payload::read(dir, &metas)?;
@@ -2091,9 +2058,7 @@ fn open_usable(
     if !dir.join("meta.json").is_file() {
         return None;
     }
-    let opened = tantivy::directory::MmapDirectory::open(dir)
-        .map_err(tantivy::TantivyError::from)
-        .and_then(|d| tantivy::Index::open(StoreDir(d, dir.to_path_buf())));
+    let opened = StoreDir::open(dir, false).and_then(tantivy::Index::open);
     match opened {
         Ok(i) => {
             // The checkpoints are read only if the files' stamp differs ([`Index::open_in`]).
