@@ -903,12 +903,10 @@ mod tests {
 
     #[test]
     fn the_asymmetric_tables_sum_the_query_over_a_row_s_positive_dims() {
-        let q: Vec<i8> = (0..64).map(|i| ((i * 37) % 255 - 127) as i8).collect();
+        let (q, _) = quantize(&random_units(1, 99)[0]);
         let tables = asymmetric_tables(&q);
-        for seed in 0..20u64 {
-            let row: Vec<i8> = (0..64)
-                .map(|i| ((mix_for_test(seed * 64 + i) % 255) as i64 - 127) as i8)
-                .collect();
+        for v in random_units(20, 7) {
+            let (row, _) = quantize(&v);
             let bits = sign_bits(&row);
             let looked_up: i32 = bits
                 .iter()
@@ -939,13 +937,6 @@ mod tests {
                 2 * looked_up - q.iter().map(|x| i32::from(*x)).sum::<i32>()
             );
         }
-    }
-
-    fn mix_for_test(x: u64) -> u64 {
-        let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
     }
 
     #[test]

@@ -58,7 +58,6 @@ pub fn query_words(query: &str) -> Vec<String> {
 pub fn named(query_words: &[String], text: &str) -> bool {
     label(text).is_some_and(|label| {
         label.iter().all(|l| {
-            let l = l.trim_end_matches(|c: char| !c.is_alphanumeric());
             l.split(|c: char| !c.is_alphanumeric())
                 .filter(|p| !p.is_empty())
                 .all(|p| query_words.iter().any(|q| q == p))
