@@ -182,7 +182,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
     // when it is read (ADR 62). A server's held index searches as it always did.
     let early = (mode != recall::Mode::Words && ctx.held.is_none()).then(|| {
         let (repo, query) = (repo.clone(), query.clone());
-        let k = crate::index::vector_candidates(recall::list_depth(limit), &filter);
+        let k = crate::index::vector_candidates(recall::vector_list_depth(limit), &filter);
         std::thread::spawn(move || crate::index::Index::search_early(&repo, &query, k))
     });
     crate::phase("spawned early");

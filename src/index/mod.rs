@@ -1438,12 +1438,16 @@ impl Index {
             return None;
         }
         let path = vectors::path_for(&vectors_dir(&repo.path(DIR)), crate::embed::MODEL_ID);
+        crate::phase("early: started");
         let len = std::fs::metadata(&path).ok()?.len();
         let store = vectors::Store::open(&path, vectors::dims_of(&path)?).ok()?;
+        crate::phase("early: store open");
         if store.is_empty() {
             return None;
         }
-        let q = crate::embed::Embedder::embed(crate::embed::Builtin::shared(), &[query]).pop()?;
+        let model = crate::embed::Builtin::shared();
+        crate::phase("early: model loaded");
+        let q = crate::embed::Embedder::embed(model, &[query]).pop()?;
         crate::phase("early: embedded, store open");
         let nearest = store.search(&q, k);
         crate::phase("early: searched");
@@ -1480,6 +1484,7 @@ impl Index {
         }
         // Its store is the one this index would map: keep it for the other reads of vectors.
         let _ = self.store.set(Some(early.store));
+        crate::phase("early search taken");
         Some(early.nearest)
     }
 

@@ -798,7 +798,9 @@ fn deleted_never_stale_halves() {
 #[test]
 fn filters_profiles_and_formats() {
     let (env, repo) = Env::repo();
-    let records: Vec<Value> = (0..20)
+    // 19 records in all: each within the vector list's 20 (ADR 65), so that the explained
+    // result below is in all three lists.
+    let records: Vec<Value> = (0..18)
         .map(|i| serde_json::json!({"observation": format!("redis node {i} keeps its data on the ssd volume"), "source": format!("s{i}")}))
         .collect();
     import_raw(&env, &repo, &records);
@@ -1163,6 +1165,21 @@ fn the_vector_list_finds_what_the_read_s_own_update_embedded() {
             .contains("nfs share"),
         "{data}"
     );
+    // The early search asks for exactly what the vector list then reads (half a list's depth,
+    // ADR 65), whatever the cap: a search asked for other rows would be made again.
+    for limit in ["3", "7", "15", "30"] {
+        let mut cmd = env.command(BIN, &repo);
+        cmd.args(["--json", "recall", "--limit", limit])
+            .args(query)
+            .env("CAIRN_PHASES", "1");
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        let phases = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            phases.contains("early search taken"),
+            "--limit {limit}: {phases}"
+        );
+    }
 }
 
 /// Hybrid's soft list compares the query word for word by meaning: "pets" finds "puppy",
