@@ -601,7 +601,9 @@ fn ranked(index: &Index, config: &Config, request: &Request, keep: usize) -> Res
         return Ok(out);
     }
     let (fused, soft_total) = fused_lists(index, config, request, &decay, keep)?;
+    crate::phase("fused");
     let relevance = Relevance::new(index, query, soft_total, config);
+    crate::phase("relevance ready");
     let lambda = config.recall.diversity;
     if lambda >= 1.0 {
         return Ok(relevance.keep(index, fused, keep));
@@ -731,6 +733,7 @@ fn fused_lists(
             // threw the scores away: on LoCoMo dev (categories 1-4, R@10) 0.581 against 0.641
             // for words and vectors (ADR 18); the soft list took it to 0.670 (ADR 20).
             let (mut lists, soft_total) = hybrid(index, query, filter, depth(limit), config)?;
+            crate::phase("lists joined");
             let mut weights = weights(config);
             let fb = feedback_config(config);
             if fb.on() {
@@ -931,6 +934,27 @@ fn weights(config: &Config) -> Vec<f64> {
     ]
 }
 
+/// What `channel` brings, waited for by polling a while (yielding the core to any thread
+/// that wants it) before sleeping: a sleeping thread woken from another core waits for that
+/// core to wake, a few hundred microseconds on a virtual machine (0.3-0.5 ms of a hybrid
+/// recall's 8 here, ADR 65). None when the sender is gone without sending.
+fn spin_recv<T>(channel: &std::sync::mpsc::Receiver<T>) -> Option<T> {
+    use std::sync::mpsc::TryRecvError;
+    let until = std::time::Instant::now() + SPIN;
+    while std::time::Instant::now() < until {
+        match channel.try_recv() {
+            Ok(v) => return Some(v),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) => std::thread::yield_now(),
+        }
+    }
+    channel.recv().ok()
+}
+
+/// How long [`spin_recv`] spins before it sleeps: longer than the vector list's thread
+/// usually outlasts the words list's, shorter than a stall worth a core.
+const SPIN: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// Half of a list `depth`: how deep hybrid reads its vector list, and how many of its words
 /// list's records the soft list scores. A record further down either rarely reaches the
 /// results, and each one costs a document load, its words' vectors and, for vectors, rows
@@ -976,7 +1000,10 @@ fn hybrid(
         // The vector list's thread also scores its records' soft matches, beside the main
         // thread scoring the words list's: neither waits for the other's.
         let soft_query = &soft_query;
-        let vectors = s.spawn(move || {
+        // The list comes back by a channel, not by joining the thread: a join waits for the
+        // thread's exit (its stack handed back to the system), 0.3 ms of a recall here.
+        let (sent, vectors) = std::sync::mpsc::sync_channel(1);
+        s.spawn(move || {
             let vectors = index.search_vectors(query, filter, half, config.recall.min_similarity);
             crate::phase("vectors resolved");
             let scores: Vec<f64> = match &vectors {
@@ -987,7 +1014,8 @@ fn hybrid(
                 Err(_) => Vec::new(),
             };
             crate::phase("vectors soft");
-            (vectors, scores)
+            // The receiver is there until the scope ends, which waits for this thread.
+            let _ = sent.send((vectors, scores));
         });
         let words = index.search(query, filter, depth, None);
         let mut scorer = soft_query.scorer(model);
@@ -1012,9 +1040,9 @@ fn hybrid(
         crate::phase("words soft");
         // Without the vector list (a provider that does not answer), words and soft matches
         // still rank: recall degrades, it does not fail.
-        let (vectors, scores) = vectors
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        // Nothing received: the thread panicked, and the scope's end raises its panic here.
+        let (vectors, scores) = spin_recv(&vectors).unwrap_or_else(|| (Ok(Vec::new()), Vec::new()));
+        crate::phase("vectors received");
         let vectors = match vectors {
             Ok(v) => v,
             Err(e) => {
@@ -1634,6 +1662,28 @@ mod tests {
             ),
             "{line}"
         );
+    }
+
+    #[test]
+    fn spin_recv_brings_what_is_sent_and_none_when_nothing_will_be() {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            tx.send(7).unwrap();
+        });
+        assert_eq!(spin_recv(&rx), Some(7));
+        sender.join().unwrap();
+        // Past the spin, it sleeps until the value comes.
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(SPIN * 2);
+            tx.send("late").unwrap();
+        });
+        assert_eq!(spin_recv(&rx), Some("late"));
+        sender.join().unwrap();
+        let (tx, rx) = std::sync::mpsc::sync_channel::<u8>(1);
+        drop(tx);
+        assert_eq!(spin_recv(&rx), None);
     }
 
     #[test]
