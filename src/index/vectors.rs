@@ -438,9 +438,9 @@ impl Store {
     /// [`Store::search`] over the rows whose sign bits differ least from the query's: the
     /// Hamming distance over `dims` bits orders rows roughly by angle; the best `4 × want` by
     /// it are ordered again by the query's numbers against their signs, and the best
-    /// `want = max(4k, CANDIDATES_MIN)` of those scored exactly (a recall asks for twice the rows its
-    /// list needs, for the records a filter leaves out). Reads an eighth of a row per row, and
-    /// only the candidates' int8 numbers (ADR 64).
+    /// `want = max(4k, CANDIDATES_MIN)` of those scored exactly (a recall asks for twice the
+    /// rows its list needs, for the records a filter leaves out). Reads an eighth of a row per
+    /// row, and only the candidates' int8 numbers (ADRs 64, 65).
     fn search_by_signs(
         &self,
         signs: &OwnedBytes,

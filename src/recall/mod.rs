@@ -951,8 +951,9 @@ fn spin_recv<T>(channel: &std::sync::mpsc::Receiver<T>) -> Option<T> {
     channel.recv().ok()
 }
 
-/// How long [`spin_recv`] spins before it sleeps: longer than the vector list's thread
-/// usually outlasts the words list's, shorter than a stall worth a core.
+/// How long [`spin_recv`] polls before it sleeps: in the bench's phases the vector list's
+/// thread ends within a millisecond of the main thread's words list, and a wait longer than
+/// this is not worth a core.
 const SPIN: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// Half of a list `depth`: how deep hybrid reads its vector list, and how many of its words
@@ -1001,7 +1002,8 @@ fn hybrid(
         // thread scoring the words list's: neither waits for the other's.
         let soft_query = &soft_query;
         // The list comes back by a channel, not by joining the thread: a join waits for the
-        // thread's exit (its stack handed back to the system), 0.3 ms of a recall here.
+        // thread's exit, and a sleeping thread for its core to wake (0.3-0.5 ms of a recall
+        // here, in CAIRN_PHASES' marks; ADR 65).
         let (sent, vectors) = std::sync::mpsc::sync_channel(1);
         s.spawn(move || {
             let vectors = index.search_vectors(query, filter, half, config.recall.min_similarity);
