@@ -1448,7 +1448,7 @@ impl Index {
         let model = crate::embed::Builtin::shared();
         crate::phase("early: model loaded");
         let q = crate::embed::Embedder::embed(model, &[query]).pop()?;
-        crate::phase("early: embedded, store open");
+        crate::phase("early: embedded");
         let nearest = store.search(&q, k);
         crate::phase("early: searched");
         Some(Early {

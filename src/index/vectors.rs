@@ -426,7 +426,8 @@ fn candidates_for(k: usize) -> usize {
 }
 
 /// The fewest rows a search narrowed by sign bits scores exactly. A recall's vector list
-/// reads 20 records of the 40 it asks for (ADR 65): on the bench's 100,000-record store the
+/// reads 20 records of the 40 it asks for at the lean and balanced caps (30 of 60 at deep,
+/// ADR 65): on the bench's 100,000-record store the
 /// exact top 20 are kept at 0.931 from 320 rows (0.972 from 512, which cost 192 more reads).
 const CANDIDATES_MIN: usize = 320;
 
