@@ -167,6 +167,11 @@ stale_days = 90
 # Stale observations older than this many days are soft-deleted (a `delete` event; nothing is
 # removed from the files, `cairn restore ID` undoes it).
 delete_days = 180
+
+[telemetry]
+# Keep the text of recall and brief queries in .cairn/telemetry.jsonl (redacted, as every text
+# telemetry keeps). Off: an event keeps only a query's length in words and characters.
+queries = false
 "#;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -183,6 +188,7 @@ pub struct Config {
     pub triage: Triage,
     pub reflect: Reflect,
     pub maintain: Maintain,
+    pub telemetry: Telemetry,
 }
 
 impl Default for Config {
@@ -207,6 +213,7 @@ impl Default for Config {
             triage: Triage::default(),
             reflect: Reflect::default(),
             maintain: Maintain::default(),
+            telemetry: Telemetry::default(),
         }
     }
 }
@@ -451,6 +458,13 @@ impl Default for Maintain {
             delete_days: 180,
         }
     }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Telemetry {
+    /// Keep the (redacted) text of queries in telemetry events; off, only their length.
+    pub queries: bool,
 }
 
 impl Config {

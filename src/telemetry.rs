@@ -3,6 +3,10 @@
 //! `{"ts","component","action","success","duration_ms","metadata"}`. Telemetry is derived
 //! usage data: it lives in `.cairn/`, is never committed, and failing to write it never fails
 //! the command (the failure goes to stderr instead: a silent failure is a bug).
+//!
+//! What people typed stays out of it: every text in an event's metadata (values and keys) is
+//! redacted as a write to the repository is ([`record`]), and a query is kept as its length
+//! ([`query`]: `{"words","chars"}`), with its text only under `[telemetry] queries = true`.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -61,7 +65,7 @@ pub fn record(
         action: action.into(),
         success,
         duration_ms: duration.as_millis() as u64,
-        metadata,
+        metadata: redacted(metadata, &repo.config.redact.patterns),
     };
     let mut line = serde_json::to_vec(&event).expect("event serializes");
     line.push(b'\n');
@@ -73,6 +77,58 @@ pub fn record(
         .map(|e| format!("telemetry not written: {e}"))
 }
 
+/// A query as an event keeps it: its length in words and characters, and its text only when
+/// `[telemetry] queries = true` (redacted then by [`record`], as every text of an event).
+pub fn query(repo: &Repo, text: &str) -> Value {
+    let mut kept = serde_json::json!({
+        "words": text.split_whitespace().count(),
+        "chars": text.chars().count(),
+    });
+    if repo.config.telemetry.queries {
+        kept["text"] = Value::String(text.to_string());
+    }
+    kept
+}
+
+/// `metadata` with every string (values and keys) redacted with the built-in rules and
+/// `extra` (`[redact] patterns`). The redactor is compiled only when a text may hold a secret
+/// (or extra patterns are set), once per event; a text it cannot redact (a pattern that does
+/// not compile) is dropped.
+fn redacted(metadata: Value, extra: &[String]) -> Value {
+    use std::borrow::Cow;
+    let mut redactor: Option<Option<Cow<'static, crate::redact::Redactor>>> = None;
+    let mut clean = |text: String| -> Option<String> {
+        if extra.is_empty() && !crate::redact::may_hold_secret(&text) {
+            return Some(text);
+        }
+        let r = redactor
+            .get_or_insert_with(|| crate::redact::Redactor::configured(extra).ok())
+            .as_ref()?;
+        Some(match r.redact(&text) {
+            Cow::Borrowed(_) => text,
+            Cow::Owned(t) => t,
+        })
+    };
+    fn walk(v: Value, clean: &mut dyn FnMut(String) -> Option<String>) -> Value {
+        match v {
+            Value::String(s) => clean(s).map_or(Value::Null, Value::String),
+            Value::Array(items) => {
+                Value::Array(items.into_iter().map(|i| walk(i, clean)).collect())
+            }
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| {
+                        let k = clean(k).unwrap_or_else(|| "[REDACTED]".into());
+                        (k, walk(v, clean))
+                    })
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+    walk(metadata, &mut clean)
+}
+
 /// Every event, oldest first (lines that do not parse are skipped).
 pub fn read(repo: &Repo) -> Vec<Event> {
     let Ok(Some(text)) = crate::files::read_optional(&repo.path(FILE)) else {
@@ -81,4 +137,36 @@ pub fn read(repo: &Repo) -> Vec<Event> {
     text.lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_text_of_an_event_is_redacted() {
+        let key = "AKIAIOSFODNN7EXAMPLE";
+        let meta = json!({
+            "error": format!("the provider said: bad key {key}"),
+            "nested": {"list": ["postgres://app:hunter2secret99@db/x", 3]},
+            format!("token={key}9"): true,
+            "count": 2,
+        });
+        let out = redacted(meta, &[]).to_string();
+        assert!(!out.contains(key), "{out}");
+        assert!(!out.contains("hunter2secret99"), "{out}");
+        assert!(out.contains("\"count\":2"), "{out}");
+        let plain = json!({"why": "compaction", "n": 1});
+        assert_eq!(redacted(plain.clone(), &[]), plain);
+        // An extra pattern is applied, and a broken one drops the text rather than keep it.
+        let extra = vec!["internal-[0-9]+".to_string()];
+        let out = redacted(json!({"q": "see internal-42"}), &extra).to_string();
+        assert!(!out.contains("internal-42"), "{out}");
+        let broken = vec!["(".to_string()];
+        assert_eq!(
+            redacted(json!({"q": "x"}), &broken),
+            json!({"[REDACTED]": null})
+        );
+    }
 }

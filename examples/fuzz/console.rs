@@ -152,6 +152,10 @@ fn console(bytes: &[u8]) {
                 !(write && foreign_origin),
                 "a write whose Origin is not its Host was let through"
             );
+            assert!(
+                !write || a.access == auth::Access::Token,
+                "a write was let through without the token"
+            );
         }
     }
     route(&r);

@@ -206,9 +206,10 @@ fn forget_work(
     for u in &m.unmatched {
         warnings.push(format!("nothing matches {u:?}"));
     }
-    for at in &m.adr_lines {
+    for rel in &m.adr_names {
         warnings.push(format!(
-            "{at} holds it: ADRs are not forgotten; edit the record by hand"
+            "{rel}: its file name holds the text too; rename it by hand (`git mv`) and fix the \
+             links to it"
         ));
     }
     let plan = forget::plan(repo, &m.found)?;

@@ -246,7 +246,9 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
             .collect();
         recall::counts::record(&repo, &observed, ctx.now)?;
         if outcome.asked() {
-            let meta = outcome.metadata(client.as_ref(), &query);
+            let meta = outcome.metadata(client.as_ref(), &query, |q| {
+                crate::telemetry::query(&repo, q)
+            });
             let asked_at = Instant::now()
                 .checked_sub(outcome.duration)
                 .unwrap_or(started);
@@ -256,7 +258,8 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
             ));
         }
         let meta = json!({
-            "query": query, "profile": profile.as_str(), "results": results.len(),
+            "query": crate::telemetry::query(&repo, &query), "profile": profile.as_str(),
+            "results": results.len(),
             "rewrite": outcome.status,
         });
         warnings.extend(crate::telemetry::emit(
@@ -644,7 +647,9 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
     ));
     warnings.extend(memory_cut.clone());
     if !index.read_only() {
-        let meta = json!({ "query": query, "results": results.len() });
+        let meta = json!({
+            "query": crate::telemetry::query(&repo, &query), "results": results.len(),
+        });
         warnings.extend(crate::telemetry::emit(
             &repo, ctx.now, "recall", "brief", true, started, meta,
         ));

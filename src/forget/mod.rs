@@ -6,7 +6,7 @@
 //! proposal, note, library document) when some record has that id, and otherwise a query: the
 //! words as written, in any case, anywhere in any text of a record (every string of its JSON
 //! line; a MEMORY.md entry's lines; a note's file; a library document's manifest line, chunks
-//! and copied file). A note is also named by its path (`vault/notes/DAY-SLUG.md`); a library
+//! and copied file; an ADR's title and body, see [`adr`]). A note is also named by its path (`vault/notes/DAY-SLUG.md`); a library
 //! document by its path or URL as the manifest holds it, by its copy's path and by the id of
 //! any of its chunks (`lib-ID-N`: the whole document goes, never one chunk). Never ranked,
 //! never fuzzy: what matches is exactly what is shown and removed.
@@ -16,7 +16,8 @@
 //! names it; a proposal with its decision events; a library document with its manifest line
 //! only); MEMORY.md loses the entry's lines and nothing else; a note's file goes, and so does
 //! a library document's `--copy` in `vault/library/` (a document added without `--copy` is
-//! not cairn's: it stays where it is, named in [`Plan::kept_documents`]). A document's chunks
+//! not cairn's: it stays where it is, named in [`Plan::kept_documents`]); an ADR keeps its
+//! record with the text replaced by [`adr::MARKER`] and is not tombstoned. A document's chunks
 //! are derived (`.cairn/library/ID.jsonl`): the command removes them once the manifest no longer
 //! names it ([`crate::library::drop_orphans`]). The ids forgotten are kept as tombstones in
 //! [`TOMBSTONES`] (`{"id","ts"}` a line, never the text), which ingest, admission and reflection
@@ -24,6 +25,7 @@
 //!
 //! Nothing here prints or commits; `cli/forget.rs` does, under the repository lock.
 
+pub mod adr;
 pub mod derived;
 pub mod redact;
 
@@ -60,7 +62,8 @@ pub enum What {
     Note,
     /// A library document: its manifest line, its chunks and a `--copy`'d file.
     Library,
-    /// Only `--redact` changes an ADR.
+    /// A decision record holding a query: the text is taken out, the record stays
+    /// ([`adr`]); `--redact` redacts ADRs as it does every file.
     Adr,
 }
 
@@ -106,8 +109,9 @@ pub struct Matches {
     /// The exact texts to look for in history and replace there (each case a query took in
     /// the records, the whole texts of records named by id).
     pub literals: Vec<String>,
-    /// ADR lines that hold a query (ADRs are edited by hand, not forgotten: named only).
-    pub adr_lines: Vec<String>,
+    /// ADR files whose name holds a query (the text is taken out of the record, but a file
+    /// name is its slug, which other records link to: named for a person to rename).
+    pub adr_names: Vec<String>,
 }
 
 /// One record as read for matching.
@@ -473,7 +477,8 @@ pub fn find(repo: &Repo, args: &[String], now: DateTime<Utc>) -> Result<Matches>
                         && memory_line.is_some_and(|l| l == r.line.to_string()))
             })
             .collect();
-        let hits: Vec<&Record> = if !by_id.is_empty() {
+        let named = !by_id.is_empty();
+        let hits: Vec<&Record> = if named {
             for r in &by_id {
                 literals.extend(r.texts.iter().filter(|t| t.len() >= MIN_LITERAL).cloned());
             }
@@ -499,7 +504,39 @@ pub fn find(repo: &Repo, args: &[String], now: DateTime<Utc>) -> Result<Matches>
             }
             hits
         };
-        if hits.is_empty() {
+        // An ADR that holds a query in its title or body loses the text (see [`adr`]).
+        let mut in_adrs = false;
+        if !named && !arg.lower.trim().is_empty() {
+            for rel in crate::adr::record_files(repo)? {
+                let text = crate::files::read_optional(&repo.path(&rel))?.unwrap_or_default();
+                let found = adr::occurrences(&text, &arg.lower);
+                if rel.to_lowercase().contains(&arg.lower) {
+                    out.adr_names.push(rel.clone());
+                }
+                let Some(first) = found.first() else {
+                    continue;
+                };
+                in_adrs = true;
+                for r in &found {
+                    literals.insert(text[r.clone()].to_string());
+                }
+                literals.insert(arg.raw.clone());
+                let parsed = crate::adr::parse(&repo.path(&rel), &rel, &text).ok();
+                let id = parsed
+                    .as_ref()
+                    .map_or_else(|| rel.clone(), |a| format!("adr-{}", a.number));
+                let title = parsed.map(|a| a.title).unwrap_or_default();
+                chosen.entry((What::Adr, id.clone())).or_insert(Found {
+                    kind: What::Adr,
+                    id,
+                    at: format!("{rel}:{}", adr::line_at(&text, first.start)),
+                    text: crate::cards::cut(&title, 100),
+                    arg: arg.raw.clone(),
+                    texts: Vec::new(),
+                });
+            }
+        }
+        if hits.is_empty() && !in_adrs {
             out.unmatched.push(arg.raw.clone());
         }
         for r in hits {
@@ -532,17 +569,6 @@ pub fn find(repo: &Repo, args: &[String], now: DateTime<Utc>) -> Result<Matches>
                     texts: main.texts.clone(),
                 },
             );
-        }
-        // ADRs are not forgotten (a person edits them), but a query they hold is named.
-        if !arg.lower.trim().is_empty() {
-            for rel in crate::adr::record_files(repo)? {
-                let text = std::fs::read_to_string(repo.path(&rel)).unwrap_or_default();
-                for (i, line) in text.lines().enumerate() {
-                    if line.to_lowercase().contains(&arg.lower) {
-                        out.adr_lines.push(format!("{rel}:{}", i + 1));
-                    }
-                }
-            }
         }
     }
     out.found = chosen.into_values().collect();
@@ -723,7 +749,44 @@ pub fn plan(repo: &Repo, found: &[Found]) -> Result<Plan> {
             &mut plan,
         )?;
     }
-    plan.ids.extend(found.iter().map(|f| f.id.clone()));
+    // ADRs: each loses the texts of the queries that found it, and stays a record.
+    let mut adr_queries: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for f in found.iter().filter(|f| f.kind == What::Adr) {
+        if let Some((rel, _)) = f.at.rsplit_once(':') {
+            adr_queries
+                .entry(rel.to_string())
+                .or_default()
+                .push(f.arg.to_lowercase());
+        }
+    }
+    for (rel, queries) in adr_queries {
+        let path = repo.path(&rel);
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(path.display(), &e))?;
+        let (new, n) = adr::without(&text, &queries);
+        if n == 0 {
+            continue;
+        }
+        if crate::adr::parse(&path, &rel, &text).is_ok()
+            && let Err(e) = crate::adr::parse(&path, &rel, &new)
+        {
+            return Err(Error::bad_input(format!(
+                "{rel}: taking the text out would leave the record malformed ({e})"
+            ))
+            .with_fix(format!(
+                "edit {rel} by hand (`cairn adr lint` checks it), then run `cairn forget` again"
+            )));
+        }
+        plan.writes.push((rel, Some(new.into_bytes())));
+        // The record stays: the index reads its file again.
+        plan.others = true;
+    }
+    // A record forgotten is tombstoned; an ADR that lost a text is still a record.
+    plan.ids.extend(
+        found
+            .iter()
+            .filter(|f| f.kind != What::Adr)
+            .map(|f| f.id.clone()),
+    );
     plan.proposals = found
         .iter()
         .filter(|f| f.kind == What::Proposal)

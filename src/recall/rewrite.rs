@@ -103,16 +103,22 @@ impl Outcome {
         self.status != Status::Off
     }
 
-    /// The telemetry `metadata` of the call.
-    pub fn metadata(&self, client: Option<&ChatClient>, original: &str) -> serde_json::Value {
+    /// The telemetry `metadata` of the call; `kept` gives what the event keeps of a query's text
+    /// (`crate::telemetry::query`), for the query as written and its rewrite.
+    pub fn metadata(
+        &self,
+        client: Option<&ChatClient>,
+        original: &str,
+        kept: impl Fn(&str) -> serde_json::Value,
+    ) -> serde_json::Value {
         serde_json::json!({
             "provider": client.map(|c| c.api().name()),
             "model": client.map(ChatClient::model),
             "status": self.status,
             "timeout": self.status == Status::Timeout,
             "used": self.status == Status::Used,
-            "query": original,
-            "rewritten": self.query,
+            "query": kept(original),
+            "rewritten": self.query.as_deref().map(&kept),
             "error": self.reason,
             "attempts": self.attempts,
             "http_status": self.http_status,

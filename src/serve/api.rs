@@ -222,14 +222,12 @@ async fn decide(
     body: String,
 ) -> Response {
     if access != Access::Token {
-        let err = Error::bad_input("a write through the API needs the token")
-            .with_fix("send `Authorization: Bearer TOKEN` (the token file's content)");
-        return error_response(StatusCode::UNAUTHORIZED, &err, true);
+        return error_response(StatusCode::UNAUTHORIZED, &super::needs_token(), true);
     }
     answer(
         blocking(&app, move |app| {
             let args = decision_arguments(&id, &decision, &body)?;
-            app.command(&args)
+            app.write(access, &args)
         })
         .await,
     )

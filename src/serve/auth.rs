@@ -7,9 +7,12 @@
 //! - Without the token, only reads from a loopback peer that named a loopback host are served:
 //!   a page of another site that a DNS rebinding points at 127.0.0.1 names its own host, and
 //!   is refused ([`check`]).
-//! - Every write needs the token, or the CSRF value ([`csrf_of`]) that only same-origin pages
-//!   carry in their forms; a write whose `Origin` (or `Sec-Fetch-Site`) says another site is
-//!   refused whatever it carries. No CORS header is ever sent.
+//! - Every write (any method but GET and HEAD, form or API) needs the token, from loopback too:
+//!   any local process or user can read a loopback page, so nothing a page shows may let it
+//!   write. The review forms also carry a CSRF value ([`csrf_of`]), shown only to a request
+//!   that carried the token: a second guard for forms, not authentication. A write whose
+//!   `Origin` (or `Sec-Fetch-Site`) says another site is refused whatever it carries. No CORS
+//!   header is ever sent.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -168,7 +171,7 @@ pub struct Seen<'a> {
 pub enum Access {
     /// It carried the right token: reads and writes.
     Token,
-    /// A loopback read without the token: reads, and writes with the CSRF value of a form.
+    /// A loopback read without the token: reads only.
     Local,
 }
 
@@ -228,6 +231,13 @@ pub fn check(seen: &Seen<'_>, token: &str) -> std::result::Result<Access, Refuse
         Some(_) => return Err(refused(401, "wrong token: give the one in the token file")),
         None => {}
     }
+    if seen.write {
+        return Err(refused(
+            401,
+            "a write needs the token: send `Authorization: Bearer TOKEN` (the token file's \
+             content) or open /?token=TOKEN once in the browser",
+        ));
+    }
     if !seen.peer_loopback {
         return Err(refused(
             401,
@@ -271,6 +281,29 @@ mod tests {
             ..local_read()
         };
         assert_eq!(check(&no_host, T).unwrap_err().status, 403);
+    }
+
+    #[test]
+    fn a_write_needs_the_token_even_from_loopback() {
+        // Regression (issue 30): a loopback write without the token was let through to the
+        // form's CSRF check, and any local process could read the CSRF value from /review.
+        let write = Seen {
+            write: true,
+            origin: Some("http://127.0.0.1:8080"),
+            fetch_site: Some("same-origin"),
+            ..local_read()
+        };
+        assert_eq!(check(&write, T).unwrap_err().status, 401);
+        let wrong = Seen {
+            token: Some("nope"),
+            ..write.clone()
+        };
+        assert_eq!(check(&wrong, T).unwrap_err().status, 401);
+        let right = Seen {
+            token: Some(T),
+            ..write
+        };
+        assert_eq!(check(&right, T), Ok(Access::Token));
     }
 
     #[test]

@@ -18,7 +18,9 @@
 //! (approve, reject) one at a time behind a gate and the repository lock; requests wait their
 //! turn, never fail for it.
 //!
-//! Who may ask what is [`auth`]'s: loopback reads are free, everything else needs the token.
+//! Who may ask what is [`auth`]'s: loopback reads are free, everything else needs the token;
+//! every write (a form or the API) needs it from loopback too, and a page shown without the
+//! token carries nothing that lets its reader write (the review page has no forms then).
 //! Pages are HTML made here ([`pages`], [`html`]) with their stylesheet and script compiled
 //! in ([`assets`]); text from memory is escaped, and the Content-Security-Policy allows only
 //! the console's own script.
@@ -30,7 +32,9 @@
 //! `/api/slog?q=&action=&tool=&since=&until=&limit=`, `/api/adrs?status=&tag=`,
 //! `/api/adrs/N`, `/api/memory`, `/api/proposals`, `/api/proposals/ID`, `/api/stats`,
 //! `/api/session?file=&from=&to=`; `POST /api/proposals/ID/approve` (`{"text":…}` optional)
-//! and `POST /api/proposals/ID/reject` (`{"why":…}`), which need the token.
+//! and `POST /api/proposals/ID/reject` (`{"why":…}`), which need the token. The pages' one
+//! write, `POST /review/ID` (the review forms), needs the token (the login cookie) and the
+//! form's CSRF value.
 
 pub mod api;
 mod assets;
@@ -78,9 +82,27 @@ type Shared = Arc<App>;
 
 impl App {
     /// Runs the command line `args` (after `cairn`) as the command line would, and returns
-    /// its `--json` envelope.
+    /// its `--json` envelope. Only a command that reads: one that writes is refused here,
+    /// whatever route asked, and goes through [`App::write`].
     pub fn command<S: AsRef<str>>(&self, args: &[S]) -> Result<Value> {
         let parsed = parse_command(args)?;
+        if !parsed.command.only_reads() {
+            return Err(needs_token());
+        }
+        self.run(parsed)
+    }
+
+    /// [`App::command`] for a command that may write: only for a request that carried the
+    /// token ([`auth::Access::Token`]); the guard has refused any other write already, this is
+    /// the second lock on the same door.
+    pub fn write<S: AsRef<str>>(&self, access: auth::Access, args: &[S]) -> Result<Value> {
+        if access != auth::Access::Token {
+            return Err(needs_token());
+        }
+        self.run(parse_command(args)?)
+    }
+
+    fn run(&self, parsed: Cli) -> Result<Value> {
         // Reads run side by side; anything that writes waits for the one before it.
         let _turn = (!parsed.command.only_reads())
             .then(|| self.gate.lock().unwrap_or_else(|p| p.into_inner()));
@@ -118,6 +140,14 @@ impl App {
     pub fn csrf(&self) -> &str {
         &self.csrf
     }
+}
+
+/// What a change asked without the token gets (see [`auth`]).
+pub(crate) fn needs_token() -> Error {
+    Error::bad_input("a change needs the token").with_fix(
+        "send `Authorization: Bearer TOKEN` (the token file's content), or open /?token=TOKEN \
+         once in the browser",
+    )
 }
 
 /// The command line `args` (after `cairn`) parsed by the command line's own clap types; a

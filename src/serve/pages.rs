@@ -813,11 +813,18 @@ fn inline_markdown(text: &str) -> String {
         .to_string()
 }
 
-async fn review(State(app): State<Shared>, Query(params): Query<Params>) -> Response {
-    page(blocking(&app, move |app| review_page(app, &params)).await)
+async fn review(
+    State(app): State<Shared>,
+    Extension(access): Extension<Access>,
+    Query(params): Query<Params>,
+) -> Response {
+    page(blocking(&app, move |app| review_page(app, &params, access)).await)
 }
 
-fn review_page(app: &App, params: &Params) -> Result<String> {
+/// The review page: each pending proposal with its diff and sources, and, for a request that
+/// carried the token, the approve and reject forms with their CSRF value. Without the token
+/// the page only reads: it says how to log in, and holds nothing that lets its reader write.
+fn review_page(app: &App, params: &Params, access: Access) -> Result<String> {
     let list = app.command(&["review", "--list"])?;
     let proposals = list["data"]["proposals"]
         .as_array()
@@ -836,6 +843,14 @@ fn review_page(app: &App, params: &Params) -> Result<String> {
         "<p class=\"meta\">{} proposals wait.</p>",
         proposals.len()
     );
+    let decides = access == Access::Token;
+    if !decides {
+        body.push_str(
+            "<p class=\"meta\" id=\"login\">To approve or reject, open the console with its \
+             token once: <code>/?token=TOKEN</code> (the token file's content), or run \
+             <code>cairn review</code>.</p>",
+        );
+    }
     for p in &proposals {
         let id = p["id"].as_str().unwrap_or_default().to_string();
         let shown = app.command(&["review".to_string(), "--show".into(), id.clone()])?;
@@ -887,6 +902,10 @@ fn review_page(app: &App, params: &Params) -> Result<String> {
             }
             body.push_str("</ul>");
         }
+        if !decides {
+            body.push_str("</section>");
+            continue;
+        }
         let csrf = app.csrf();
         let _ = write!(
             body,
@@ -916,15 +935,19 @@ struct DecideForm {
     why: Option<String>,
 }
 
-/// `POST /review/ID` from the review page's forms: the CSRF value (or the token) is required;
-/// the answer sends the browser back to the review page with what was done.
+/// `POST /review/ID` from the review page's forms: the token (the login cookie) and the form's
+/// CSRF value are both required; the answer sends the browser back to the review page with
+/// what was done.
 async fn decide(
     State(app): State<Shared>,
     Extension(access): Extension<Access>,
     Path(id): Path<String>,
     Form(form): Form<DecideForm>,
 ) -> Response {
-    if access != Access::Token && !auth::same(&form.csrf, app.csrf()) {
+    if access != Access::Token {
+        return error_response(StatusCode::UNAUTHORIZED, &super::needs_token(), false);
+    }
+    if !auth::same(&form.csrf, app.csrf()) {
         let err = Error::bad_input("the form's CSRF value is missing or wrong")
             .with_fix("reload the review page and decide again");
         return error_response(StatusCode::FORBIDDEN, &err, false);
@@ -963,7 +986,7 @@ async fn decide(
                 )));
             }
         };
-        let envelope = app.command(&args)?;
+        let envelope = app.write(access, &args)?;
         let data = &envelope["data"];
         let commit = data["commit"]["id"]
             .as_str()

@@ -1,8 +1,8 @@
 //! The console in headless Chromium (tests/browser/run.mjs, playwright-core driving Debian's
 //! chromium): search and open a turn, page earlier and later, a script in a transcript that
-//! does not run, an ADR chain both ways, MEMORY.md's history, the stats charts, approve and
-//! reject from the review page with their commits, and a non-loopback request without the
-//! token refused; at desktop and phone widths, with screenshots in
+//! does not run, an ADR chain both ways, MEMORY.md's history, the stats charts, the review page
+//! without the token (no form, a post refused), the `/?token=` login, approve and reject from
+//! the review page with their commits, and a non-loopback request without the token refused; at desktop and phone widths, with screenshots in
 //! `target/browser-screenshots/`.
 //!
 //! It needs chromium and tests/browser/node_modules: `.ci/run` installs both and sets
@@ -83,6 +83,7 @@ fn console_in_headless_chromium() {
             outside.as_str(),
             shots.to_str().unwrap(),
             session,
+            s.token.as_str(),
         ])
         .env("CHROMIUM", chromium())
         .output()

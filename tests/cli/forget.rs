@@ -898,3 +898,140 @@ fn a_library_document_goes_with_its_manifest_line_chunks_and_copy() {
     cairn(&env, &repo, &["index", "--verify"]).code(0);
     assert_eq!(git_status(&env, &repo), "");
 }
+
+#[test]
+fn a_text_in_an_adr_title_or_body_is_taken_out_in_the_same_commit_and_named() {
+    // Regression (issue 30): forget left ADR bodies alone ("ADRs are not forgotten; edit the
+    // record by hand"), so a secret pasted into a decision's context stayed in HEAD.
+    let (env, repo) = Env::repo();
+    cairn(
+        &env,
+        &repo,
+        &[
+            "slog",
+            "rotate",
+            "vault",
+            &format!("new deploy token {SECRET} for staging"),
+        ],
+    )
+    .code(0);
+    cairn(
+        &env,
+        &repo,
+        &[
+            "adr",
+            "new",
+            "Rotate the deploy token every month",
+            "--context",
+            &format!("The staging deploy token {SECRET} leaked in a log."),
+            "--decision",
+            "Rotate it monthly.",
+            "--consequences",
+            "A calendar entry.",
+        ],
+    )
+    .code(0);
+    cairn(
+        &env,
+        &repo,
+        &[
+            "adr",
+            "new",
+            &format!("Move the database off {WRONG}"),
+            "--context",
+            "c",
+            "--decision",
+            "d",
+            "--consequences",
+            "e",
+        ],
+    )
+    .code(0);
+    let adr1 = "decisions/0001-rotate-the-deploy-token-every-month.md";
+    assert!(read(&repo, adr1).contains(SECRET));
+    cairn(&env, &repo, &["search", "--exact", SECRET]).code(0);
+    cairn(&env, &repo, &["index"]).code(0);
+    let before = env.git(&repo, &["rev-parse", "HEAD"]);
+
+    // The listing names the ADR with its line, and nothing is written.
+    let dry = cairn(&env, &repo, &["forget", SECRET, "--dry-run"]).code(0);
+    assert!(dry.stdout.contains("adr (1):"), "{}", dry.stdout);
+    assert!(dry.stdout.contains(&format!("{adr1}:")), "{}", dry.stdout);
+    assert_eq!(env.git(&repo, &["rev-parse", "HEAD"]), before);
+
+    let data = cairn(&env, &repo, &["--json", "forget", SECRET, "--yes"])
+        .code(0)
+        .data();
+    let found = data["forgotten"].as_array().unwrap();
+    let kinds: Vec<&str> = found.iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, vec!["slog", "adr"], "{data}");
+    let adr = &found[1];
+    assert_eq!(adr["id"], "adr-1");
+    assert!(
+        adr["at"].as_str().unwrap().starts_with(&format!("{adr1}:")),
+        "{adr}"
+    );
+    // One commit holds both changes.
+    assert_eq!(
+        env.git(&repo, &["rev-parse", "HEAD~1"]),
+        before,
+        "more than one commit"
+    );
+    let changed = env.git(&repo, &["show", "--name-only", "--format=", "HEAD"]);
+    assert!(
+        changed.contains(adr1) && changed.contains("slog/"),
+        "{changed}"
+    );
+    // The record stays, valid, with the text taken out.
+    let text = read(&repo, adr1);
+    assert!(
+        !text.to_lowercase().contains(&SECRET.to_lowercase()),
+        "{text}"
+    );
+    assert!(
+        text.contains("The staging deploy token (forgotten) leaked in a log."),
+        "{text}"
+    );
+    cairn(&env, &repo, &["adr", "lint"]).code(0);
+    let shown = cairn(&env, &repo, &["--json", "adr", "show", "1"])
+        .code(0)
+        .data();
+    assert_eq!(
+        shown["adr"]["title"], "Rotate the deploy token every month",
+        "{shown}"
+    );
+    assert_eq!(head_holding(&env, &repo, SECRET), "");
+    cairn(&env, &repo, &["search", "--exact", SECRET]).code(1);
+    cairn(&env, &repo, &["index", "--verify"]).code(0);
+    assert_eq!(git_status(&env, &repo), "");
+    // ADRs are not tombstoned: the record is still one.
+    let tombstones = read(&repo, "vault/forgotten.jsonl");
+    assert!(!tombstones.contains("adr-1"), "{tombstones}");
+    // History: the commit that wrote the ADR still holds it, and is named with its path.
+    let commits = data["history"]["commits"].as_array().unwrap();
+    assert!(
+        commits
+            .iter()
+            .any(|c| c["paths"].as_array().unwrap().iter().any(|p| p == adr1)),
+        "{data}"
+    );
+    assert!(!data["history"]["commands"].as_array().unwrap().is_empty());
+
+    // A text in a title: the title line loses it, the record still parses.
+    let data = cairn(&env, &repo, &["--json", "forget", WRONG, "--yes"])
+        .code(0)
+        .data();
+    assert_eq!(data["forgotten"][0]["kind"], "adr", "{data}");
+    assert_eq!(data["forgotten"][0]["id"], "adr-2", "{data}");
+    let shown = cairn(&env, &repo, &["--json", "adr", "show", "2"])
+        .code(0)
+        .data();
+    assert_eq!(
+        shown["adr"]["title"], "Move the database off (forgotten)",
+        "{shown}"
+    );
+    cairn(&env, &repo, &["adr", "lint"]).code(0);
+    cairn(&env, &repo, &["search", "--exact", WRONG]).code(1);
+    cairn(&env, &repo, &["index", "--verify"]).code(0);
+    assert_eq!(git_status(&env, &repo), "");
+}

@@ -34,5 +34,6 @@ mod shell;
 mod slog;
 mod stats;
 mod sync;
+mod telemetry;
 mod triage;
 mod why;

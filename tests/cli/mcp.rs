@@ -17,7 +17,7 @@ type Client = RunningService<RoleClient, ()>;
 
 /// `cairn ARGS` (`mcp` among them) started in `cwd` with the scrubbed environment, connected
 /// and initialized.
-async fn connect(env: &Env, cwd: &Path, args: &[&str]) -> Client {
+pub async fn connect(env: &Env, cwd: &Path, args: &[&str]) -> Client {
     let mut cmd = env.command(BIN, cwd);
     cmd.args(args);
     let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(cmd))
@@ -38,7 +38,7 @@ async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
 }
 
 /// A successful call's `--json` object, checked to be the text content too.
-async fn ok(client: &Client, tool: &str, args: Value) -> Value {
+pub async fn ok(client: &Client, tool: &str, args: Value) -> Value {
     let result = call(client, tool, args).await;
     assert_eq!(result.is_error, Some(false), "{tool}: {result:?}");
     let envelope = result
