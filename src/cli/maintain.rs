@@ -71,8 +71,26 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             t.bytes
         ));
     }
-    let recalls = crate::recall::counts::read(&repo)?;
+    let recalls = recalls_until(&repo, ctx.now)?;
     let vectors = vectors_of(&index, &loaded.folded)?;
+    let (cited, orphans) = cited(&repo, &loaded.folded)?;
+    if !orphans.is_empty() {
+        let shown: Vec<String> = orphans
+            .iter()
+            .take(5)
+            .map(|(p, o)| format!("{p} cites {o}"))
+            .collect();
+        warnings.push(format!(
+            "{} a soft-deleted observation ({}{}): `cairn restore ID` brings one back, `cairn review` decides the proposal",
+            if orphans.len() == 1 {
+                "a pending proposal cites".to_string()
+            } else {
+                format!("{} pending proposals cite", orphans.len())
+            },
+            shown.join(", "),
+            if orphans.len() > 5 { ", …" } else { "" }
+        ));
+    }
     let settings = Settings {
         dedup_cosine: config.dedup_cosine,
         stale_days: config.stale_days,
@@ -93,6 +111,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         loaded: &loaded,
         recalls: &recalls,
         vectors: &vectors,
+        cited: &cited,
     };
     let plan = maintain::plan(&input, &settings, &mut similarity)?;
     let breakdown = maintain::breakdown(&loaded.folded, &plan.changes);
@@ -110,6 +129,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         "candidates": plan.candidates,
         "similar": plan.similar,
         "unconfirmed": plan.unconfirmed,
+        "cited": plan.cited,
         "merged": plan.merged,
         "stale": plan.stale,
         "deleted": plan.deleted,
@@ -174,11 +194,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             "deleted": plan.deleted,
         }),
     ));
-    let mut human = if plan.changes.is_empty() {
-        "nothing to do".to_string()
-    } else {
-        listing("did", &plan)
-    };
+    let mut human = listing("did", &plan);
     if !plan.changes.is_empty() || commit.is_some() {
         human.push_str(&format!("\n{}", ctx.short(&commit)));
     }
@@ -201,8 +217,62 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     Ok(report)
 }
 
+/// The recall counts of `.cairn/recalls.jsonl`, of the recalls made at or before `now`: a
+/// run pinned to a time (`--now`) does not count recalls made after it, so what it plans is a
+/// function of that time.
+fn recalls_until(
+    repo: &crate::repo::Repo,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<HashMap<String, crate::recall::counts::Count>> {
+    let mut out: HashMap<String, crate::recall::counts::Count> = HashMap::new();
+    for (id, ts) in crate::recall::counts::each(repo)? {
+        let Ok(at) = chrono::DateTime::parse_from_rfc3339(&ts) else {
+            continue;
+        };
+        if at > now {
+            continue;
+        }
+        let c = out.entry(id).or_default();
+        c.count += 1;
+        if ts > c.last {
+            c.last = ts;
+        }
+    }
+    Ok(out)
+}
+
+/// The observations pending proposals cite, and the pairs (proposal, observation) where the
+/// observation is soft-deleted already (by a run before this rule, or by hand).
+type Orphans = Vec<(String, String)>;
+
+fn cited(repo: &crate::repo::Repo, folded: &[store::Folded]) -> Result<(HashSet<String>, Orphans)> {
+    let proposals = crate::proposals::load(repo)?;
+    let cited: HashSet<String> = proposals
+        .pending()
+        .flat_map(|p| p.proposal.observations.iter().cloned())
+        .collect();
+    let mut orphans = Vec::new();
+    if !cited.is_empty() {
+        let deleted: HashSet<&str> = folded
+            .iter()
+            .filter(|f| f.state == State::Deleted && cited.contains(&f.obs.id))
+            .map(|f| f.obs.id.as_str())
+            .collect();
+        for p in proposals.pending() {
+            for o in &p.proposal.observations {
+                if deleted.contains(o.as_str()) {
+                    orphans.push((p.proposal.id.clone(), o.clone()));
+                }
+            }
+        }
+    }
+    Ok((cited, orphans))
+}
+
 /// Every observation's vector from the store (rows keyed by the hash of the indexed text);
-/// a live observation the store lacks (its embedding failed earlier) is embedded now.
+/// one the store lacks (its embedding failed earlier) is embedded now, whatever its state:
+/// the sweep's bands are centred on every observation's vector, which must be the same set on
+/// every run over the same store.
 fn vectors_of(index: &Index, folded: &[store::Folded]) -> Result<Vec<Option<maintain::Vector>>> {
     let hashes: Vec<u64> = folded
         .iter()
@@ -214,13 +284,7 @@ fn vectors_of(index: &Index, folded: &[store::Folded]) -> Result<Vec<Option<main
         .iter()
         .map(|h| stored.get(h).map(|(s, v)| (*s, v.clone())))
         .collect();
-    let missing: Vec<usize> = (0..folded.len())
-        .filter(|&i| {
-            out[i].is_none()
-                && folded[i].state == State::Active
-                && folded[i].superseded_by.is_none()
-        })
-        .collect();
+    let missing: Vec<usize> = (0..folded.len()).filter(|&i| out[i].is_none()).collect();
     for chunk in missing.chunks(256) {
         let texts: Vec<String> = chunk
             .iter()
@@ -302,8 +366,14 @@ fn listing(verb: &str, plan: &maintain::Plan) -> String {
             plan.merged, plan.stale, plan.deleted, plan.swept
         )
     };
-    if plan.changes.is_empty() && verb == "would" {
+    if plan.changes.is_empty() {
         h = "nothing to do".to_string();
+    }
+    if plan.cited > 0 {
+        h.push_str(&format!(
+            "\n  kept {} a pending proposal cites (decide them with `cairn review`)",
+            crate::output::count(plan.cited, "old observation")
+        ));
     }
     const SHOWN: usize = 200;
     for c in plan.changes.iter().take(SHOWN) {
