@@ -15,7 +15,7 @@ use serde_json::json;
 use super::Ctx;
 use crate::error::{Error, Kind, Result};
 use crate::index::{Index, vectors};
-use crate::maintain::{self, Change, Input, Settings};
+use crate::maintain::{self, Input, Settings};
 use crate::output::{Next, Report, Status};
 use crate::store::{self, Op, State};
 
@@ -170,12 +170,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         written.push(rel.clone());
         path = Some(rel);
     }
-    // A killed run's events, appended but not committed, are counted in this commit's subject
-    // as the uninterrupted run would have counted them.
-    let (merged, stale, deleted) =
-        uncommitted(&repo, &left).unwrap_or((plan.merged, plan.stale, plan.deleted));
-    let subject = format!("maintain: {merged} merged, {stale} stale, {deleted} deleted");
-    let trailers = trailers(&plan.changes);
+    // A killed run's events, appended but not committed, are counted and named in this
+    // commit's message as the uninterrupted run would have done: its events and this run's
+    // are, in order, the events the uninterrupted run would have written.
+    let events: Vec<store::Event> = uncommitted(&repo, &left)
+        .unwrap_or_else(|| plan.changes.iter().map(|c| c.event(ctx.now)).collect());
+    let count = |op: Op| events.iter().filter(|e| e.op == op).count();
+    let subject = format!(
+        "maintain: {} merged, {} stale, {} deleted",
+        count(Op::Supersede),
+        count(Op::Stale),
+        count(Op::Delete)
+    );
+    let trailers = trailers(&events);
     // With nothing planned this still commits what a killed run left (its pending file).
     let commit = ctx.commit_with_pending(&repo, &written, &super::message(&subject, &trailers))?;
     warnings.extend(crate::telemetry::emit(
@@ -301,14 +308,14 @@ fn vectors_of(index: &Index, folded: &[store::Folded]) -> Result<Vec<Option<main
 }
 
 /// The supersede, stale and delete events in the observations files of `left` (what a killed
-/// run left pending) beyond what HEAD holds of them; `None` when nothing was left or a file
-/// is not HEAD's plus an appended tail.
-fn uncommitted(repo: &crate::repo::Repo, left: &[String]) -> Option<(usize, usize, usize)> {
+/// run left pending, and this run's) beyond what HEAD holds of them, in the order written;
+/// `None` when nothing was left or a file is not HEAD's plus an appended tail.
+fn uncommitted(repo: &crate::repo::Repo, left: &[String]) -> Option<Vec<store::Event>> {
     let files: Vec<&String> = left.iter().filter(|p| p.starts_with(store::DIR)).collect();
     if files.is_empty() {
         return None;
     }
-    let mut counts = (0, 0, 0);
+    let mut events = Vec::new();
     for rel in files {
         let now = std::fs::read(repo.path(rel)).ok()?;
         let head = crate::git::head_content(repo.root(), rel)
@@ -317,32 +324,28 @@ fn uncommitted(repo: &crate::repo::Repo, left: &[String]) -> Option<(usize, usiz
         let tail = now.strip_prefix(head.as_slice())?;
         for line in String::from_utf8_lossy(tail).lines() {
             if let Ok(store::Line::Event(e)) = store::parse_line(std::path::Path::new(rel), 0, line)
+                && matches!(e.op, Op::Supersede | Op::Stale | Op::Delete)
             {
-                match e.op {
-                    Op::Supersede => counts.0 += 1,
-                    Op::Stale => counts.1 += 1,
-                    Op::Delete => counts.2 += 1,
-                    _ => {}
-                }
+                events.push(e);
             }
         }
     }
-    Some(counts)
+    Some(events)
 }
 
 /// Trailers naming what changed (the first 20 of each kind).
-fn trailers(changes: &[Change]) -> Vec<(&'static str, String)> {
+fn trailers(events: &[store::Event]) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     for (op, key) in [
         (Op::Supersede, "Cairn-Superseded"),
         (Op::Stale, "Cairn-Stale"),
         (Op::Delete, "Cairn-Deleted"),
     ] {
-        let of: Vec<&Change> = changes.iter().filter(|c| c.op == op).collect();
-        for c in of.iter().take(20) {
-            let value = match &c.by {
-                Some(by) => format!("{} by {by}", c.id),
-                None => c.id.clone(),
+        let of: Vec<&store::Event> = events.iter().filter(|e| e.op == op).collect();
+        for e in of.iter().take(20) {
+            let value = match &e.by {
+                Some(by) => format!("{} by {by}", e.id),
+                None => e.id.clone(),
             };
             out.push((key, value));
         }
