@@ -18,9 +18,20 @@
 //!   copies costs k comparisons, not k². The survivors are pairwise unconfirmed, and a chain
 //!   A~B, B~C (not A~C) ends the same on every run: the strongest of the three takes its
 //!   neighbours, and the third survives only if it is no neighbour of the survivor.
-//! - **Stale.** An observation active and not superseded, never recalled, whose time (or its
-//!   last restore, whichever is later) is more than `stale_days` before now is marked `stale`;
-//!   one (stale already, or marked now) more than `delete_days` old is soft-deleted (`delete`).
+//!   The sweep scores every pair when the store holds fewer than [`lsh::EXACT_BELOW`]
+//!   observations with a vector (all of them, whatever their state, not the swept ones), and
+//!   uses the bands otherwise: the choice, the bands' centre and so the candidate pairs are the
+//!   same on every run over the same store, so a second run finds no pair the first did not
+//!   (ADR 77).
+//! - **Stale.** An observation active and not superseded, never recalled (by `now`), and not
+//!   cited by a pending proposal, that [entered](entered) the store (or was last confirmed)
+//!   more than `stale_days` before now is marked `stale`. Entered is the day of the file its
+//!   record was written to, not the time its record speaks of (a backfill of old transcripts is
+//!   new to the store); confirmed is a later `merge` event, a restore, or a duplicate it took
+//!   (ADR 76).
+//! - **Delete.** A stale one whose stale mark (or a confirmation since) is more than
+//!   `delete_days` old is soft-deleted (`delete`): never in the run that marks it, so a
+//!   person has `delete_days` to see the mark. One a pending proposal cites is kept.
 //! - **Restored** observations (a `restore` is their last event) are a person's decision: they
 //!   take no part in the sweep until something changes them (a merge, another event), and
 //!   their stale clock starts again at the restore.
