@@ -173,7 +173,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     // A killed run's events, appended but not committed, are counted and named in this
     // commit's message as the uninterrupted run would have done: its events and this run's
     // are, in order, the events the uninterrupted run would have written.
-    let events: Vec<store::Event> = uncommitted(&repo, &left)
+    let mut files = left.clone();
+    files.extend(written.iter().filter(|w| !left.contains(w)).cloned());
+    let events: Vec<store::Event> = (!left.is_empty())
+        .then(|| uncommitted(&repo, &files))
+        .flatten()
         .unwrap_or_else(|| plan.changes.iter().map(|c| c.event(ctx.now)).collect());
     let count = |op: Op| events.iter().filter(|e| e.op == op).count();
     let subject = format!(
