@@ -891,6 +891,39 @@ mod tests {
     }
 
     #[test]
+    fn the_fold_notes_each_records_day_file_its_last_store_and_its_stale_mark() {
+        let o: Observation = serde_json::from_str(
+            r#"{"id":"ob-1","observation":"x is y","timestamp":"2025-01-01T00:00:00.000Z","write_verdict":"allow","category_id":"projects"}"#,
+        )
+        .unwrap();
+        let day = |d: &str| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok();
+        let mut f = Folder::default();
+        f.day(day("2026-12-01"));
+        f.observation(o.clone());
+        f.day(day("2026-12-05"));
+        // The same record again in a later file: the first keeps its day.
+        f.observation(o);
+        f.event(Event::new(Op::Merge, "ob-1", "2026-12-05T10:00:00.000Z"));
+        f.event(Event::new(Op::Stale, "ob-1", "2027-04-01T00:00:00.000Z"));
+        f.event(Event::new(Op::Stale, "ob-1", "2027-05-01T00:00:00.000Z"));
+        let l = f.finish();
+        assert_eq!(
+            l.times,
+            [Times {
+                day: day("2026-12-01"),
+                stored_again: Some("2026-12-05T10:00:00.000Z".into()),
+                stale: Some("2027-04-01T00:00:00.000Z".into()),
+            }],
+            "the first stale mark counts"
+        );
+        let mut f = Folder::default();
+        f.observation(serde_json::from_str(r#"{"id":"ob-1","observation":"x","timestamp":"t","write_verdict":"allow","category_id":"projects"}"#).unwrap());
+        f.event(Event::new(Op::Stale, "ob-1", "2027-04-01T00:00:00.000Z"));
+        f.event(Event::new(Op::Restore, "ob-1", "2027-04-02T00:00:00.000Z"));
+        assert_eq!(f.finish().times, [Times::default()], "a restore clears it");
+    }
+
+    #[test]
     fn lines_are_told_apart_by_op() {
         let p = Path::new("o.jsonl");
         assert!(matches!(
