@@ -162,10 +162,11 @@ llm_input_tokens = 12000
 # vectors, confirmed on their distinctive part as the write gate's dedup does) are one: the
 # weaker is marked superseded by the stronger, which takes its merged count.
 dedup_cosine = 0.85
-# Observations older than this many days and never recalled are marked stale.
+# Observations stored (or last confirmed) more than this many days ago and never recalled are
+# marked stale.
 stale_days = 90
-# Stale observations older than this many days are soft-deleted (a `delete` event; nothing is
-# removed from the files, `cairn restore ID` undoes it).
+# Stale observations whose stale mark is older than this many days are soft-deleted (a `delete`
+# event; nothing is removed from the files, `cairn restore ID` undoes it).
 delete_days = 180
 
 [telemetry]
@@ -444,9 +445,10 @@ impl Default for Reflect {
 pub struct Maintain {
     /// Active observations this close (cosine) are one: the weaker is superseded.
     pub dedup_cosine: f64,
-    /// Never-recalled observations older than this are marked stale.
+    /// Never-recalled observations stored (or last confirmed) longer ago than this are marked
+    /// stale.
     pub stale_days: u32,
-    /// Stale observations older than this are soft-deleted.
+    /// Stale observations whose stale mark is older than this are soft-deleted.
     pub delete_days: u32,
 }
 

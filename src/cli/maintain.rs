@@ -15,7 +15,7 @@ use serde_json::json;
 use super::Ctx;
 use crate::error::{Error, Kind, Result};
 use crate::index::{Index, vectors};
-use crate::maintain::{self, Change, Input, Settings};
+use crate::maintain::{self, Input, Settings};
 use crate::output::{Next, Report, Status};
 use crate::store::{self, Op, State};
 
@@ -71,8 +71,26 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             t.bytes
         ));
     }
-    let recalls = crate::recall::counts::read(&repo)?;
+    let recalls = recalls_until(&repo, ctx.now)?;
     let vectors = vectors_of(&index, &loaded.folded)?;
+    let (cited, orphans) = cited(&repo, &loaded.folded)?;
+    if !orphans.is_empty() {
+        let shown: Vec<String> = orphans
+            .iter()
+            .take(5)
+            .map(|(p, o)| format!("{p} cites {o}"))
+            .collect();
+        warnings.push(format!(
+            "{} a soft-deleted observation ({}{}): `cairn restore ID` brings one back, `cairn review` decides the proposal",
+            if orphans.len() == 1 {
+                "a pending proposal cites".to_string()
+            } else {
+                format!("{} pending proposals cite", orphans.len())
+            },
+            shown.join(", "),
+            if orphans.len() > 5 { ", …" } else { "" }
+        ));
+    }
     let settings = Settings {
         dedup_cosine: config.dedup_cosine,
         stale_days: config.stale_days,
@@ -93,6 +111,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         loaded: &loaded,
         recalls: &recalls,
         vectors: &vectors,
+        cited: &cited,
     };
     let plan = maintain::plan(&input, &settings, &mut similarity)?;
     let breakdown = maintain::breakdown(&loaded.folded, &plan.changes);
@@ -110,6 +129,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         "candidates": plan.candidates,
         "similar": plan.similar,
         "unconfirmed": plan.unconfirmed,
+        "cited": plan.cited,
         "merged": plan.merged,
         "stale": plan.stale,
         "deleted": plan.deleted,
@@ -150,12 +170,23 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         written.push(rel.clone());
         path = Some(rel);
     }
-    // A killed run's events, appended but not committed, are counted in this commit's subject
-    // as the uninterrupted run would have counted them.
-    let (merged, stale, deleted) =
-        uncommitted(&repo, &left).unwrap_or((plan.merged, plan.stale, plan.deleted));
-    let subject = format!("maintain: {merged} merged, {stale} stale, {deleted} deleted");
-    let trailers = trailers(&plan.changes);
+    // A killed run's events, appended but not committed, are counted and named in this
+    // commit's message as the uninterrupted run would have done: its events and this run's
+    // are, in order, the events the uninterrupted run would have written.
+    let mut files = left.clone();
+    files.extend(written.iter().filter(|w| !left.contains(w)).cloned());
+    let events: Vec<store::Event> = (!left.is_empty())
+        .then(|| uncommitted(&repo, &files))
+        .flatten()
+        .unwrap_or_else(|| plan.changes.iter().map(|c| c.event(ctx.now)).collect());
+    let count = |op: Op| events.iter().filter(|e| e.op == op).count();
+    let subject = format!(
+        "maintain: {} merged, {} stale, {} deleted",
+        count(Op::Supersede),
+        count(Op::Stale),
+        count(Op::Delete)
+    );
+    let trailers = trailers(&events);
     // With nothing planned this still commits what a killed run left (its pending file).
     let commit = ctx.commit_with_pending(&repo, &written, &super::message(&subject, &trailers))?;
     warnings.extend(crate::telemetry::emit(
@@ -174,11 +205,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             "deleted": plan.deleted,
         }),
     ));
-    let mut human = if plan.changes.is_empty() {
-        "nothing to do".to_string()
-    } else {
-        listing("did", &plan)
-    };
+    let mut human = listing("did", &plan);
     if !plan.changes.is_empty() || commit.is_some() {
         human.push_str(&format!("\n{}", ctx.short(&commit)));
     }
@@ -201,8 +228,62 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     Ok(report)
 }
 
+/// The recall counts of `.cairn/recalls.jsonl`, of the recalls made at or before `now`: a
+/// run pinned to a time (`--now`) does not count recalls made after it, so what it plans is a
+/// function of that time.
+fn recalls_until(
+    repo: &crate::repo::Repo,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<HashMap<String, crate::recall::counts::Count>> {
+    let mut out: HashMap<String, crate::recall::counts::Count> = HashMap::new();
+    for (id, ts) in crate::recall::counts::each(repo)? {
+        let Ok(at) = chrono::DateTime::parse_from_rfc3339(&ts) else {
+            continue;
+        };
+        if at > now {
+            continue;
+        }
+        let c = out.entry(id).or_default();
+        c.count += 1;
+        if ts > c.last {
+            c.last = ts;
+        }
+    }
+    Ok(out)
+}
+
+/// The observations pending proposals cite, and the pairs (proposal, observation) where the
+/// observation is soft-deleted already (by a run before this rule, or by hand).
+type Orphans = Vec<(String, String)>;
+
+fn cited(repo: &crate::repo::Repo, folded: &[store::Folded]) -> Result<(HashSet<String>, Orphans)> {
+    let proposals = crate::proposals::load(repo)?;
+    let cited: HashSet<String> = proposals
+        .pending()
+        .flat_map(|p| p.proposal.observations.iter().cloned())
+        .collect();
+    let mut orphans = Vec::new();
+    if !cited.is_empty() {
+        let deleted: HashSet<&str> = folded
+            .iter()
+            .filter(|f| f.state == State::Deleted && cited.contains(&f.obs.id))
+            .map(|f| f.obs.id.as_str())
+            .collect();
+        for p in proposals.pending() {
+            for o in &p.proposal.observations {
+                if deleted.contains(o.as_str()) {
+                    orphans.push((p.proposal.id.clone(), o.clone()));
+                }
+            }
+        }
+    }
+    Ok((cited, orphans))
+}
+
 /// Every observation's vector from the store (rows keyed by the hash of the indexed text);
-/// a live observation the store lacks (its embedding failed earlier) is embedded now.
+/// one the store lacks (its embedding failed earlier) is embedded now, whatever its state:
+/// the sweep's bands are centred on every observation's vector, which must be the same set on
+/// every run over the same store.
 fn vectors_of(index: &Index, folded: &[store::Folded]) -> Result<Vec<Option<maintain::Vector>>> {
     let hashes: Vec<u64> = folded
         .iter()
@@ -214,13 +295,7 @@ fn vectors_of(index: &Index, folded: &[store::Folded]) -> Result<Vec<Option<main
         .iter()
         .map(|h| stored.get(h).map(|(s, v)| (*s, v.clone())))
         .collect();
-    let missing: Vec<usize> = (0..folded.len())
-        .filter(|&i| {
-            out[i].is_none()
-                && folded[i].state == State::Active
-                && folded[i].superseded_by.is_none()
-        })
-        .collect();
+    let missing: Vec<usize> = (0..folded.len()).filter(|&i| out[i].is_none()).collect();
     for chunk in missing.chunks(256) {
         let texts: Vec<String> = chunk
             .iter()
@@ -237,14 +312,14 @@ fn vectors_of(index: &Index, folded: &[store::Folded]) -> Result<Vec<Option<main
 }
 
 /// The supersede, stale and delete events in the observations files of `left` (what a killed
-/// run left pending) beyond what HEAD holds of them; `None` when nothing was left or a file
-/// is not HEAD's plus an appended tail.
-fn uncommitted(repo: &crate::repo::Repo, left: &[String]) -> Option<(usize, usize, usize)> {
+/// run left pending, and this run's) beyond what HEAD holds of them, in the order written;
+/// `None` when nothing was left or a file is not HEAD's plus an appended tail.
+fn uncommitted(repo: &crate::repo::Repo, left: &[String]) -> Option<Vec<store::Event>> {
     let files: Vec<&String> = left.iter().filter(|p| p.starts_with(store::DIR)).collect();
     if files.is_empty() {
         return None;
     }
-    let mut counts = (0, 0, 0);
+    let mut events = Vec::new();
     for rel in files {
         let now = std::fs::read(repo.path(rel)).ok()?;
         let head = crate::git::head_content(repo.root(), rel)
@@ -253,32 +328,28 @@ fn uncommitted(repo: &crate::repo::Repo, left: &[String]) -> Option<(usize, usiz
         let tail = now.strip_prefix(head.as_slice())?;
         for line in String::from_utf8_lossy(tail).lines() {
             if let Ok(store::Line::Event(e)) = store::parse_line(std::path::Path::new(rel), 0, line)
+                && matches!(e.op, Op::Supersede | Op::Stale | Op::Delete)
             {
-                match e.op {
-                    Op::Supersede => counts.0 += 1,
-                    Op::Stale => counts.1 += 1,
-                    Op::Delete => counts.2 += 1,
-                    _ => {}
-                }
+                events.push(e);
             }
         }
     }
-    Some(counts)
+    Some(events)
 }
 
 /// Trailers naming what changed (the first 20 of each kind).
-fn trailers(changes: &[Change]) -> Vec<(&'static str, String)> {
+fn trailers(events: &[store::Event]) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     for (op, key) in [
         (Op::Supersede, "Cairn-Superseded"),
         (Op::Stale, "Cairn-Stale"),
         (Op::Delete, "Cairn-Deleted"),
     ] {
-        let of: Vec<&Change> = changes.iter().filter(|c| c.op == op).collect();
-        for c in of.iter().take(20) {
-            let value = match &c.by {
-                Some(by) => format!("{} by {by}", c.id),
-                None => c.id.clone(),
+        let of: Vec<&store::Event> = events.iter().filter(|e| e.op == op).collect();
+        for e in of.iter().take(20) {
+            let value = match &e.by {
+                Some(by) => format!("{} by {by}", e.id),
+                None => e.id.clone(),
             };
             out.push((key, value));
         }
@@ -302,8 +373,14 @@ fn listing(verb: &str, plan: &maintain::Plan) -> String {
             plan.merged, plan.stale, plan.deleted, plan.swept
         )
     };
-    if plan.changes.is_empty() && verb == "would" {
+    if plan.changes.is_empty() {
         h = "nothing to do".to_string();
+    }
+    if plan.cited > 0 {
+        h.push_str(&format!(
+            "\n  kept {} a pending proposal cites (decide them with `cairn review`)",
+            crate::output::count(plan.cited, "old observation")
+        ));
     }
     const SHOWN: usize = 200;
     for c in plan.changes.iter().take(SHOWN) {

@@ -20,8 +20,11 @@
 pub const BANDS: usize = 64;
 /// Sign bits per band.
 pub const BITS: usize = 16;
-/// Fewer observations than this are compared pair by pair (at most two million pairs): the
-/// bands are for large stores, and a mean over a handful of vectors is no centre.
+/// A store with fewer observations than this (every one with a vector, whatever its state)
+/// has its swept ones compared pair by pair (at most two million pairs): the bands are for
+/// large stores, and a mean over a handful of vectors is no centre. Counted over the store,
+/// not over the swept ones, which a run's merges and marks make fewer: a next run that scored
+/// every pair would find pairs the bands kept apart, and merge again (ADR 77).
 pub const EXACT_BELOW: usize = 2_000;
 
 /// The bit positions of each band, for vectors of `dims` numbers (fixed: a xorshift sequence

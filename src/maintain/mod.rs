@@ -18,9 +18,20 @@
 //!   copies costs k comparisons, not k². The survivors are pairwise unconfirmed, and a chain
 //!   A~B, B~C (not A~C) ends the same on every run: the strongest of the three takes its
 //!   neighbours, and the third survives only if it is no neighbour of the survivor.
-//! - **Stale.** An observation active and not superseded, never recalled, whose time (or its
-//!   last restore, whichever is later) is more than `stale_days` before now is marked `stale`;
-//!   one (stale already, or marked now) more than `delete_days` old is soft-deleted (`delete`).
+//!   The sweep scores every pair when the store holds fewer than [`lsh::EXACT_BELOW`]
+//!   observations with a vector (all of them, whatever their state, not the swept ones), and
+//!   uses the bands otherwise: the choice, the bands' centre and so the candidate pairs are the
+//!   same on every run over the same store, so a second run finds no pair the first did not
+//!   (ADR 77).
+//! - **Stale.** An observation active and not superseded, never recalled (by `now`), and not
+//!   cited by a pending proposal, that [entered](entered) the store (or was last confirmed)
+//!   more than `stale_days` before now is marked `stale`. Entered is the day of the file its
+//!   record was written to, not the time its record speaks of (a backfill of old transcripts is
+//!   new to the store); confirmed is a later `merge` event, a restore, or a duplicate it took
+//!   (ADR 76).
+//! - **Delete.** A stale one whose stale mark (or a confirmation since) is more than
+//!   `delete_days` old is soft-deleted (`delete`): never in the run that marks it, so a
+//!   person has `delete_days` to see the mark. One a pending proposal cites is kept.
 //! - **Restored** observations (a `restore` is their last event) are a person's decision: they
 //!   take no part in the sweep until something changes them (a merge, another event), and
 //!   their stale clock starts again at the restore.
@@ -28,7 +39,7 @@
 pub mod lsh;
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -58,6 +69,9 @@ pub struct Input<'a> {
     /// The vector of each observation in `loaded.folded`, by position (`None`: none known,
     /// the observation is left out of the sweep).
     pub vectors: &'a [Option<Vector>],
+    /// The observations a pending proposal cites: never marked stale or soft-deleted while
+    /// the proposal waits for a decision.
+    pub cited: &'a HashSet<String>,
 }
 
 /// One planned event, with what a person needs to judge it.
@@ -120,6 +134,9 @@ pub struct Plan {
     pub similar: usize,
     /// Similar pairs whose distinctive parts disagreed (template texts about other things).
     pub unconfirmed: usize,
+    /// Observations old enough to mark stale or soft-delete that were kept because a pending
+    /// proposal cites them.
+    pub cited: usize,
 }
 
 /// What decides strength besides the record: its own merged count (its record's and its
@@ -218,8 +235,11 @@ pub fn plan(
         .map(|v| v.1.as_slice())
         .collect();
     // Below EXACT_BELOW every pair is scored (one band of no bits: one bucket), which costs
-    // less than the bands and finds every pair.
-    let (bands, bits) = if vecs.len() < lsh::EXACT_BELOW {
+    // less than the bands and finds every pair. Counted over every observation's vector, not
+    // the swept ones: a run that merges or marks enough to sweep fewer than EXACT_BELOW next
+    // time would otherwise have the next run score pairs the bands kept apart, and merge
+    // again (issue 30, point 14).
+    let (bands, bits) = if all.len() < lsh::EXACT_BELOW {
         (1, 0)
     } else {
         (lsh::BANDS, lsh::BITS)
@@ -314,7 +334,7 @@ pub fn plan(
         let held = after.entry(*x).or_insert(s.obs.merged_count);
         *held = held.saturating_add(add);
     }
-    for (y, (x, sim)) in superseded {
+    for &(y, (x, sim)) in &superseded {
         let (w, s) = (&folded[swept[y as usize]], &folded[swept[x as usize]]);
         gone.insert(swept[y as usize]);
         plan.changes.push(Change {
@@ -336,29 +356,24 @@ pub fn plan(
         plan.merged += 1;
     }
 
-    // 2. Stale and soft delete.
+    // 2. Stale and soft delete, by when each observation entered the store or was last
+    // confirmed ([`entered`]): a survivor is confirmed by what it takes in this run too, as the
+    // next run's fold will have it.
+    let mut since = entered(input.loaded);
+    for (y, (x, _)) in &superseded {
+        let (w, s) = (swept[*y as usize], swept[*x as usize]);
+        since[s] = since[s].max(since[w]);
+    }
     let day_ms = 86_400_000i64;
     let now_ms = settings.now.timestamp_millis();
+    let times = |i: usize| input.loaded.times.get(i);
     for (i, f) in folded.iter().enumerate() {
         if f.superseded_by.is_some() || f.state == State::Deleted || gone.contains(&i) {
             continue;
         }
-        if recalled(f) > 0 {
+        if recalled(f) > 0 || since[i] == i64::MIN {
             continue;
         }
-        let Some(time) = parse_time(&f.obs.timestamp) else {
-            continue;
-        };
-        let mut since = time.timestamp_millis();
-        if let Some(r) = input
-            .loaded
-            .restored
-            .get(&f.obs.id)
-            .and_then(|t| parse_time(t))
-        {
-            since = since.max(r.timestamp_millis());
-        }
-        let days = (now_ms - since) / day_ms;
         let base = |op: Op, why: String| Change {
             op,
             id: f.obs.id.clone(),
@@ -370,30 +385,117 @@ pub fn plan(
             by_merged_count: None,
             why,
         };
-        let mut stale_now = false;
-        if f.state == State::Active && days > i64::from(settings.stale_days) {
-            plan.changes.push(base(
-                Op::Stale,
-                format!(
-                    "{days} days old, never recalled (stale after {})",
-                    settings.stale_days
-                ),
-            ));
-            plan.stale += 1;
-            stale_now = true;
-        }
-        if (stale_now || f.state == State::Stale) && days > i64::from(settings.delete_days) {
-            plan.changes.push(base(
-                Op::Delete,
-                format!(
-                    "stale, {days} days old, never recalled (deleted after {})",
-                    settings.delete_days
-                ),
-            ));
-            plan.deleted += 1;
+        let days = (now_ms - since[i]) / day_ms;
+        match f.state {
+            State::Active if days > i64::from(settings.stale_days) => {
+                if input.cited.contains(&f.obs.id) {
+                    plan.cited += 1;
+                    continue;
+                }
+                plan.changes.push(base(
+                    Op::Stale,
+                    format!(
+                        "stored {days} days ago, never recalled (stale after {})",
+                        settings.stale_days
+                    ),
+                ));
+                plan.stale += 1;
+            }
+            // Soft-deleted only by a later run than the one that marked it, when the mark
+            // (or a confirmation since) is older than delete_days: never in the run that marks.
+            State::Stale => {
+                let marked = times(i)
+                    .and_then(|t| t.stale.as_deref())
+                    .and_then(parse_time)
+                    .map_or(since[i], |t| t.timestamp_millis().max(since[i]));
+                let stale_days = (now_ms - marked) / day_ms;
+                if stale_days <= i64::from(settings.delete_days) {
+                    continue;
+                }
+                if input.cited.contains(&f.obs.id) {
+                    plan.cited += 1;
+                    continue;
+                }
+                plan.changes.push(base(
+                    Op::Delete,
+                    format!(
+                        "stale for {stale_days} days, never recalled (deleted after {} days stale)",
+                        settings.delete_days
+                    ),
+                ));
+                plan.deleted += 1;
+            }
+            _ => {}
         }
     }
     Ok(plan)
+}
+
+/// When each observation of the fold (by position) entered the store or was last confirmed,
+/// in milliseconds (`i64::MIN`: unknown, never aged): the day of the file its record was
+/// written to (its own time when that falls within the day: a backfill of old turns counts
+/// from the day it was stored, not from the turns), a later `merge` event (stored again), its
+/// restore, and whatever it took from the observations it superseded (each one's own, along
+/// chains): a duplicate stored today confirms the observation that took it.
+pub fn entered(loaded: &Loaded) -> Vec<i64> {
+    let folded = &loaded.folded;
+    let mut own: Vec<i64> = folded
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let time = parse_time(&f.obs.timestamp).map(|t| t.timestamp_millis());
+            let times = loaded.times.get(i);
+            let mut at = match times.and_then(|t| t.day) {
+                Some(day) => {
+                    let start = day
+                        .and_hms_opt(0, 0, 0)
+                        .expect("midnight exists")
+                        .and_utc()
+                        .timestamp_millis();
+                    time.map_or(start, |t| t.clamp(start, start + 86_400_000 - 1))
+                }
+                None => time.unwrap_or(i64::MIN),
+            };
+            let later = times
+                .and_then(|t| t.stored_again.as_deref())
+                .into_iter()
+                .chain(loaded.restored.get(&f.obs.id).map(String::as_str));
+            for t in later.filter_map(parse_time) {
+                at = at.max(t.timestamp_millis());
+            }
+            at
+        })
+        .collect();
+    // Along supersede chains (W → S → T: T holds all three), each one once.
+    let at: HashMap<&str, usize> = folded
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.superseded_by.is_none())
+        .map(|(i, f)| (f.obs.id.as_str(), i))
+        .collect();
+    let by: HashMap<&str, &str> = folded
+        .iter()
+        .filter_map(|f| Some((f.obs.id.as_str(), f.superseded_by.as_deref()?)))
+        .collect();
+    for (i, f) in folded.iter().enumerate() {
+        let Some(mut next) = f.superseded_by.as_deref() else {
+            continue;
+        };
+        // The chain's end: the one not superseded (a cycle, which only hand edits make,
+        // ends nowhere).
+        let mut steps = 0;
+        while let Some(&n) = by.get(next) {
+            next = n;
+            steps += 1;
+            if steps > by.len() {
+                break;
+            }
+        }
+        if let Some(&end) = at.get(next) {
+            own[end] = own[end].max(own[i]);
+        }
+    }
+    own
 }
 
 fn parse_time(s: &str) -> Option<DateTime<Utc>> {
@@ -473,17 +575,224 @@ mod tests {
     }
 
     fn run(loaded: &Loaded, vectors: &[Option<Vector>]) -> Plan {
+        run_at(loaded, vectors, &HashSet::new(), NOW)
+    }
+
+    fn run_at(
+        loaded: &Loaded,
+        vectors: &[Option<Vector>],
+        cited: &HashSet<String>,
+        now: &str,
+    ) -> Plan {
         let recalls = HashMap::new();
         let input = Input {
             loaded,
             recalls: &recalls,
             vectors,
+            cited,
         };
-        plan(&input, &settings(), &mut |_, _| Ok(0.0)).unwrap()
+        let settings = Settings {
+            now: crate::time::parse(now, Utc::now()).unwrap(),
+            ..settings()
+        };
+        plan(&input, &settings, &mut |_, _| Ok(0.0)).unwrap()
     }
 
     fn events(p: &Plan) -> Vec<Event> {
-        p.changes.iter().map(|c| c.event(settings().now)).collect()
+        events_at(p, NOW)
+    }
+
+    fn events_at(p: &Plan, now: &str) -> Vec<Event> {
+        let now = crate::time::parse(now, Utc::now()).unwrap();
+        p.changes.iter().map(|c| c.event(now)).collect()
+    }
+
+    /// Records read from day files (`(record, the file's day)`), then events.
+    fn fold_days(records: &[(Observation, &str)], events: &[Event]) -> Loaded {
+        let mut f = Folder::default();
+        for (o, day) in records {
+            f.day(chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d").ok());
+            f.observation(o.clone());
+        }
+        for e in events {
+            f.event(e.clone());
+        }
+        f.finish()
+    }
+
+    fn ops(p: &Plan) -> Vec<(String, Op)> {
+        p.changes.iter().map(|c| (c.id.clone(), c.op)).collect()
+    }
+
+    /// `n` vectors of 256 numbers in chains of `chain`: each link is the one before turned
+    /// by about 25 degrees in a random direction (cosine about 0.9 to its neighbours, about
+    /// 0.8 two links apart), the chains at random directions from each other.
+    fn chains(n: usize, chain: usize, seed: u64) -> Vec<Option<Vector>> {
+        let mut x = seed;
+        let mut random = move || {
+            let mut v: Vec<f32> = (0..256)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % 2001) as f32 / 1000.0 - 1.0
+                })
+                .collect();
+            let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+            v.iter_mut().for_each(|a| *a /= norm);
+            v
+        };
+        let mut out = Vec::with_capacity(n);
+        let mut prev = random();
+        for i in 0..n {
+            if i % chain == 0 {
+                prev = random();
+            } else {
+                let noise = random();
+                let next: Vec<f32> = prev.iter().zip(&noise).map(|(a, b)| a + 0.45 * b).collect();
+                let norm = next.iter().map(|a| a * a).sum::<f32>().sqrt();
+                prev = next.iter().map(|a| a / norm).collect();
+            }
+            let (q, s) = crate::embed::quantize(&prev);
+            out.push(Some((s, q)));
+        }
+        out
+    }
+
+    #[test]
+    fn a_sweep_over_the_bands_reaches_its_fixed_point_in_one_run() {
+        // 2,400 observations in chains of three, a third of the chains stored long ago: the first
+        // run sweeps them all through the bands; it merges and marks so many that the next
+        // run sweeps fewer than EXACT_BELOW, and must still find nothing the first did not.
+        let n = 2_400;
+        let vectors = chains(n, 3, 0x2545_f491_4f6c_dd1d);
+        let records: Vec<(Observation, &str)> = (0..n)
+            .map(|i| {
+                let day = if (i / 3) % 3 == 0 {
+                    "2026-06-01"
+                } else {
+                    "2026-11-20"
+                };
+                (obs(&format!("o{i:04}"), 1 + (i % 4) as u32, RECENT), day)
+            })
+            .collect();
+        let first = run(&fold_days(&records, &[]), &vectors);
+        assert!(first.swept >= lsh::EXACT_BELOW, "{}", first.swept);
+        assert!(
+            first.swept - first.merged - first.stale < lsh::EXACT_BELOW,
+            "the next run sweeps fewer: {} merged, {} stale",
+            first.merged,
+            first.stale
+        );
+        assert!(first.merged > 500 && first.stale > 100, "{first:?}");
+        let all = events(&first);
+        let after = fold_days(&records, &all);
+        let second = run(&after, &vectors);
+        assert!(
+            second.changes.is_empty(),
+            "a second run over the first's result: {:?}",
+            ops(&second)
+        );
+        // Killed after any part of its append, the rerun plans exactly the rest.
+        for k in [1, 511, 512, all.len() / 2, first.merged, all.len() - 1] {
+            let rest = run(&fold_days(&records, &all[..k]), &vectors);
+            assert_eq!(events(&rest), all[k..].to_vec(), "after {k} events");
+        }
+    }
+
+    #[test]
+    fn age_counts_from_the_day_the_record_was_stored_not_from_the_time_it_speaks_of() {
+        // A backfill of year-old turns stored today; one stored in June the day its turn was.
+        let records = vec![
+            (obs("backfill", 1, "2025-11-01T09:00:00Z"), "2026-12-01"),
+            (obs("june", 1, "2026-06-01T09:00:00Z"), "2026-06-01"),
+        ];
+        let vectors = [at(0.0), at(90.0)];
+        let today = run(&fold_days(&records, &[]), &vectors);
+        assert_eq!(ops(&today), [("june".into(), Op::Stale)], "{today:?}");
+        assert!(today.changes[0].why.starts_with("stored 182 days ago"));
+
+        // The backfill: stale 100 days on, deleted only once the stale mark is 180 days old.
+        let records = &records[..1];
+        let vectors = &vectors[..1];
+        let mut evs = Vec::new();
+        for (now, want) in [
+            ("2026-12-01T10:00:00Z", vec![]),
+            ("2027-03-11T10:00:00Z", vec![Op::Stale]),
+            ("2027-03-11T10:00:00Z", vec![]),
+            ("2027-09-01T10:00:00Z", vec![]),
+            ("2027-09-09T10:00:00Z", vec![Op::Delete]),
+            ("2028-09-09T10:00:00Z", vec![]),
+        ] {
+            let p = run_at(&fold_days(records, &evs), vectors, &HashSet::new(), now);
+            assert_eq!(
+                p.changes.iter().map(|c| c.op).collect::<Vec<_>>(),
+                want,
+                "at {now}"
+            );
+            evs.extend(events_at(&p, now));
+        }
+    }
+
+    #[test]
+    fn an_old_record_past_both_ages_is_only_marked_stale_in_one_run() {
+        let records = vec![(obs("old", 1, "2025-01-01T00:00:00Z"), "2025-01-01")];
+        let p = run(&fold_days(&records, &[]), &[at(0.0)]);
+        assert_eq!(ops(&p), [("old".into(), Op::Stale)]);
+        let again = run(&fold_days(&records, &events(&p)), &[at(0.0)]);
+        assert!(again.changes.is_empty(), "{again:?}");
+    }
+
+    #[test]
+    fn a_day_file_without_a_day_ages_by_the_records_time_and_a_merge_event_confirms() {
+        let records = vec![
+            (obs("a", 1, "2026-06-01T00:00:00Z"), "notes"),
+            (obs("b", 1, "2026-06-01T00:00:00Z"), "2026-06-01"),
+        ];
+        let mut again = Event::new(Op::Merge, "b", "2026-11-30T00:00:00Z");
+        again.timestamp = Some("2026-06-02T00:00:00Z".into());
+        let p = run(&fold_days(&records, &[again]), &[at(0.0), at(90.0)]);
+        assert_eq!(ops(&p), [("a".into(), Op::Stale)], "b was stored again");
+    }
+
+    #[test]
+    fn a_duplicate_stored_today_confirms_the_old_one_that_takes_it() {
+        // The old one is the stronger (merged more often) and takes the new one: it is not
+        // marked stale, in this run or the next.
+        let records = vec![
+            (obs("old", 5, "2026-03-01T00:00:00Z"), "2026-03-01"),
+            (obs("new", 1, "2026-11-30T00:00:00Z"), "2026-11-30"),
+        ];
+        let vectors = [at(0.0), at(10.0)];
+        let first = run(&fold_days(&records, &[]), &vectors);
+        assert_eq!(ops(&first), [("new".into(), Op::Supersede)]);
+        let second = run(&fold_days(&records, &events(&first)), &vectors);
+        assert!(second.changes.is_empty(), "{second:?}");
+        // Restored, the new one gives its time back with its count.
+        let mut evs = events(&first);
+        evs.push(Event::new(Op::Restore, "new", NOW));
+        let p = run(&fold_days(&records, &evs), &vectors);
+        assert_eq!(ops(&p), [("old".into(), Op::Stale)]);
+    }
+
+    #[test]
+    fn a_pending_proposal_keeps_what_it_cites_from_stale_and_delete() {
+        let records = vec![
+            (obs("cited", 1, "2026-01-01T00:00:00Z"), "2026-01-01"),
+            (obs("free", 1, "2026-01-01T00:00:00Z"), "2026-01-01"),
+        ];
+        let vectors = [at(0.0), at(90.0)];
+        let cited: HashSet<String> = ["cited".to_string()].into();
+        let p = run_at(&fold_days(&records, &[]), &vectors, &cited, NOW);
+        assert_eq!(ops(&p), [("free".into(), Op::Stale)]);
+        assert_eq!(p.cited, 1);
+        // Stale already when the proposal came: not deleted while it waits.
+        let mut evs = events(&p);
+        evs.push(Event::new(Op::Stale, "cited", NOW));
+        let later = "2027-12-01T00:00:00Z";
+        let p = run_at(&fold_days(&records, &evs), &vectors, &cited, later);
+        assert_eq!(ops(&p), [("free".into(), Op::Delete)]);
+        assert_eq!(p.cited, 1);
     }
 
     fn pairs(p: &Plan) -> Vec<(String, String)> {

@@ -359,6 +359,24 @@ pub struct Loaded {
     /// By id: the time of the `restore` that is an observation's last event (a person's
     /// decision that nothing changed since).
     pub restored: HashMap<String, String>,
+    /// By position in `folded`: when each observation entered the store and when it was
+    /// marked stale ([`Times`]); empty when the fold was made without them.
+    pub times: Vec<Times>,
+}
+
+/// What `cairn maintain` ages an observation by, beside its fold (ADR 76): not the time its
+/// record speaks of (a backfill of year-old transcripts stores year-old times today), but when
+/// it entered the store.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Times {
+    /// The UTC day of the file its record was first read from: the day it was written, since
+    /// every writer appends to the file of the day it writes ([`current_file`]). `None` when
+    /// the file's name holds no day.
+    pub day: Option<chrono::NaiveDate>,
+    /// The time of its last `merge` event: when it was stored again.
+    pub stored_again: Option<String>,
+    /// The time of the `stale` event that made it stale, while it is stale.
+    pub stale: Option<String>,
 }
 
 /// The store folded ([`Loaded`]).
@@ -367,6 +385,7 @@ pub fn load(repo: &Repo) -> Result<Loaded> {
     let mut torn_tails = Vec::new();
     for path in day_files(repo)? {
         let (lines, torn) = read_file(&path)?;
+        folder.day(file_day(&path).map(|(day, _)| day));
         torn_tails.extend(torn);
         for (_, line) in lines {
             match line {
@@ -390,14 +409,26 @@ pub struct Folder {
     /// Superseded id → (the id that took its count, the count).
     transfers: HashMap<String, (String, u32)>,
     restored: HashMap<String, String>,
+    times: Vec<Times>,
+    /// The day of the file whose lines come next.
+    day: Option<chrono::NaiveDate>,
 }
 
 impl Folder {
+    /// The day of the file whose lines come next ([`file_day`]), for [`Times::day`].
+    pub fn day(&mut self, day: Option<chrono::NaiveDate>) {
+        self.day = day;
+    }
+
     pub fn observation(&mut self, obs: Observation) {
         if self.at.contains_key(&obs.id) {
             return;
         }
         self.at.insert(obs.id.clone(), self.out.len());
+        self.times.push(Times {
+            day: self.day,
+            ..Times::default()
+        });
         self.out.push(Folded {
             obs,
             state: State::Active,
@@ -413,7 +444,15 @@ impl Folder {
     }
 
     fn apply_at(&mut self, i: usize, e: &Event) {
+        let was = self.out[i].state;
         apply(&mut self.out[i], e);
+        let times = &mut self.times[i];
+        match e.op {
+            Op::Merge => times.stored_again = Some(e.ts.clone()),
+            Op::Stale if was == State::Active => times.stale = Some(e.ts.clone()),
+            Op::Restore => times.stale = None,
+            _ => {}
+        }
         match e.op {
             Op::Observed => {}
             Op::Restore => {
@@ -471,6 +510,7 @@ impl Folder {
         }
         out.folded = self.out;
         out.restored = self.restored;
+        out.times = self.times;
         out
     }
 }
@@ -848,6 +888,39 @@ mod tests {
             Event::new(Op::Restore, "w", "t2"),
         ];
         assert_eq!(fold(&restored, false), (Some(2), Some(3), Some(4)));
+    }
+
+    #[test]
+    fn the_fold_notes_each_records_day_file_its_last_store_and_its_stale_mark() {
+        let o: Observation = serde_json::from_str(
+            r#"{"id":"ob-1","observation":"x is y","timestamp":"2025-01-01T00:00:00.000Z","write_verdict":"allow","category_id":"projects"}"#,
+        )
+        .unwrap();
+        let day = |d: &str| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok();
+        let mut f = Folder::default();
+        f.day(day("2026-12-01"));
+        f.observation(o.clone());
+        f.day(day("2026-12-05"));
+        // The same record again in a later file: the first keeps its day.
+        f.observation(o);
+        f.event(Event::new(Op::Merge, "ob-1", "2026-12-05T10:00:00.000Z"));
+        f.event(Event::new(Op::Stale, "ob-1", "2027-04-01T00:00:00.000Z"));
+        f.event(Event::new(Op::Stale, "ob-1", "2027-05-01T00:00:00.000Z"));
+        let l = f.finish();
+        assert_eq!(
+            l.times,
+            [Times {
+                day: day("2026-12-01"),
+                stored_again: Some("2026-12-05T10:00:00.000Z".into()),
+                stale: Some("2027-04-01T00:00:00.000Z".into()),
+            }],
+            "the first stale mark counts"
+        );
+        let mut f = Folder::default();
+        f.observation(serde_json::from_str(r#"{"id":"ob-1","observation":"x","timestamp":"t","write_verdict":"allow","category_id":"projects"}"#).unwrap());
+        f.event(Event::new(Op::Stale, "ob-1", "2027-04-01T00:00:00.000Z"));
+        f.event(Event::new(Op::Restore, "ob-1", "2027-04-02T00:00:00.000Z"));
+        assert_eq!(f.finish().times, [Times::default()], "a restore clears it");
     }
 
     #[test]
