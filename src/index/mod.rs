@@ -712,9 +712,14 @@ const OPEN_RETRIES: u32 = 9;
 /// a folder being removed got a new file meanwhile.
 fn transient(e: &Error) -> bool {
     e.kind == ErrorKind::Io
-        && ["FileDoesNotExist", "os error 2)", "os error 39)", "Directory not empty"]
-            .iter()
-            .any(|m| e.message.contains(m))
+        && [
+            "FileDoesNotExist",
+            "os error 2)",
+            "os error 39)",
+            "Directory not empty",
+        ]
+        .iter()
+        .any(|m| e.message.contains(m))
 }
 
 /// Removes the index folder `dir` for a build from nothing (under the build lock). A reader
@@ -912,6 +917,7 @@ impl Index {
         // other's result until the plan is made.
         let opened = std::thread::scope(|s| {
             let listing = s.spawn(|| {
+                crate::cli::pausepoint("index-listing");
                 if glance
                     && let Some(g) = sources::Glance::read(dir)
                     && g.holds(repo)?
@@ -1189,6 +1195,7 @@ impl Index {
         if plan.is_empty() && self.payload.vectors.as_deref() == Some(model.as_str()) {
             return Ok(());
         }
+        crate::cli::pausepoint("index-planned");
         // Cloned only now: a read that finds nothing changed (the usual one) copies nothing.
         let mut payload = self.payload.clone();
         // A big first build gets every core; the usual few appended lines one thread.
