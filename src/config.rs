@@ -167,6 +167,12 @@ stale_days = 90
 # Stale observations older than this many days are soft-deleted (a `delete` event; nothing is
 # removed from the files, `cairn restore ID` undoes it).
 delete_days = 180
+
+[mcp]
+# How long a write called over MCP (`cairn mcp`) waits for the repository lock another process
+# holds, in milliseconds; then the call is a tool error of kind `busy` and nothing is written.
+# Reads never wait for it.
+lock_wait_ms = 10000
 "#;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -183,6 +189,7 @@ pub struct Config {
     pub triage: Triage,
     pub reflect: Reflect,
     pub maintain: Maintain,
+    pub mcp: Mcp,
 }
 
 impl Default for Config {
@@ -207,6 +214,7 @@ impl Default for Config {
             triage: Triage::default(),
             reflect: Reflect::default(),
             maintain: Maintain::default(),
+            mcp: Mcp::default(),
         }
     }
 }
@@ -360,6 +368,22 @@ impl Default for Git {
             commit: true,
             fallback_name: "cairn".to_string(),
             fallback_email: "cairn@localhost".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Mcp {
+    /// How long a write called over MCP waits for the repository lock another process holds,
+    /// in milliseconds, before it is a tool error (kind `busy`).
+    pub lock_wait_ms: u64,
+}
+
+impl Default for Mcp {
+    fn default() -> Self {
+        Mcp {
+            lock_wait_ms: 10_000,
         }
     }
 }
