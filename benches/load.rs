@@ -2,7 +2,7 @@
 //! binary.
 //!
 //! Run with `scripts/load` (or `cargo bench --bench load -- [--agents 16] [--seconds 60]
-//! [--mode both|commit|no-commit]`; `CAIRN_LOAD_AGENTS`, `CAIRN_LOAD_SECONDS`,
+//! [--mode both|commit|no-commit|mix|all]`; `CAIRN_LOAD_AGENTS`, `CAIRN_LOAD_SECONDS`,
 //! `CAIRN_LOAD_MODE` set the defaults, `CAIRN_LOAD_KEEP=1` keeps the work folder,
 //! `CAIRN_LOAD_BIN` names another cairn binary to load).
 //!
@@ -24,6 +24,15 @@
 //! false`, nothing is committed during the run, and one `git add -A && git commit` at the end
 //! takes everything. In both: `git fsck` clean, `cairn doctor` finds nothing, `cairn index
 //! --verify` passes.
+//!
+//! `--mode mix` (issue 30): each agent cycles through every writing command (`slog`,
+//! `remember`, `adr new`, `memory add`, `note`, `library add`, `sessions ingest` of one
+//! transcript, `observe --all`, `reflect`, `triage`, `maintain`, `index`) and the reads
+//! (`recall`, `brief`, `search`), each agent from its own place in the cycle, with commits.
+//! Afterwards, besides the counts above, every `adr new`, `memory add`, `note` and `library
+//! add` that exited 0 is in the files exactly once (by its marker), no read failed (the read
+//! failures are counted and must be 0), and `git fsck --strict`, `cairn doctor --dry-run` (no
+//! finding) and `cairn index --verify` pass.
 //!
 //! Figures: each command's whole-process wall time (p50, p99, max), and the repository lock's
 //! wait and hold (from the `lock`/`writer` telemetry events each writer records when it
@@ -969,7 +978,12 @@ fn check_repository(
         .as_array()
         .map_or(usize::MAX, Vec::len);
     println!(
-        "cairn doctor --dry-run: {findings} findings, exit {}{}",
+        "{}cairn doctor --dry-run: {findings} findings, exit {}{}",
+        if doctor.code == 0 && findings == 0 {
+            ""
+        } else {
+            "FAIL "
+        },
         doctor.code,
         if doctor.code == 0 {
             String::new()
@@ -980,7 +994,8 @@ fn check_repository(
     ok &= doctor.code == 0 && findings == 0;
     let verify = cairn(home, repo, "index", &["--json", "index", "--verify"]);
     println!(
-        "cairn index --verify: exit {}{}",
+        "{}cairn index --verify: exit {}{}",
+        if verify.code == 0 { "" } else { "FAIL " },
         verify.code,
         if verify.code == 0 {
             String::new()

@@ -1228,6 +1228,10 @@ impl Index {
             if plan.is_empty() && self.payload.vectors.as_deref() == Some(model.as_str()) {
                 return Ok(());
             }
+            // The checkpoints to commit are that commit's, moved on by this plan: the old
+            // ones would put back the offsets of files the other process folded in, and the
+            // next update would fold them in again.
+            payload = self.payload.clone();
         }
         let searcher = self.reader.searcher();
         let index_empty = searcher.num_docs() == 0;

@@ -193,6 +193,43 @@ fn an_update_planned_before_another_process_committed_folds_nothing_in_twice() {
     unique.dedup();
     assert_eq!(ids, unique, "a record found twice");
     assert_eq!(ids.len(), 2, "{ids:?}");
+
+    // Planned again, the update still has work of its own (today's log grew after it looked
+    // at it), and commits: with the checkpoints of the other process's commit, not the ones
+    // it read first, which knew nothing of the log of January (its lines were folded in
+    // again by the next update).
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            "2026-01-02T10:00:00Z",
+            "slog",
+            "deploy",
+            "caddy",
+            "caddy entry of january",
+        ],
+    )
+    .code(0);
+    env.cairn_in(&repo, &["slog", "deploy", "caddy", "third caddy entry"])
+        .code(0);
+    let (reader, pause) = paused_at(&env, &repo, "index-planned", &["search", "caddy"]);
+    env.cairn_in(&repo, &["slog", "deploy", "caddy", "fourth caddy entry"])
+        .code(0);
+    env.cairn_in(&repo, &["index"]).code(0);
+    std::fs::remove_file(&pause).unwrap();
+    let out = reader.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ids = ids_found(&env, &repo, "caddy");
+    let mut unique = ids.clone();
+    unique.dedup();
+    assert_eq!(ids, unique, "a record found twice");
+    assert_eq!(ids.len(), 5, "{ids:?}");
+    env.cairn_in(&repo, &["index", "--verify"]).code(0);
 }
 
 #[test]
