@@ -1097,10 +1097,11 @@ impl Index {
         if self.refresh.read_only || vectors::model_id_for(&repo.config.embed) != self.model {
             return Ok(false);
         }
-        let on_disk = self
-            .index
-            .load_metas()
-            .map_err(|e| index_err("cannot read its last commit", e))?;
+        // A `meta.json` another process is replacing (or a rebuild removed) is no error
+        // here: the index is then not current, and the catch-up or a new open waits for it.
+        let Ok(on_disk) = self.index.load_metas() else {
+            return Ok(false);
+        };
         if Some(on_disk.opstamp) != self.committed {
             return Ok(false);
         }
