@@ -525,7 +525,7 @@ mod tests {
     fn rewrite_false_is_the_command_lines_no_rewrite() {
         for (rewrite, want) in [(None, false), (Some(true), false), (Some(false), true)] {
             let p = RecallParams {
-                query: Some("nfs".into()),
+                query: "nfs".into(),
                 rewrite,
                 ..RecallParams::default()
             };
