@@ -714,6 +714,7 @@ fn transient(e: &Error) -> bool {
     e.kind == ErrorKind::Io
         && [
             "FileDoesNotExist",
+            "kind: NotFound",
             "os error 2)",
             "os error 39)",
             "Directory not empty",
@@ -1015,6 +1016,9 @@ impl Index {
         } else {
             open_usable(dir, &schema, &mut refresh.warnings)
         };
+        if index.is_some() {
+            crate::cli::pausepoint("index-opened");
+        }
         // Building from nothing removes the folder: one process at a time, or a second one
         // deletes the files the first is writing (many agents' first reads after `.cairn/` was
         // deleted failed so). Whoever waited opens what the first built.
@@ -2250,6 +2254,28 @@ mod tests {
         assert_eq!(idx.read_bytes(0..1000).unwrap().as_slice(), &bytes[..1000]);
     }
     use super::*;
+
+    #[test]
+    fn transient_errors_are_files_another_process_removed() {
+        for message in [
+            "index: cannot open a reader: FileDoesNotExist(\"abc.term\")",
+            "index: cannot open a reader: Failed to acquire Lockfile: IoError(Os { code: 2, kind: NotFound, message: \"No such file or directory\" }). None",
+            ".cairn/index: Directory not empty (os error 39)",
+            "slog/2026-12-06.jsonl: No such file or directory (os error 2)",
+        ] {
+            assert!(transient(&Error::new(ErrorKind::Io, message)), "{message}");
+        }
+        for (kind, message) in [
+            (
+                ErrorKind::Io,
+                "index: cannot commit: Permission denied (os error 13)",
+            ),
+            (ErrorKind::BadInput, "FileDoesNotExist in a user's text"),
+            (ErrorKind::Io, "index: cannot add: os error 28)"),
+        ] {
+            assert!(!transient(&Error::new(kind, message)), "{message}");
+        }
+    }
 
     #[test]
     fn decay_by_class_and_staleness() {

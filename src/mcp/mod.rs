@@ -617,6 +617,34 @@ mod tests {
     }
 
     #[test]
+    fn screen_line_answers_what_rmcp_would_not_and_passes_the_rest() {
+        let code = |line: &[u8]| {
+            screen_line(line).map(|a| {
+                let v: Value = serde_json::from_str(&a).unwrap();
+                (v["id"].clone(), v["error"]["code"].as_i64().unwrap())
+            })
+        };
+        assert_eq!(code(b"not json\n"), Some((Value::Null, -32700)));
+        assert_eq!(
+            code(b"\xef\xbb\xbf{\"jsonrpc\""),
+            Some((Value::Null, -32700))
+        );
+        let string_args = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"recall","arguments":"{}"}}"#;
+        assert_eq!(code(string_args), Some((serde_json::json!(3), -32602)));
+        let list_args = br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"recall","arguments":[1]}}"#;
+        assert_eq!(code(list_args), Some((serde_json::json!("a"), -32602)));
+        for rmcps in [
+            &b"\r\n"[..],
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall","arguments":{"query":"x"}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_show"}}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        ] {
+            assert_eq!(code(rmcps), None, "{}", String::from_utf8_lossy(rmcps));
+        }
+    }
+
+    #[test]
     fn decode_request_reads_a_tool_call_and_refuses_bad_arguments() {
         let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"words":"nfs"}}}"#;
         assert!(matches!(decode_request(call), Ok(Some(Command::Search(_)))));

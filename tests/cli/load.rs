@@ -263,6 +263,31 @@ fn a_read_whose_checkpoints_went_under_two_commits_opens_the_last_one_without_re
     env.cairn_in(&repo, &["index", "--verify"]).code(0);
 }
 
+#[test]
+fn a_read_whose_index_is_removed_while_it_opens_it_waits_and_opens_again() {
+    // Issue 30: a read failed with exit 2 ("cannot open a reader: FileDoesNotExist(…)",
+    // "cannot open the writer: FileDoesNotExist(meta.json)") when another process removed
+    // the files of the commit it had just read (a rebuild, tantivy's garbage collection, or
+    // `.cairn/` deleted). Here the index goes between its `meta.json` and its reader.
+    let (env, repo) = Env::repo();
+    env.cairn_in(&repo, &["slog", "deploy", "caddy", "first caddy entry"])
+        .code(0);
+    env.cairn_in(&repo, &["index"]).code(0);
+    let (reader, pause) = paused_at(&env, &repo, "index-opened", &["--json", "search", "caddy"]);
+    std::fs::remove_dir_all(repo.join(".cairn/index")).unwrap();
+    std::fs::remove_file(&pause).unwrap();
+    let out = reader.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let found: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        found["data"]["results"].as_array().unwrap().len(),
+        1,
+        "{found}"
+    );
+    env.cairn_in(&repo, &["index", "--verify"]).code(0);
+}
+
 /// What one process of [`mixed_load`] did.
 struct Outcome {
     command: &'static str,
