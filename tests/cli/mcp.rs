@@ -475,8 +475,9 @@ async fn mcp_writes_redact_secrets_and_refuse_paths() {
 }
 
 /// `cairn mcp` in `repo` spoken to line by line: each of `lines` is sent as it is (after the
-/// handshake), then `tools/list` with id 99; every line the server wrote up to that answer.
-fn raw_session(env: &Env, repo: &Path, lines: &[&str]) -> Vec<Value> {
+/// handshake), then `tools/list` with id 99; every line the server wrote until it answered
+/// each id of `ids` and 99 (calls run side by side: the answers come in any order).
+fn raw_session(env: &Env, repo: &Path, lines: &[&str], ids: &[Value]) -> Vec<Value> {
     use std::io::{BufRead, BufReader, Write};
     let mut child = env
         .command(BIN, repo)
@@ -507,16 +508,29 @@ fn raw_session(env: &Env, repo: &Path, lines: &[&str]) -> Vec<Value> {
     )
     .unwrap();
     stdin.flush().unwrap();
-    let mut answers = Vec::new();
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let answer: Value = serde_json::from_str(&line.unwrap()).expect("stdout is JSON-RPC");
-        let last = answer["id"] == 99;
-        answers.push(answer);
-        if last {
-            break;
+    // Lines arrive on a thread, so that an answer that never comes ends the wait (after
+    // 20 s) instead of the test.
+    let stdout = child.stdout.take().unwrap();
+    let (lines_tx, lines_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+            if lines_tx.send(line).is_err() {
+                break;
+            }
         }
+    });
+    let mut answers: Vec<Value> = Vec::new();
+    let mut waiting: Vec<Value> = ids.iter().cloned().chain([json!(99)]).collect();
+    while !waiting.is_empty() {
+        let Ok(line) = lines_rx.recv_timeout(std::time::Duration::from_secs(20)) else {
+            break;
+        };
+        let answer: Value = serde_json::from_str(&line).expect("stdout is JSON-RPC");
+        waiting.retain(|id| *id != answer["id"]);
+        answers.push(answer);
     }
     drop(stdin);
+    let _ = child.kill();
     let _ = child.wait();
     answers
 }
@@ -535,6 +549,7 @@ fn mcp_answers_a_line_that_is_not_json_and_arguments_that_are_not_an_object() {
             r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"recall","arguments":{}}}"#,
             r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"recall","arguments":{"query":" "}}}"#,
         ],
+        &[Value::Null, json!(7), json!(8), json!(9)],
     );
     let by_id = |id: Value| {
         answers
