@@ -2,7 +2,7 @@
 //! binary.
 //!
 //! Run with `scripts/load` (or `cargo bench --bench load -- [--agents 16] [--seconds 60]
-//! [--mode both|commit|no-commit]`; `CAIRN_LOAD_AGENTS`, `CAIRN_LOAD_SECONDS`,
+//! [--mode both|commit|no-commit|mix|all]`; `CAIRN_LOAD_AGENTS`, `CAIRN_LOAD_SECONDS`,
 //! `CAIRN_LOAD_MODE` set the defaults, `CAIRN_LOAD_KEEP=1` keeps the work folder,
 //! `CAIRN_LOAD_BIN` names another cairn binary to load).
 //!
@@ -24,6 +24,15 @@
 //! false`, nothing is committed during the run, and one `git add -A && git commit` at the end
 //! takes everything. In both: `git fsck` clean, `cairn doctor` finds nothing, `cairn index
 //! --verify` passes.
+//!
+//! `--mode mix` (issue 30): each agent cycles through every writing command (`slog`,
+//! `remember`, `adr new`, `memory add`, `note`, `library add`, `sessions ingest` of one
+//! transcript, `observe --all`, `reflect`, `triage`, `maintain`, `index`) and the reads
+//! (`recall`, `brief`, `search`), each agent from its own place in the cycle, with commits.
+//! Afterwards, besides the counts above, every `adr new`, `memory add`, `note` and `library
+//! add` that exited 0 is in the files exactly once (by its marker), no read failed (the read
+//! failures are counted and must be 0), and `git fsck --strict`, `cairn doctor --dry-run` (no
+//! finding) and `cairn index --verify` pass.
 //!
 //! Figures: each command's whole-process wall time (p50, p99, max), and the repository lock's
 //! wait and hold (from the `lock`/`writer` telemetry events each writer records when it
@@ -99,6 +108,8 @@ const OBJECTS: &[&str] = &[
 enum Mode {
     Commit,
     NoCommit,
+    /// Every writing command beside the reads ([`mix_agent`]), with commits.
+    Mix,
 }
 
 impl Mode {
@@ -106,6 +117,16 @@ impl Mode {
         match self {
             Mode::Commit => "commit",
             Mode::NoCommit => "no-commit",
+            Mode::Mix => "mix",
+        }
+    }
+
+    /// What the markers of this mode begin with.
+    fn tag(self) -> &'static str {
+        match self {
+            Mode::Commit => "lmc",
+            Mode::NoCommit => "lmn",
+            Mode::Mix => "lmx",
         }
     }
 }
@@ -144,6 +165,12 @@ struct Expected {
     /// Searches for the agent's own earlier slog entry, and how many found it.
     searches: usize,
     found_own: usize,
+    /// Mix mode: markers of `adr new`, `memory add`, `note` and `library add` runs that
+    /// exited 0 (each must be in the files once).
+    adrs: Vec<String>,
+    memories: Vec<String>,
+    notes: Vec<String>,
+    library: Vec<String>,
 }
 
 fn main() {
@@ -153,6 +180,8 @@ fn main() {
     let modes = match mode.as_str() {
         "commit" => vec![Mode::Commit],
         "no-commit" => vec![Mode::NoCommit],
+        "mix" => vec![Mode::Mix],
+        "all" => vec![Mode::Commit, Mode::NoCommit, Mode::Mix],
         _ => vec![Mode::Commit, Mode::NoCommit],
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -277,8 +306,10 @@ fn run_mode(work: &Path, mode: Mode, agents: usize, span: Duration) -> bool {
     let mut handles = Vec::new();
     for a in 0..agents {
         let (home, repo, runs) = (home.clone(), repo.clone(), runs.clone());
-        handles.push(std::thread::spawn(move || {
-            agent(a, mode, &home, &repo, deadline, &runs)
+        let transcripts = dir.join("transcripts");
+        handles.push(std::thread::spawn(move || match mode {
+            Mode::Mix => mix_agent(a, &home, &repo, &transcripts, deadline, &runs),
+            _ => agent(a, mode, &home, &repo, deadline, &runs),
         }));
     }
     let pipeline = {
@@ -327,6 +358,10 @@ fn run_mode(work: &Path, mode: Mode, agents: usize, span: Duration) -> bool {
         expected.failed.extend(e.failed);
         expected.searches += e.searches;
         expected.found_own += e.found_own;
+        expected.adrs.extend(e.adrs);
+        expected.memories.extend(e.memories);
+        expected.notes.extend(e.notes);
+        expected.library.extend(e.library);
     }
     pipeline.join().expect("pipeline thread");
     let elapsed = started.elapsed();
@@ -345,6 +380,8 @@ fn run_mode(work: &Path, mode: Mode, agents: usize, span: Duration) -> bool {
         bytes,
         failures.len()
     );
+    let read_failures = failures.iter().filter(|r| is_read(r.command)).count();
+    println!("read failures: {read_failures} (must be 0)");
     for f in &failures {
         ok = false;
         println!(
@@ -355,9 +392,10 @@ fn run_mode(work: &Path, mode: Mode, agents: usize, span: Duration) -> bool {
             f.stderr.trim()
         );
     }
+    // The pipeline's one ingest and observe (the mix runs many: their times are below).
     for r in runs
         .iter()
-        .filter(|r| matches!(r.command, "ingest" | "observe"))
+        .filter(|r| mode != Mode::Mix && matches!(r.command, "ingest" | "observe"))
     {
         let d = r.data();
         let what = if r.command == "ingest" {
@@ -393,11 +431,17 @@ fn run_mode(work: &Path, mode: Mode, agents: usize, span: Duration) -> bool {
     }
 
     ok &= count(&repo, mode, &expected);
+    if mode == Mode::Mix {
+        ok &= count_mix(&repo, &expected);
+    }
     ok &= check_repository(&home, &repo, mode, commits_before, &expected);
 
     println!();
     println!("command   runs    p50 ms   p99 ms   max ms");
-    for name in ["slog", "remember", "recall", "search", "ingest", "observe"] {
+    for name in [
+        "slog", "remember", "adr", "memory", "note", "library", "ingest", "observe", "reflect",
+        "triage", "maintain", "index", "recall", "brief", "search",
+    ] {
         let mut ts: Vec<Duration> = runs
             .iter()
             .filter(|r| r.command == name)
@@ -416,11 +460,13 @@ fn run_mode(work: &Path, mode: Mode, agents: usize, span: Duration) -> bool {
         );
     }
     lock_figures(&repo);
-    println!(
-        "searches that found the agent's own previous slog entry: {} of {} (a search that \
-         finds the index writer busy reads the last committed state, ADR 9)",
-        expected.found_own, expected.searches
-    );
+    if mode != Mode::Mix {
+        println!(
+            "searches that found the agent's own previous slog entry: {} of {} (a search that \
+             finds the index writer busy reads the last committed state, ADR 9)",
+            expected.found_own, expected.searches
+        );
+    }
     ok
 }
 
@@ -428,7 +474,8 @@ fn run_mode(work: &Path, mode: Mode, agents: usize, span: Duration) -> bool {
 /// 1 when the gate discards; recall and search exit 1 when they find nothing).
 fn failed(r: &Run) -> bool {
     match r.command {
-        "slog" | "ingest" | "observe" => r.code != 0,
+        "slog" | "ingest" | "observe" | "adr" | "memory" | "note" | "library" | "reflect"
+        | "triage" | "maintain" | "index" => r.code != 0,
         "remember" => !(r.code == 0 || (r.code == 1 && r.data()["verdict"] == "discard")),
         _ => r.code != 0 && r.code != 1,
     }
@@ -445,8 +492,8 @@ fn agent(
     let mut e = Expected::default();
     let mut mine = Vec::new();
     let tag = match mode {
-        Mode::Commit => "c",
         Mode::NoCommit => "n",
+        _ => "c",
     };
     let mut n = 0usize;
     let mut last_slog: Option<String> = None;
@@ -531,12 +578,245 @@ fn agent(
     e
 }
 
+/// Whether `command` only reads (a failure of one is a failed read).
+fn is_read(command: &str) -> bool {
+    matches!(command, "recall" | "brief" | "search")
+}
+
+/// The mix: each agent runs, one after another, a command of the cycle below, starting at a
+/// place of its own in it so that every kind runs at once somewhere: the writes (slog,
+/// remember, adr new, memory add, note, library add, sessions ingest, observe, reflect,
+/// triage, maintain, index) and the reads (recall, brief, search).
+fn mix_agent(
+    a: usize,
+    home: &Path,
+    repo: &Path,
+    transcripts: &Path,
+    deadline: Instant,
+    runs: &Mutex<Vec<Run>>,
+) -> Expected {
+    const CYCLE: &[&str] = &[
+        "slog", "recall", "remember", "search", "adr", "brief", "memory", "index", "note",
+        "recall", "library", "ingest", "search", "observe", "slog", "reflect", "recall", "triage",
+        "remember", "maintain", "brief",
+    ];
+    let mut e = Expected::default();
+    let mut mine = Vec::new();
+    let sessions: Vec<PathBuf> = ["claude-code", "codex", "pi"]
+        .iter()
+        .flat_map(|agent| {
+            std::fs::read_dir(transcripts.join(agent))
+                .map(|rd| rd.flatten().map(|e| e.path()).collect::<Vec<_>>())
+                .unwrap_or_default()
+        })
+        .collect();
+    let library = home.join(format!("library-{a}"));
+    std::fs::create_dir_all(&library).expect("library folder");
+    let mut n = 0usize;
+    while Instant::now() < deadline {
+        let marker = format!("lmxa{a:02}n{n:05}");
+        let command = CYCLE[(a * 5 + n) % CYCLE.len()];
+        let subject = SUBJECTS[(a * 7 + n) % SUBJECTS.len()];
+        let object = OBJECTS[(a * 5 + n * 7) % OBJECTS.len()];
+        let r = match command {
+            "slog" => {
+                let detail = format!("agent {a} finished step {n} of the mix, marker {marker}");
+                let r = cairn(
+                    home,
+                    repo,
+                    "slog",
+                    &["--json", "slog", "load", &format!("agent-{a}"), &detail],
+                );
+                if r.code == 0 {
+                    let id = r.data()["entry"]["id"].as_str().unwrap_or("").to_string();
+                    e.slogs.push((marker.clone(), id));
+                }
+                r
+            }
+            "remember" => {
+                let verb = VERBS[(a + n * 3) % VERBS.len()];
+                let text = format!("{subject} {verb} {object} (agent {a}, marker {marker}r)");
+                let r = cairn(home, repo, "remember", &["--json", "remember", &text]);
+                let d = r.data();
+                let rmarker = format!("{marker}r");
+                if failed(&r) {
+                    e.failed.push(rmarker);
+                } else if d["stored"] == true {
+                    e.stored
+                        .push((rmarker, d["id"].as_str().unwrap_or("").to_string()));
+                } else if d["merged"].is_object() {
+                    e.merged.push((
+                        rmarker,
+                        d["id"].as_str().unwrap_or("").to_string(),
+                        d["merged"]["into"].as_str().unwrap_or("").to_string(),
+                    ));
+                } else {
+                    e.not_written.push(rmarker);
+                }
+                r
+            }
+            "adr" => {
+                let title = format!("Pin {subject} for {object} {marker}");
+                let r = cairn(
+                    home,
+                    repo,
+                    "adr",
+                    &[
+                        "--json",
+                        "adr",
+                        "new",
+                        &title,
+                        "--context",
+                        "the load run needs a decision",
+                        "--decision",
+                        "pin it",
+                        "--consequences",
+                        "one more record",
+                    ],
+                );
+                if r.code == 0 {
+                    e.adrs.push(marker.clone());
+                }
+                r
+            }
+            "memory" => {
+                let text = format!("{subject} needs care around {object} ({marker})");
+                let r = cairn(
+                    home,
+                    repo,
+                    "memory",
+                    &["--json", "memory", "add", "--section", "operations", &text],
+                );
+                if r.code == 0 && r.data()["added"]["duplicate"] != true {
+                    e.memories.push(marker.clone());
+                }
+                r
+            }
+            "note" => {
+                let text = format!("{marker} {subject} and {object}");
+                let r = cairn(home, repo, "note", &["--json", "note", &text]);
+                if r.code == 0 {
+                    e.notes.push(marker.clone());
+                }
+                r
+            }
+            "library" => {
+                let file = library.join(format!("{marker}.md"));
+                std::fs::write(
+                    &file,
+                    format!("# Runbook {marker}\n\nHow {subject} behaves during {object}.\n"),
+                )
+                .expect("library file");
+                let r = cairn(
+                    home,
+                    repo,
+                    "library",
+                    &["--json", "library", "add", file.to_str().expect("utf-8")],
+                );
+                if r.code == 0 {
+                    e.library.push(marker.clone());
+                }
+                r
+            }
+            "ingest" => {
+                let session = &sessions[(a + n) % sessions.len().max(1)];
+                cairn(
+                    home,
+                    repo,
+                    "ingest",
+                    &[
+                        "--json",
+                        "sessions",
+                        "ingest",
+                        session.to_str().expect("utf-8"),
+                    ],
+                )
+            }
+            "observe" => cairn(
+                home,
+                repo,
+                "observe",
+                &["--json", "observe", "--all", "--observer", "builtin"],
+            ),
+            "reflect" => cairn(home, repo, "reflect", &["--json", "reflect"]),
+            "triage" => cairn(home, repo, "triage", &["--json", "triage"]),
+            "maintain" => cairn(home, repo, "maintain", &["--json", "maintain"]),
+            "index" => cairn(home, repo, "index", &["--json", "index"]),
+            "recall" => cairn(
+                home,
+                repo,
+                "recall",
+                &["--json", "recall", &format!("{subject} {object}")],
+            ),
+            "brief" => cairn(home, repo, "brief", &["--json", "brief"]),
+            _ => cairn(home, repo, "search", &["--json", "search", subject]),
+        };
+        if failed(&r) && r.command != "remember" {
+            e.failed.push(marker.clone());
+        }
+        mine.push(r);
+        n += 1;
+    }
+    runs.lock().expect("runs").extend(mine);
+    e
+}
+
+/// Mix mode: each `adr new`, `memory add`, `note` and `library add` that exited 0 is in the
+/// files exactly once (found by its marker).
+fn count_mix(repo: &Path, expected: &Expected) -> bool {
+    let names = |dir: &str| -> Vec<String> {
+        std::fs::read_dir(repo.join(dir))
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().to_lowercase())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // A record's file name is its title's slug, cut short: the marker is looked for in the
+    // text.
+    let adrs: Vec<String> = names("decisions")
+        .iter()
+        .map(|f| std::fs::read_to_string(repo.join("decisions").join(f)).unwrap_or_default())
+        .collect();
+    let notes = names("vault/notes");
+    let memory = std::fs::read_to_string(repo.join("MEMORY.md")).unwrap_or_default();
+    let library = std::fs::read_to_string(repo.join("vault/library.jsonl")).unwrap_or_default();
+    let mut wrong = 0usize;
+    let mut check = |what: &str, markers: &[String], found: &dyn Fn(&str) -> usize| {
+        for m in markers {
+            let n = found(m);
+            if n != 1 {
+                wrong += 1;
+                println!("FAIL {what} {m} exited 0 and is in the files {n} times");
+            }
+        }
+    };
+    check("adr new", &expected.adrs, &|m| {
+        adrs.iter().filter(|f| f.contains(m)).count()
+    });
+    check("note", &expected.notes, &|m| {
+        notes.iter().filter(|f| f.contains(m)).count()
+    });
+    check("memory add", &expected.memories, &|m| {
+        memory.lines().filter(|l| l.contains(m)).count()
+    });
+    check("library add", &expected.library, &|m| {
+        library.lines().filter(|l| l.contains(m)).count()
+    });
+    println!(
+        "count: adr new {}, memory add {}, note {}, library add {} ok; wrong {wrong}",
+        expected.adrs.len(),
+        expected.memories.len(),
+        expected.notes.len(),
+        expected.library.len()
+    );
+    wrong == 0
+}
+
 /// Counts every marker in the files against what the commands said they wrote.
 fn count(repo: &Path, mode: Mode, expected: &Expected) -> bool {
-    let tag = match mode {
-        Mode::Commit => "lmc",
-        Mode::NoCommit => "lmn",
-    };
+    let tag = mode.tag();
     let mut ok = true;
     // slog: marker → ids of the lines holding it.
     let mut slog: HashMap<String, Vec<String>> = HashMap::new();
@@ -671,7 +951,7 @@ fn check_repository(
     }
     let commits = count_commits(repo) - commits_before;
     match mode {
-        Mode::Commit => {
+        Mode::Commit | Mode::Mix => {
             let log = Command::new("git")
                 .arg("-C")
                 .arg(repo)
@@ -695,9 +975,17 @@ fn check_repository(
         }
         Mode::NoCommit => println!("commits: {commits} (the one at the end)"),
     }
-    let doctor = cairn(home, repo, "doctor", &["--json", "doctor"]);
+    let doctor = cairn(home, repo, "doctor", &["--json", "doctor", "--dry-run"]);
+    let findings = doctor.data()["findings"]
+        .as_array()
+        .map_or(usize::MAX, Vec::len);
     println!(
-        "cairn doctor: exit {}{}",
+        "{}cairn doctor --dry-run: {findings} findings, exit {}{}",
+        if doctor.code == 0 && findings == 0 {
+            ""
+        } else {
+            "FAIL "
+        },
         doctor.code,
         if doctor.code == 0 {
             String::new()
@@ -705,10 +993,11 @@ fn check_repository(
             format!(": {}", doctor.stdout.trim())
         }
     );
-    ok &= doctor.code == 0;
+    ok &= doctor.code == 0 && findings == 0;
     let verify = cairn(home, repo, "index", &["--json", "index", "--verify"]);
     println!(
-        "cairn index --verify: exit {}{}",
+        "{}cairn index --verify: exit {}{}",
+        if verify.code == 0 { "" } else { "FAIL " },
         verify.code,
         if verify.code == 0 {
             String::new()

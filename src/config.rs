@@ -173,6 +173,12 @@ delete_days = 180
 # Keep the text of recall and brief queries in .cairn/telemetry.jsonl (redacted, as every text
 # telemetry keeps). Off: an event keeps only a query's length in words and characters.
 queries = false
+
+[mcp]
+# How long a write called over MCP (`cairn mcp`) waits for the repository lock another process
+# holds, in milliseconds; then the call is a tool error of kind `busy` and nothing is written.
+# Reads never wait for it.
+lock_wait_ms = 10000
 "#;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -190,6 +196,7 @@ pub struct Config {
     pub reflect: Reflect,
     pub maintain: Maintain,
     pub telemetry: Telemetry,
+    pub mcp: Mcp,
 }
 
 impl Default for Config {
@@ -215,6 +222,7 @@ impl Default for Config {
             reflect: Reflect::default(),
             maintain: Maintain::default(),
             telemetry: Telemetry::default(),
+            mcp: Mcp::default(),
         }
     }
 }
@@ -368,6 +376,22 @@ impl Default for Git {
             commit: true,
             fallback_name: "cairn".to_string(),
             fallback_email: "cairn@localhost".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Mcp {
+    /// How long a write called over MCP waits for the repository lock another process holds,
+    /// in milliseconds, before it is a tool error (kind `busy`).
+    pub lock_wait_ms: u64,
+}
+
+impl Default for Mcp {
+    fn default() -> Self {
+        Mcp {
+            lock_wait_ms: 10_000,
         }
     }
 }

@@ -26,6 +26,8 @@ pub enum Kind {
     Conflict,
     /// The user interrupted the command.
     Interrupted,
+    /// Another process held the repository lock longer than this write may wait.
+    Busy,
 }
 
 impl Kind {
@@ -39,6 +41,7 @@ impl Kind {
             Kind::Config => "config",
             Kind::Conflict => "conflict",
             Kind::Interrupted => "interrupted",
+            Kind::Busy => "busy",
         }
     }
 }

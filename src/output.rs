@@ -20,7 +20,8 @@
 //! ```
 //!
 //! `kind` is one of `not_a_repository`, `bad_input`, `not_found`, `io`, `git`, `config`,
-//! `conflict` (a merge stopped on files both sides changed), `interrupted`; `fix` is `null`
+//! `conflict` (a merge stopped on files both sides changed), `interrupted`, `busy` (a write
+//! over MCP gave up waiting for the repository lock after `[mcp] lock_wait_ms`); `fix` is `null`
 //! when there is nothing to suggest.
 //!
 //! Warnings (a torn line skipped, a section unknown to the taxonomy) always go to stderr, as

@@ -13,6 +13,7 @@
 
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::config::{self, Config};
@@ -100,7 +101,8 @@ impl Repo {
         self.root.join(DERIVED_DIR)
     }
 
-    /// Takes the repository's writer lock, waiting for other writers.
+    /// Takes the repository's writer lock, waiting for other writers: as long as they hold
+    /// it, or in a process that [`bound_lock_waits`], at most `[mcp] lock_wait_ms`.
     pub fn lock(&self) -> Result<RepoLock> {
         let path = lock_path(&self.root);
         let file = File::options()
@@ -112,6 +114,10 @@ impl Repo {
         let asked = Instant::now();
         let contended = match file.try_lock() {
             Ok(()) => false,
+            Err(TryLockError::WouldBlock) if BOUNDED.load(Ordering::Relaxed) => {
+                self.wait_for_lock(&file, asked)?;
+                true
+            }
             Err(TryLockError::WouldBlock) => {
                 file.lock().map_err(|e| Error::io(path.display(), &e))?;
                 true
@@ -128,7 +134,45 @@ impl Repo {
     }
 }
 
+/// Whether this process waits for the repository lock only `[mcp] lock_wait_ms`.
+static BOUNDED: AtomicBool = AtomicBool::new(false);
+
+/// Makes every later [`Repo::lock`] of this process give up after `[mcp] lock_wait_ms` (the
+/// MCP server: a tool call gets an error it can act on, not a wait without end).
+pub fn bound_lock_waits() {
+    BOUNDED.store(true, Ordering::Relaxed);
+}
+
 impl Repo {
+    /// Tries the lock on `file` until it is free or `[mcp] lock_wait_ms` since `asked` have
+    /// passed.
+    fn wait_for_lock(&self, file: &File, asked: Instant) -> Result<()> {
+        let limit = Duration::from_millis(self.config.mcp.lock_wait_ms);
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(()),
+                Err(TryLockError::WouldBlock) if asked.elapsed() < limit => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(Error::new(
+                        Kind::Busy,
+                        format!(
+                            "the repository is busy: another cairn process held its lock for the {} ms this write may wait; nothing was written",
+                            limit.as_millis()
+                        ),
+                    )
+                    .with_fix(
+                        "call the tool again in a moment, or raise `[mcp] lock_wait_ms` in cairn.toml",
+                    ));
+                }
+                Err(TryLockError::Error(e)) => {
+                    return Err(Error::io(lock_path(&self.root).display(), &e));
+                }
+            }
+        }
+    }
+
     /// Takes the lock that lets one process at a time build the index from nothing (readers
     /// take it too, unlike the writer lock); beside the writer lock, in the git directory, so
     /// that deleting `.cairn/` never drops it while it is held. `None` where the lock file

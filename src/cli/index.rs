@@ -100,6 +100,16 @@ pub fn index(ctx: &Ctx, args: IndexArgs) -> Result<Report> {
         differences.push(
             json!({ "problem": format!("{}", crate::output::count(have.len() - have_map.len(), "duplicate document")) }),
         );
+        // Each record the index holds more than once, by name: what to look for.
+        let mut copies: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
+        for d in &have {
+            *copies.entry((d.file.as_str(), d.id.as_str())).or_default() += 1;
+        }
+        for ((file, id), n) in copies.into_iter().filter(|(_, n)| *n > 1) {
+            differences.push(
+                json!({ "id": id, "file": file, "problem": format!("{n} copies in the index") }),
+            );
+        }
     }
     let mut human = String::new();
     for d in &differences {

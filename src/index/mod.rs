@@ -698,8 +698,47 @@ pub fn writable(dir: &Path) -> bool {
 
 fn index_err(context: &str, err: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::Io, format!("index: {context}: {err}")).with_fix(
-        "delete .cairn/ (it is derived) and run the command again, or run `cairn index --rebuild`",
+        "run the command again; if it fails the same way, run `cairn index --rebuild` (the index is derived from the files)",
     )
+}
+
+/// How many times an open of the index starts again after a failure another process's
+/// write explains ([`transient`]); the waits between grow by 10 ms, 0.45 s in all.
+const OPEN_RETRIES: u32 = 9;
+
+/// Whether an error met while opening or updating the index is one that another process
+/// changing the index explains, and that a new attempt from the last commit does not meet:
+/// a file named by the commit read was removed (tantivy's garbage collection, a rebuild), or
+/// a folder being removed got a new file meanwhile.
+fn transient(e: &Error) -> bool {
+    e.kind == ErrorKind::Io
+        && [
+            "FileDoesNotExist",
+            "kind: NotFound",
+            "os error 2)",
+            "os error 39)",
+            "Directory not empty",
+        ]
+        .iter()
+        .any(|m| e.message.contains(m))
+}
+
+/// Removes the index folder `dir` for a build from nothing (under the build lock). A reader
+/// of the old index may create a lock file in it meanwhile, which fails the removal with
+/// "Directory not empty": it is tried again a few times.
+fn remove_index_dir(dir: &Path) -> Result<()> {
+    let mut attempt = 0;
+    loop {
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(_) if attempt < OPEN_RETRIES => {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10 * u64::from(attempt)));
+            }
+            Err(e) => return Err(Error::io(dir.display(), &e)),
+        }
+    }
 }
 
 impl Index {
@@ -839,6 +878,13 @@ impl Index {
 
     /// [`Index::open_in`]; `glance` lets a read that finds the files as its glance describes
     /// them ([`sources::Glance`]) skip the `stat` of every log file.
+    ///
+    /// Another process may change the index while this one opens it: its garbage collection
+    /// or a rebuild can remove a file named by the `meta.json` this one read (tantivy keeps
+    /// the files of a commit a reader holds only within one process). Such a failure is not
+    /// the user's: the open waits briefly and starts again from the last commit, a few times
+    /// ([`transient`]), so that a read never fails because another process writes (issue 30:
+    /// 63 of 6,514 recalls failed so with two writers and three readers).
     fn open_checking(
         repo: &Repo,
         dir: &Path,
@@ -846,11 +892,33 @@ impl Index {
         in_repo: bool,
         glance: bool,
     ) -> Result<Index> {
+        let mut attempt = 0;
+        loop {
+            match Index::open_attempt(repo, dir, rebuild, in_repo, glance, attempt) {
+                Err(e) if attempt < OPEN_RETRIES && transient(&e) => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10 * u64::from(attempt)));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// One attempt of [`Index::open_checking`]: `attempt` counts the ones before it.
+    fn open_attempt(
+        repo: &Repo,
+        dir: &Path,
+        rebuild: bool,
+        in_repo: bool,
+        glance: bool,
+        attempt: u32,
+    ) -> Result<Index> {
         // The freshness check (a glance, or a `stat` of every source file: 1,400 at 100,000
         // records) runs on a second thread while tantivy opens the index: neither needs the
         // other's result until the plan is made.
         let opened = std::thread::scope(|s| {
             let listing = s.spawn(|| {
+                crate::cli::pausepoint("index-listing");
                 if glance
                     && let Some(g) = sources::Glance::read(dir)
                     && g.holds(repo)?
@@ -892,10 +960,14 @@ impl Index {
             return Ok(me);
         }
         if !me.payload.load(dir) {
-            // Its checkpoints file is gone (a reader that read `meta.json` just before two
-            // commits) or unreadable: the index is derived, build it again.
+            // Its checkpoints file is gone: other processes committed twice since this one
+            // read `meta.json` (a commit keeps its own file and the one it replaced). The
+            // last commit names one that is there: open that. Rebuilding here removed the
+            // folder under every other reader (issue 30). Only a commit that keeps failing
+            // so (its file unreadable) is built again: the index is derived.
             drop((me, building));
-            return Index::open_checking(repo, dir, true, in_repo, glance);
+            let rebuild = attempt >= OPEN_RETRIES;
+            return Index::open_attempt(repo, dir, rebuild, in_repo, glance, attempt + 1);
         }
         me.update_with(repo, &listing.found)?;
         if in_repo && !me.refresh.stale {
@@ -944,6 +1016,9 @@ impl Index {
         } else {
             open_usable(dir, &schema, &mut refresh.warnings)
         };
+        if index.is_some() {
+            crate::cli::pausepoint("index-opened");
+        }
         // Building from nothing removes the folder: one process at a time, or a second one
         // deletes the files the first is writing (many agents' first reads after `.cairn/` was
         // deleted failed so). Whoever waited opens what the first built.
@@ -967,9 +1042,7 @@ impl Index {
             }
             None => {
                 refresh.rebuilt = true;
-                if dir.exists() {
-                    std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
-                }
+                remove_index_dir(dir)?;
                 std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
                 if in_repo {
                     crate::repo::ignore_derived(repo)?;
@@ -1028,10 +1101,11 @@ impl Index {
         if self.refresh.read_only || vectors::model_id_for(&repo.config.embed) != self.model {
             return Ok(false);
         }
-        let on_disk = self
-            .index
-            .load_metas()
-            .map_err(|e| index_err("cannot read its last commit", e))?;
+        // A `meta.json` another process is replacing (or a rebuild removed) is no error
+        // here: the index is then not current, and the catch-up or a new open waits for it.
+        let Ok(on_disk) = self.index.load_metas() else {
+            return Ok(false);
+        };
         if Some(on_disk.opstamp) != self.committed {
             return Ok(false);
         }
@@ -1069,6 +1143,39 @@ impl Index {
         self.update(repo)
     }
 
+    /// Reads the last commit on disk again, and when it is not the one this index holds
+    /// (another process committed since), takes its payload and reloads the reader; true
+    /// then. Called under the writer lock, so that no commit can come between this read and
+    /// this process's own commit.
+    fn moved_on(&mut self) -> Result<bool> {
+        let metas = self
+            .index
+            .load_metas()
+            .map_err(|e| index_err("cannot read its last commit", e))?;
+        let name = metas
+            .payload
+            .as_deref()
+            .and_then(Payload::read_str)
+            .and_then(|p| p.name);
+        if Some(metas.opstamp) == self.committed && name == self.payload.name {
+            return Ok(false);
+        }
+        let payload = Payload::read(&self.dir, &metas).ok_or_else(|| {
+            index_err(
+                "its last commit is of another schema or lost its checkpoints",
+                "run `cairn index --rebuild`",
+            )
+        })?;
+        self.reader
+            .reload()
+            .map_err(|e| index_err("cannot reload", e))?;
+        self.payload = payload;
+        self.committed = Some(metas.opstamp);
+        // Another process may have appended vectors: map the store again when next asked.
+        self.store = std::sync::OnceLock::new();
+        Ok(true)
+    }
+
     /// Number of source files the index covers.
     pub fn files(&self) -> usize {
         self.files
@@ -1087,12 +1194,13 @@ impl Index {
                 "run `cairn index --rebuild`",
             ));
         }
-        let plan = sources::plan(repo, &self.payload.files, found)?;
+        let mut plan = sources::plan(repo, &self.payload.files, found)?;
         self.files = found.len();
         let model = self.model.clone();
         if plan.is_empty() && self.payload.vectors.as_deref() == Some(model.as_str()) {
             return Ok(());
         }
+        crate::cli::pausepoint("index-planned");
         // Cloned only now: a read that finds nothing changed (the usual one) copies nothing.
         let mut payload = self.payload.clone();
         // A big first build gets every core; the usual few appended lines one thread.
@@ -1116,6 +1224,20 @@ impl Index {
             }
             Err(e) => return Err(index_err("cannot open the writer", e)),
         };
+        // The plan was made from the commit this index read before it took the writer lock;
+        // another process may have committed since, folding in the same appended lines.
+        // Planned again from the last commit, read under the lock, they are folded in once
+        // (issue 30: two processes each folded in one tail, and left its documents twice).
+        if self.moved_on()? {
+            plan = sources::plan(repo, &self.payload.files, found)?;
+            if plan.is_empty() && self.payload.vectors.as_deref() == Some(model.as_str()) {
+                return Ok(());
+            }
+            // The checkpoints to commit are that commit's, moved on by this plan: the old
+            // ones would put back the offsets of files the other process folded in, and the
+            // next update would fold them in again.
+            payload = self.payload.clone();
+        }
         let searcher = self.reader.searcher();
         let index_empty = searcher.num_docs() == 0;
         let mut batch = sources::Batch::default();
@@ -1918,12 +2040,6 @@ impl Index {
         }
         let (schema, fields) = schema();
         let index = tantivy::Index::open_in_dir(&dir).map_err(|e| index_err("cannot open", e))?;
-        let metas = index
-            .load_metas()
-            .map_err(|e| index_err("cannot read its last commit", e))?;
-        let Some(mut payload) = Payload::read(&dir, &metas) else {
-            return Ok(false);
-        };
         if index.schema() != schema {
             return Ok(false);
         }
@@ -1936,6 +2052,14 @@ impl Index {
                 Err(tantivy::TantivyError::LockFailure(..)) => return Ok(false),
                 Err(e) => return Err(index_err("cannot open the writer", e)),
             };
+        // The checkpoints are read under the writer lock: no commit comes between them and
+        // this one.
+        let metas = index
+            .load_metas()
+            .map_err(|e| index_err("cannot read its last commit", e))?;
+        let Some(mut payload) = Payload::read(&dir, &metas) else {
+            return Ok(false);
+        };
         for id in ids {
             writer.delete_term(Term::from_field_text(fields.id, id));
         }
@@ -2130,6 +2254,28 @@ mod tests {
         assert_eq!(idx.read_bytes(0..1000).unwrap().as_slice(), &bytes[..1000]);
     }
     use super::*;
+
+    #[test]
+    fn transient_errors_are_files_another_process_removed() {
+        for message in [
+            "index: cannot open a reader: FileDoesNotExist(\"abc.term\")",
+            "index: cannot open a reader: Failed to acquire Lockfile: IoError(Os { code: 2, kind: NotFound, message: \"No such file or directory\" }). None",
+            ".cairn/index: Directory not empty (os error 39)",
+            "slog/2026-12-06.jsonl: No such file or directory (os error 2)",
+        ] {
+            assert!(transient(&Error::new(ErrorKind::Io, message)), "{message}");
+        }
+        for (kind, message) in [
+            (
+                ErrorKind::Io,
+                "index: cannot commit: Permission denied (os error 13)",
+            ),
+            (ErrorKind::BadInput, "FileDoesNotExist in a user's text"),
+            (ErrorKind::Io, "index: cannot add: os error 28)"),
+        ] {
+            assert!(!transient(&Error::new(kind, message)), "{message}");
+        }
+    }
 
     #[test]
     fn decay_by_class_and_staleness() {

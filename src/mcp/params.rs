@@ -113,8 +113,8 @@ fn not_stdin(field: &str, text: Option<String>) -> Result<Option<String>> {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallParams {
-    /// What to recall, in words; absent or empty recalls what matters most now
-    pub query: Option<String>,
+    /// What to recall, in words (required; `brief` gives what matters at a session's start)
+    pub query: String,
     /// Result budget [default: cairn.toml's recall profile]
     pub profile: Option<Profile>,
     /// At most this many results (overrides the profile)
@@ -138,8 +138,15 @@ pub struct RecallParams {
 
 impl RecallParams {
     pub fn command(self) -> Result<Command> {
+        // An empty recall ranks everything by time alone: an agent that sent no query meant
+        // something else (issue 30).
+        if self.query.trim().is_empty() {
+            return Err(Error::bad_input("recall needs a query: `query` is empty").with_fix(
+                "give `query` the words of what to recall; call `brief` for what matters at the start of a session",
+            ));
+        }
         Ok(Command::Recall(recall::RecallArgs {
-            query: self.query.into_iter().collect(),
+            query: vec![self.query],
             profile: self.profile.map(|p| p.as_str().to_string()),
             limit: self.limit,
             category: self.category.map(|c| c.as_str().to_string()),
@@ -518,7 +525,7 @@ mod tests {
     fn rewrite_false_is_the_command_lines_no_rewrite() {
         for (rewrite, want) in [(None, false), (Some(true), false), (Some(false), true)] {
             let p = RecallParams {
-                query: Some("nfs".into()),
+                query: "nfs".into(),
                 rewrite,
                 ..RecallParams::default()
             };

@@ -473,3 +473,193 @@ async fn mcp_writes_redact_secrets_and_refuse_paths() {
     assert!(history.contains("[REDACTED:"), "{history}");
     assert_eq!(git_status(&env, &repo), "");
 }
+
+/// `cairn mcp` in `repo` spoken to line by line: each of `lines` is sent as it is (after the
+/// handshake), then `tools/list` with id 99; every line the server wrote until it answered
+/// each id of `ids` and 99 (calls run side by side: the answers come in any order).
+fn raw_session(env: &Env, repo: &Path, lines: &[&str], ids: &[Value]) -> Vec<Value> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = env
+        .command(BIN, repo)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    writeln!(stdin, "{init}").unwrap();
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )
+    .unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 99, "method": "tools/list"})
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    // Lines arrive on a thread, so that an answer that never comes ends the wait (after
+    // 20 s) instead of the test.
+    let stdout = child.stdout.take().unwrap();
+    let (lines_tx, lines_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut answers: Vec<Value> = Vec::new();
+    let mut waiting: Vec<Value> = ids.iter().cloned().chain([json!(99)]).collect();
+    while !waiting.is_empty() {
+        let Ok(line) = lines_rx.recv_timeout(std::time::Duration::from_secs(20)) else {
+            break;
+        };
+        let answer: Value = serde_json::from_str(&line).expect("stdout is JSON-RPC");
+        waiting.retain(|id| *id != answer["id"]);
+        answers.push(answer);
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    answers
+}
+
+#[test]
+fn mcp_answers_a_line_that_is_not_json_and_arguments_that_are_not_an_object() {
+    // Issue 30: rmcp dropped a malformed line without an answer (the client waited for one)
+    // and answered `arguments` given as a string with "method not found" (-32601).
+    let (env, repo) = Env::repo();
+    let answers = raw_session(
+        &env,
+        &repo,
+        &[
+            "this is not json {",
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"recall","arguments":"{\"query\":\"caddy\"}"}}"#,
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"recall","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"recall","arguments":{"query":" "}}}"#,
+        ],
+        &[Value::Null, json!(7), json!(8), json!(9)],
+    );
+    let by_id = |id: Value| {
+        answers
+            .iter()
+            .find(|a| a["id"] == id)
+            .unwrap_or_else(|| panic!("no answer for id {id}: {answers:#?}"))
+    };
+    let parse = by_id(Value::Null);
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    let string_args = by_id(json!(7));
+    assert_eq!(string_args["error"]["code"], -32602, "{string_args}");
+    assert!(
+        string_args["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("object"),
+        "{string_args}"
+    );
+    // A recall with no query, or an empty one, is refused: it is not "what matters now".
+    for id in [8, 9] {
+        let refused = by_id(json!(id));
+        assert_eq!(refused["result"]["isError"], true, "{refused}");
+        assert_eq!(
+            refused["result"]["structuredContent"]["data"]["kind"], "bad_input",
+            "{refused}"
+        );
+    }
+    // The server stayed up and answered what came after.
+    assert!(by_id(json!(99))["result"]["tools"].is_array());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_reads_do_not_wait_for_the_lock_and_writes_give_up_after_lock_wait_ms() {
+    // Issue 30: with the repository lock held by another process, a `remember` answered after
+    // 24 s and a read-only `recall` queued behind it as long.
+    let (env, repo) = Env::repo();
+    env.cairn_in(&repo, &["slog", "deploy", "caddy", "caddy proxy restarted"])
+        .code(0);
+    let config = std::fs::read_to_string(repo.join("cairn.toml")).unwrap();
+    let config = config.replace("lock_wait_ms = 10000", "lock_wait_ms = 3000");
+    assert!(
+        config.contains("lock_wait_ms = 3000"),
+        "cairn init writes [mcp]"
+    );
+    std::fs::write(repo.join("cairn.toml"), config).unwrap();
+    env.git(&repo, &["commit", "-qam", "mcp: wait 3 s for the lock"]);
+    let head = env.git(&repo, &["rev-parse", "HEAD"]);
+    let client = std::sync::Arc::new(connect(&env, &repo, &["mcp"]).await);
+    // Another process holds the lock (released after 10 s whatever happens, so that a
+    // server that waits without end still ends this test).
+    let lock = std::fs::File::options()
+        .write(true)
+        .open(repo.join(".git/cairn.lock"))
+        .expect("the lock file exists after a write");
+    lock.lock().unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(10));
+        drop(lock);
+    });
+    let started = std::time::Instant::now();
+    let writer = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            let result = call(
+                &client,
+                "remember",
+                json!({"text": "the caddy proxy must be reloaded after certificate rotation"}),
+            )
+            .await;
+            (result, started.elapsed())
+        })
+    };
+    tokio::task::spawn_blocking(|| std::thread::sleep(std::time::Duration::from_millis(300)))
+        .await
+        .unwrap();
+    let recalled = ok(&client, "recall", json!({"query": "caddy proxy"})).await;
+    let read_after = started.elapsed();
+    assert_eq!(recalled["type"], "recall");
+    let (written, write_after) = writer.await.unwrap();
+    assert!(
+        read_after < std::time::Duration::from_millis(2500),
+        "the recall waited {read_after:?}, behind the write"
+    );
+    assert_eq!(written.is_error, Some(true), "{written:?}");
+    let error = written.structured_content.clone().unwrap();
+    assert_eq!(error["data"]["kind"], "busy", "{error}");
+    assert!(
+        error["data"]["fix"]
+            .as_str()
+            .unwrap()
+            .contains("lock_wait_ms"),
+        "{error}"
+    );
+    assert!(
+        write_after >= std::time::Duration::from_millis(2900)
+            && write_after < std::time::Duration::from_secs(9),
+        "the write gave up after {write_after:?}"
+    );
+    assert_eq!(
+        env.git(&repo, &["rev-parse", "HEAD"]),
+        head,
+        "nothing committed"
+    );
+    release.join().unwrap();
+    // With the lock free again, the same write goes through.
+    let stored = ok(
+        &client,
+        "remember",
+        json!({"text": "the caddy proxy must be reloaded after certificate rotation"}),
+    )
+    .await;
+    assert!(stored["data"]["commit"]["id"].is_string(), "{stored}");
+}
