@@ -304,6 +304,35 @@ fn collect(
     Ok(())
 }
 
+/// The links in `.cairn/` (or a `.cairn` that is a link or no folder), each with its fix:
+/// commands refuse to run while one is there ([`crate::repo::Repo::open`], ADR 66).
+pub fn derived_findings(repo: &Repo) -> Vec<Finding> {
+    crate::repo::derived_links(repo.root())
+        .into_iter()
+        .map(|link| {
+            let rel = link
+                .strip_prefix(repo.root())
+                .unwrap_or(&link)
+                .to_string_lossy()
+                .into_owned();
+            let what = match std::fs::read_link(&link) {
+                Ok(t) => format!("a symbolic link to {}", t.display()),
+                Err(_) => "not a folder".to_string(),
+            };
+            finding(
+                &rel,
+                None,
+                format!(
+                    "{what}: cairn refuses to run while its derived state goes through a link; \
+                     remove it (`rm {rel}`; if a commit holds it, `git rm --cached {rel}` and \
+                     commit) and the next command rebuilds .cairn/"
+                ),
+                false,
+            )
+        })
+        .collect()
+}
+
 fn finding(path: &str, line: Option<usize>, problem: String, repaired: bool) -> Finding {
     Finding {
         path: path.to_string(),

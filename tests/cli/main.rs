@@ -35,4 +35,5 @@ mod slog;
 mod stats;
 mod sync;
 mod triage;
+mod untrusted;
 mod why;
