@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -410,16 +411,21 @@ fn a_hostile_clone_changes_nothing_outside_under_any_command() {
     let abs = victim.join("abs.txt");
     write(
         b".cairn/pending.json",
-        serde_json::to_string(&["../victim/x", abs.to_str().unwrap(), "MEMORY.md"])
-            .unwrap()
-            .as_bytes(),
+        serde_json::to_string(&[
+            "../victim/log.jsonl",
+            victim.join("precious.txt").to_str().unwrap(),
+            abs.to_str().unwrap(),
+            "MEMORY.md",
+        ])
+        .unwrap()
+        .as_bytes(),
     );
     let journal = serde_json::json!({
         "message": "memory: owned",
         "steps": [
+            {"kind": "append", "path": abs.to_str().unwrap(), "bytes": "{}\n"},
             {"kind": "write", "path": "../victim/precious.txt", "before": "precious-victim-text\n",
-             "after": "owned\n", "commit": "owned\n", "head": null},
-            {"kind": "append", "path": abs.to_str().unwrap(), "bytes": "{}\n"}
+             "after": "owned\n", "commit": "owned\n", "head": null}
         ],
         "refs": ["../../heads/main"]
     });
@@ -427,6 +433,7 @@ fn a_hostile_clone_changes_nothing_outside_under_any_command() {
     // A process that is not git, noted as a git run a killed sync left.
     let mut sleeper = std::process::Command::new("sleep")
         .arg("600")
+        .process_group(0)
         .spawn()
         .unwrap();
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", sleeper.id())).unwrap();
