@@ -86,6 +86,20 @@ pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<git::Change
             false,
         ));
     }
+    // Names that are not UTF-8 (a clone can carry them): cairn leaves them out.
+    for path in names_not_utf8(repo) {
+        let rel = path
+            .strip_prefix(repo.root())
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .into_owned();
+        findings.push(finding(
+            &crate::output::inert(&rel),
+            None,
+            "a file name that is not UTF-8: cairn neither reads nor indexes it; rename it".into(),
+            false,
+        ));
+    }
     // A cairn commit killed between moving the branch and writing git's index (or holding
     // git's lock files): the next commit finishes it, and so does this.
     if git::killed_commit(repo.root(), repair)? {
@@ -254,6 +268,29 @@ fn links(repo: &Repo) -> Vec<PathBuf> {
             && let Ok(read) = std::fs::read_dir(&path)
         {
             stack.extend(read.flatten().map(|e| e.path()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The files and folders under the record folders whose names are not UTF-8 (not entered).
+fn names_not_utf8(repo: &Repo) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = ["decisions", "slog", "vault"]
+        .iter()
+        .map(|d| repo.path(d))
+        .collect();
+    while let Some(dir) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in read.flatten() {
+            if entry.file_name().to_str().is_none() {
+                out.push(entry.path());
+            } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(entry.path());
+            }
         }
     }
     out.sort();

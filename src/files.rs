@@ -124,7 +124,10 @@ fn link_error(link: &Path, what: &str) -> Error {
 
 /// The entries of a folder inside the repository, without following links: a folder reached
 /// through a symbolic link reads as missing (`NotFound`) and entries that are links are left
-/// out, so nothing outside the repository is read through them (see [`confine`]).
+/// out, so nothing outside the repository is read through them (see [`confine`]). Entries
+/// whose names are not UTF-8 are left out too: records are named by text, and such a name
+/// (a clone can carry one) read lossily named a file that does not exist, which failed every
+/// read of the index.
 pub fn read_dir_real(
     dir: &Path,
 ) -> std::io::Result<impl Iterator<Item = std::io::Result<std::fs::DirEntry>> + use<>> {
@@ -137,7 +140,7 @@ pub fn read_dir_real(
         ));
     }
     Ok(std::fs::read_dir(dir)?.filter(|entry| match entry {
-        Ok(e) => !e.file_type().is_ok_and(|t| t.is_symlink()),
+        Ok(e) => !e.file_type().is_ok_and(|t| t.is_symlink()) && e.file_name().to_str().is_some(),
         Err(_) => true,
     }))
 }

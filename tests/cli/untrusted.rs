@@ -229,7 +229,7 @@ fn a_derived_link_brought_by_sync_is_refused_and_nothing_outside_changes() {
 
 /// A committed index whose `.managed.json` lists files outside its folder: tantivy's garbage
 /// collection deletes every managed file no segment uses, so a commit of the index deleted
-/// `../../victim/precious.txt` (and an absolute path) until the index's folder refused any
+/// `../../../victim/precious.txt` (and an absolute path) until the index's folder refused any
 /// path that is not one file name.
 #[test]
 fn a_committed_index_never_deletes_files_outside_its_folder() {
@@ -242,7 +242,7 @@ fn a_committed_index_never_deletes_files_outside_its_folder() {
     let managed = origin.join(".cairn/index/.managed.json");
     let mut list: Vec<String> =
         serde_json::from_str(&std::fs::read_to_string(&managed).unwrap()).unwrap();
-    list.push("../../victim/precious.txt".into());
+    list.push("../../../victim/precious.txt".into());
     list.push(victim.join("absolute.txt").to_string_lossy().into_owned());
     std::fs::write(&managed, serde_json::to_string(&list).unwrap()).unwrap();
     let clone = commit_and_clone(&env, &origin, &bare, "clone");
@@ -456,6 +456,7 @@ fn a_hostile_clone_changes_nothing_outside_under_any_command() {
     ];
     let before = snapshot(env.path(), &skip);
     let commands: &[&[&str]] = &[
+        &["sync"],
         &["recall", "deploy"],
         &["search", "deploy"],
         &["search", "--exact", "deploy"],
@@ -483,6 +484,33 @@ fn a_hostile_clone_changes_nothing_outside_under_any_command() {
     for args in commands {
         run_bounded(&env, &clone, args);
     }
+    // The journal naming paths outside is refused with its fix (remove it); then the commands
+    // it stopped run too.
+    let run = run_bounded(&env, &clone, &["triage"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("remove .cairn/journal.json"),
+        "{}",
+        run.stderr
+    );
+    std::fs::remove_file(clone.join(".cairn/journal.json")).unwrap();
+    for args in [
+        &["doctor"][..],
+        &["reflect"],
+        &["triage"],
+        &["forget", "deploy", "--yes"],
+        &["maintain"],
+        &["sync"],
+    ] {
+        run_bounded(&env, &clone, args);
+    }
+    // A name that is not UTF-8 stopped every read of the index ("No such file or directory"
+    // for its lossy spelling): it is left out, and doctor names it.
+    for args in [&["recall", "api"][..], &["index"], &["status"]] {
+        run_bounded(&env, &clone, args).code(0);
+    }
+    let doctor = run_bounded(&env, &clone, &["doctor", "--dry-run"]);
+    assert!(doctor.stdout.contains("not UTF-8"), "{}", doctor.stdout);
     assert_eq!(snapshot(env.path(), &skip), before);
     assert!(
         std::fs::metadata(format!("/proc/{}", sleeper.id())).is_ok(),
