@@ -582,6 +582,25 @@ mod tests {
     }
 
     #[test]
+    fn a_link_out_of_the_folder_is_named_and_one_inside_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let inside = dir.path().join("in");
+        std::fs::create_dir_all(&inside).unwrap();
+        std::fs::write(inside.join("a.md"), "a").unwrap();
+        std::fs::write(dir.path().join("out.md"), "out").unwrap();
+        std::os::unix::fs::symlink("a.md", inside.join("same.md")).unwrap();
+        std::os::unix::fs::symlink("../out.md", inside.join("out.md")).unwrap();
+        std::os::unix::fs::symlink("nowhere.md", inside.join("dangling.md")).unwrap();
+        assert_eq!(link_out_of(&inside, &inside.join("a.md")), None);
+        assert_eq!(link_out_of(&inside, &inside.join("same.md")), None);
+        assert_eq!(
+            link_out_of(&inside, &inside.join("out.md")),
+            Some(PathBuf::from("../out.md"))
+        );
+        assert!(link_out_of(&inside, &inside.join("dangling.md")).is_some());
+    }
+
+    #[test]
     fn clean_name_replaces_controls_and_bidi() {
         assert_eq!(clean_name("0001-a.md"), "0001-a.md");
         assert_eq!(clean_name("a\x1b[31mb\x07.md"), "a_[31mb_.md");

@@ -322,3 +322,36 @@ fn absolute(path: &Path, base: &Path) -> PathBuf {
         base.join(path)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_links_names_a_linked_dot_cairn_and_links_below_a_real_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert!(
+            derived_links(root).is_empty(),
+            "no .cairn: nothing to refuse"
+        );
+        std::os::unix::fs::symlink("../victim", root.join(DERIVED_DIR)).unwrap();
+        assert_eq!(derived_links(root), vec![root.join(DERIVED_DIR)]);
+        std::fs::remove_file(root.join(DERIVED_DIR)).unwrap();
+        std::fs::create_dir_all(root.join(".cairn/index")).unwrap();
+        std::fs::write(root.join(".cairn/index/meta.json"), "{}").unwrap();
+        assert!(derived_links(root).is_empty());
+        std::os::unix::fs::symlink("/etc/hostname", root.join(".cairn/index/x")).unwrap();
+        std::os::unix::fs::symlink("../../v", root.join(".cairn/telemetry.jsonl")).unwrap();
+        assert_eq!(
+            derived_links(root),
+            vec![
+                root.join(".cairn/index/x"),
+                root.join(".cairn/telemetry.jsonl")
+            ]
+        );
+        std::fs::remove_dir_all(root.join(DERIVED_DIR)).unwrap();
+        std::fs::write(root.join(DERIVED_DIR), "not a folder").unwrap();
+        assert_eq!(derived_links(root), vec![root.join(DERIVED_DIR)]);
+    }
+}
