@@ -525,3 +525,25 @@ fn a_hostile_clone_changes_nothing_outside_under_any_command() {
         "no commit holds what a link or a derived file pointed at"
     );
 }
+
+/// cairn's lock and marker files in `.git/` are never opened through a link (git never puts
+/// one there from a commit; a local process can): opening `cairn.lock` would have created or
+/// locked the file it names.
+#[test]
+fn a_lock_file_in_the_git_folder_that_is_a_link_is_refused() {
+    let (env, repo) = Env::repo();
+    let victim = env.path().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    let skip = [repo.as_path(), &env.home()];
+    let before = snapshot(env.path(), &skip);
+    let _ = std::fs::remove_file(repo.join(".git/cairn.lock"));
+    std::os::unix::fs::symlink(victim.join("cairn.lock"), repo.join(".git/cairn.lock")).unwrap();
+    let run = run_bounded(&env, &repo, &["slog", "deploy", "api", "went out"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cairn.lock is a symbolic link"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(snapshot(env.path(), &skip), before);
+}
