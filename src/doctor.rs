@@ -86,6 +86,20 @@ pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<git::Change
             false,
         ));
     }
+    // Names that are not UTF-8 (a clone can carry them): cairn leaves them out.
+    for path in names_not_utf8(repo) {
+        let rel = path
+            .strip_prefix(repo.root())
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .into_owned();
+        findings.push(finding(
+            &crate::output::inert(&rel),
+            None,
+            "a file name that is not UTF-8: cairn neither reads nor indexes it; rename it".into(),
+            false,
+        ));
+    }
     // A cairn commit killed between moving the branch and writing git's index (or holding
     // git's lock files): the next commit finishes it, and so does this.
     if git::killed_commit(repo.root(), repair)? {
@@ -260,6 +274,29 @@ fn links(repo: &Repo) -> Vec<PathBuf> {
     out
 }
 
+/// The files and folders under the record folders whose names are not UTF-8 (not entered).
+fn names_not_utf8(repo: &Repo) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = ["decisions", "slog", "vault"]
+        .iter()
+        .map(|d| repo.path(d))
+        .collect();
+    while let Some(dir) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in read.flatten() {
+            if entry.file_name().to_str().is_none() {
+                out.push(entry.path());
+            } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(entry.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 fn collect_jsonl(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     collect(
         dir,
@@ -302,6 +339,35 @@ fn collect(
         }
     }
     Ok(())
+}
+
+/// The links in `.cairn/` (or a `.cairn` that is a link or no folder), each with its fix:
+/// commands refuse to run while one is there ([`crate::repo::Repo::open`], ADR 66).
+pub fn derived_findings(repo: &Repo) -> Vec<Finding> {
+    crate::repo::derived_links(repo.root())
+        .into_iter()
+        .map(|link| {
+            let rel = link
+                .strip_prefix(repo.root())
+                .unwrap_or(&link)
+                .to_string_lossy()
+                .into_owned();
+            let what = match std::fs::read_link(&link) {
+                Ok(t) => format!("a symbolic link to {}", t.display()),
+                Err(_) => "not a folder".to_string(),
+            };
+            finding(
+                &rel,
+                None,
+                format!(
+                    "{what}: cairn refuses to run while its derived state goes through a link; \
+                     remove it (`rm {rel}`; if a commit holds it, `git rm --cached {rel}` and \
+                     commit) and the next command rebuilds .cairn/"
+                ),
+                false,
+            )
+        })
+        .collect()
 }
 
 fn finding(path: &str, line: Option<usize>, problem: String, repaired: bool) -> Finding {

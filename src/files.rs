@@ -21,8 +21,11 @@
 //! A knowledge repository is fed by remotes and people cairn does not control, and git stores
 //! symbolic links as they are: `decisions/0009-x.md -> ~/.aws/credentials` or `vault -> /etc`
 //! arrives with a pull. Once [`confine`] has been told the repository's root, no write under it
-//! goes through a symbolic link or a `..` (outside `.cairn/` and `.git/`, which a person may
-//! place elsewhere on purpose): the write is refused, naming the link. Readers that walk the
+//! goes through a symbolic link or a `..` (outside `.git/`, which git never fills from a
+//! commit): the write is refused, naming the link. `.cairn/` is no exception: a clone can carry
+//! a committed `.cairn -> ../victim` (after `git add -f`), so the derived folder and everything
+//! in it is checked too, and [`crate::repo::Repo::open`] refuses a `.cairn` that is a link or
+//! holds one before any command touches it (ADR 66). Readers that walk the
 //! repository's folders use [`read_dir_real`], which leaves links out, and
 //! [`read_optional`] refuses a link, so what a link points to is never read, indexed or
 //! committed. `cairn doctor` names every such link (ADR: links are never followed).
@@ -44,7 +47,7 @@ use crate::error::{Error, Result};
 /// The roots of the knowledge repositories this process opened (see [`confine`]).
 static CONFINED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
-/// From now on, no write under `root` (outside `.cairn/` and `.git/`) goes through a symbolic
+/// From now on, no write under `root` (outside `.git/`) goes through a symbolic
 /// link or `..`, and [`read_dir_real`] and [`read_optional`] do not follow links under it.
 /// Called by [`crate::repo::Repo::open`].
 pub fn confine(root: &Path) {
@@ -55,7 +58,7 @@ pub fn confine(root: &Path) {
 }
 
 /// What stands between `path` and a confined root: `Ok(None)` when the path is not under one,
-/// is under `.cairn/` or `.git/`, or no part of it is a link; `Ok(Some(link))` names the first
+/// is under `.git/`, or no part of it is a link; `Ok(Some(link))` names the first
 /// part that is a symbolic link; an error when the path climbs out with `..`.
 fn link_on_the_way(path: &Path) -> Result<Option<PathBuf>> {
     use std::path::Component;
@@ -68,7 +71,7 @@ fn link_on_the_way(path: &Path) -> Result<Option<PathBuf>> {
         for (i, part) in rel.components().enumerate() {
             match part {
                 Component::Normal(name) => {
-                    if i == 0 && (name == crate::repo::DERIVED_DIR || name == ".git") {
+                    if i == 0 && name == ".git" {
                         return Ok(None);
                     }
                     at.push(name);
@@ -121,7 +124,10 @@ fn link_error(link: &Path, what: &str) -> Error {
 
 /// The entries of a folder inside the repository, without following links: a folder reached
 /// through a symbolic link reads as missing (`NotFound`) and entries that are links are left
-/// out, so nothing outside the repository is read through them (see [`confine`]).
+/// out, so nothing outside the repository is read through them (see [`confine`]). Entries
+/// whose names are not UTF-8 are left out too: records are named by text, and such a name
+/// (a clone can carry one) read lossily named a file that does not exist, which failed every
+/// read of the index.
 pub fn read_dir_real(
     dir: &Path,
 ) -> std::io::Result<impl Iterator<Item = std::io::Result<std::fs::DirEntry>> + use<>> {
@@ -134,10 +140,66 @@ pub fn read_dir_real(
         ));
     }
     Ok(std::fs::read_dir(dir)?.filter(|entry| match entry {
-        Ok(e) => !e.file_type().is_ok_and(|t| t.is_symlink()),
+        Ok(e) => !e.file_type().is_ok_and(|t| t.is_symlink()) && e.file_name().to_str().is_some(),
         Err(_) => true,
     }))
 }
+/// Whether `rel` is a plain path inside the repository that cairn may write and commit: not
+/// empty, relative, no `..` or `.`, and not in `.git/` or `.cairn/`. Paths read back from
+/// derived state (`.cairn/pending.json`, `.cairn/journal.json`) go through this first: a clone
+/// can carry those files (ADR 66), and one naming `../../x` or `/etc/x` must not make cairn
+/// write, read or commit outside.
+pub fn repo_relative(rel: &str) -> bool {
+    use std::path::Component;
+    let path = Path::new(rel);
+    let mut parts = path.components().peekable();
+    if parts.peek().is_none() {
+        return false;
+    }
+    path.components().enumerate().all(|(i, c)| match c {
+        Component::Normal(name) => i > 0 || (name != ".git" && name != crate::repo::DERIVED_DIR),
+        _ => false,
+    })
+}
+
+/// Where the link `path` leads when it leads out of the folder `dir` (or nowhere: a dangling
+/// link); `None` when `path` is no link or its target is inside `dir`. Commands that read a
+/// folder a person names (`adr import DIR`, `library add DIR`) skip such entries: only a file
+/// named on the command line itself is read through a link.
+pub fn link_out_of(dir: &Path, path: &Path) -> Option<PathBuf> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_symlink() {
+        return None;
+    }
+    let target = std::fs::read_link(path).unwrap_or_else(|_| path.to_path_buf());
+    match (std::fs::canonicalize(path), std::fs::canonicalize(dir)) {
+        (Ok(real), Ok(dir)) if real.starts_with(&dir) => None,
+        _ => Some(target),
+    }
+}
+
+/// Whether `c` must not reach a file name cairn commits: control characters (C0, DEL, C1) and
+/// the bidirectional controls that make a name read as something else (ADR 67).
+pub fn unsafe_in_name(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `name` with each character [`unsafe_in_name`] replaced by `_` (borrowed when it has none).
+pub fn clean_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.chars().any(unsafe_in_name) {
+        name.chars()
+            .map(|c| if unsafe_in_name(c) { '_' } else { c })
+            .collect::<String>()
+            .into()
+    } else {
+        name.into()
+    }
+}
+
 /// How [`write_atomic`]'s temporary files begin; `cairn doctor` removes the ones a kill left.
 pub const TEMP_PREFIX: &str = ".cairn-tmp-";
 
@@ -499,6 +561,51 @@ mod tests {
         write_atomic(&path, b"two").unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o751);
+    }
+
+    #[test]
+    fn only_plain_paths_inside_the_repository_are_repo_relative() {
+        for (rel, ok) in [
+            ("slog/2026-01-01.jsonl", true),
+            ("MEMORY.md", true),
+            ("vault/.cairn-x", true),
+            ("", false),
+            ("../victim/x", false),
+            ("slog/../../x", false),
+            ("/etc/passwd", false),
+            ("./slog/x", false),
+            (".git/config", false),
+            (".cairn/index/meta.json", false),
+        ] {
+            assert_eq!(repo_relative(rel), ok, "{rel}");
+        }
+    }
+
+    #[test]
+    fn a_link_out_of_the_folder_is_named_and_one_inside_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let inside = dir.path().join("in");
+        std::fs::create_dir_all(&inside).unwrap();
+        std::fs::write(inside.join("a.md"), "a").unwrap();
+        std::fs::write(dir.path().join("out.md"), "out").unwrap();
+        std::os::unix::fs::symlink("a.md", inside.join("same.md")).unwrap();
+        std::os::unix::fs::symlink("../out.md", inside.join("out.md")).unwrap();
+        std::os::unix::fs::symlink("nowhere.md", inside.join("dangling.md")).unwrap();
+        assert_eq!(link_out_of(&inside, &inside.join("a.md")), None);
+        assert_eq!(link_out_of(&inside, &inside.join("same.md")), None);
+        assert_eq!(
+            link_out_of(&inside, &inside.join("out.md")),
+            Some(PathBuf::from("../out.md"))
+        );
+        assert!(link_out_of(&inside, &inside.join("dangling.md")).is_some());
+    }
+
+    #[test]
+    fn clean_name_replaces_controls_and_bidi() {
+        assert_eq!(clean_name("0001-a.md"), "0001-a.md");
+        assert_eq!(clean_name("a\x1b[31mb\x07.md"), "a_[31mb_.md");
+        assert_eq!(clean_name("x\u{202E}dm.exe"), "x_dm.exe");
+        assert_eq!(clean_name("\u{85}z"), "_z");
     }
 
     #[test]

@@ -330,6 +330,15 @@ pub fn commit_changes(
     let mut staged: Vec<Staged> = Vec::new();
     for change in changes {
         let rel = change.path();
+        // A path read back from derived state a clone may carry (`.cairn/pending.json`) must
+        // not make a commit take in a file from outside the repository (ADR 66).
+        if !crate::files::repo_relative(rel) {
+            return Err(Error::new(
+                crate::error::Kind::BadInput,
+                format!("{rel}: not a path inside the repository; nothing was committed"),
+            )
+            .with_fix("remove .cairn/pending.json and .cairn/journal.json (derived state), then run the command again"));
+        }
         let git_path = join_prefix(&prefix, rel);
         let abs = root.join(rel);
         let meta = match std::fs::symlink_metadata(&abs) {
@@ -424,6 +433,7 @@ pub fn commit_changes(
     // commit's change undone; found by the crash harness in sync's renumbering).
     let marker = repo.git_dir().join(COMMITTING);
     let paths: Vec<&str> = staged.iter().map(|s| s.path.as_str()).collect();
+    crate::repo::refuse_git_link(&marker)?;
     std::fs::write(&marker, paths.join("\n")).map_err(|e| Error::io(marker.display(), &e))?;
     if tree == base_tree && parent.is_some() {
         update_index(&repo, &work_dir, &staged)?;
@@ -1529,6 +1539,7 @@ fn edit_proposal_refs(
     // "Could not lock packed refs" (found by the crash harness in review --approve).
     clear_locks_of_a_killed_commit(repo)?;
     let marker = repo.git_dir().join(COMMITTING);
+    crate::repo::refuse_git_link(&marker)?;
     std::fs::write(&marker, b"").map_err(|e| Error::io(marker.display(), &e))?;
     edit_packed_proposal_refs(repo, set, delete)?;
     remove_if_there(&marker)

@@ -42,6 +42,11 @@ pub fn init(dir: &Path) -> Result<Initialized> {
     let root = dir
         .canonicalize()
         .map_err(|e| Error::io(dir.display(), &e))?;
+    // Adopting a clone: nothing goes through a link it carries (ADR 66).
+    files::confine(&root);
+    if let Some(link) = crate::repo::derived_links(&root).first() {
+        return Err(crate::repo::derived_link_error(&root, link));
+    }
     let created_git = match git::work_tree_of(&root) {
         Some(_) => false,
         None => {

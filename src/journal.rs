@@ -122,6 +122,28 @@ pub fn finish(
             );
         }
     };
+    // A clone can carry `.cairn/journal.json` (ADR 66): a step outside the repository, or a
+    // ref that is not a proposal's, is refused before anything is done.
+    let foreign = journal
+        .steps
+        .iter()
+        .map(Step::path)
+        .find(|p| !crate::files::repo_relative(p))
+        .or(journal.refs.iter().map(String::as_str).find(|r| {
+            r.is_empty()
+                || r.contains("..")
+                || !r
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        }));
+    if let Some(bad) = foreign {
+        return Err(Error::bad_input(format!(
+            "{FILE}: not a cairn journal: it names `{}`, not a path or proposal inside the \
+             repository; nothing was done",
+            crate::output::inert(bad)
+        ))
+        .with_fix(format!("remove {FILE} (derived state) and run again")));
+    }
     let mut out = Finished {
         subject: journal.message.lines().next().map(str::to_string),
         refs: journal.refs.clone(),

@@ -40,8 +40,17 @@ pub struct Repo {
 }
 
 impl Repo {
-    /// Finds the repository from an explicit path or by walking up from `cwd`.
+    /// Finds the repository from an explicit path or by walking up from `cwd`; refuses one
+    /// whose derived folder is a link or holds one ([`Repo::open`]).
     pub fn discover(explicit: Option<&Path>, cwd: &Path) -> Result<Repo> {
+        let repo = Repo::discover_as_is(explicit, cwd)?;
+        repo.check_derived()?;
+        Ok(repo)
+    }
+
+    /// [`Repo::discover`] without refusing links in `.cairn/`: for `cairn doctor`, which names
+    /// them instead (and touches nothing under `.cairn/` while one is there).
+    pub fn discover_as_is(explicit: Option<&Path>, cwd: &Path) -> Result<Repo> {
         if let Some(dir) = explicit {
             let dir = absolute(dir, cwd);
             if !dir.join(config::FILE_NAME).is_file() {
@@ -55,12 +64,12 @@ impl Repo {
                 )
                 .with_fix(format!("run `cairn init {}` to make one", dir.display())));
             }
-            return Repo::open(dir);
+            return Repo::open_as_is(dir);
         }
         let mut dir = Some(cwd);
         while let Some(d) = dir {
             if d.join(config::FILE_NAME).is_file() {
-                return Repo::open(d.to_path_buf());
+                return Repo::open_as_is(d.to_path_buf());
             }
             dir = d.parent();
         }
@@ -75,11 +84,27 @@ impl Repo {
         .with_fix("run `cairn init` here, or pass `--repo DIR` (or set CAIRN_REPO)"))
     }
 
-    /// Opens the repository rooted at `root`, reading its configuration.
+    /// Opens the repository rooted at `root`, reading its configuration. Refused (exit 2,
+    /// nothing touched) when `.cairn` is a link or holds one ([`derived_links`], ADR 66): a
+    /// clone can carry a committed `.cairn -> ../victim`, and every command writes there.
     pub fn open(root: PathBuf) -> Result<Repo> {
+        let repo = Repo::open_as_is(root)?;
+        repo.check_derived()?;
+        Ok(repo)
+    }
+
+    fn open_as_is(root: PathBuf) -> Result<Repo> {
         let config = Config::load(&root.join(config::FILE_NAME))?;
         crate::files::confine(&root);
         Ok(Repo { root, config })
+    }
+
+    /// Refuses a derived folder that is a link, is not a folder, or holds a link.
+    pub fn check_derived(&self) -> Result<()> {
+        match derived_links(&self.root).first() {
+            None => Ok(()),
+            Some(link) => Err(derived_link_error(&self.root, link)),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -105,6 +130,7 @@ impl Repo {
     /// it, or in a process that [`bound_lock_waits`], at most `[mcp] lock_wait_ms`.
     pub fn lock(&self) -> Result<RepoLock> {
         let path = lock_path(&self.root);
+        refuse_git_link(&path)?;
         let file = File::options()
             .create(true)
             .truncate(false)
@@ -180,6 +206,7 @@ impl Repo {
     /// without it, as a read there always did.
     pub fn index_build_lock(&self) -> Option<File> {
         let path = lock_path(&self.root).with_file_name("cairn-index.lock");
+        refuse_git_link(&path).ok()?;
         let file = File::options()
             .create(true)
             .truncate(false)
@@ -188,6 +215,75 @@ impl Repo {
             .ok()?;
         file.lock().ok()?;
         Some(file)
+    }
+}
+
+/// What in the derived folder of `root` cairn must not go through: `.cairn` itself when it is a
+/// symbolic link or not a folder, else every symbolic link under it (looked at without following
+/// any: the entries' types come with the folder listing). Empty when `.cairn` is missing.
+pub fn derived_links(root: &Path) -> Vec<PathBuf> {
+    let top = root.join(DERIVED_DIR);
+    match std::fs::symlink_metadata(&top) {
+        Err(_) => return Vec::new(),
+        Ok(meta) if !meta.is_dir() => return vec![top],
+        Ok(_) => {}
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![top];
+    while let Some(dir) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in read.flatten() {
+            match entry.file_type() {
+                Ok(t) if t.is_symlink() => out.push(entry.path()),
+                Ok(t) if t.is_dir() => stack.push(entry.path()),
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The error of a command refused because of `link` (from [`derived_links`]).
+pub fn derived_link_error(root: &Path, link: &Path) -> Error {
+    let rel = link
+        .strip_prefix(root)
+        .unwrap_or(link)
+        .display()
+        .to_string();
+    let what = match std::fs::read_link(link) {
+        Ok(target) => format!("is a symbolic link (to {})", target.display()),
+        Err(_) => "is not a folder".to_string(),
+    };
+    Error::new(
+        Kind::BadInput,
+        format!(
+            "{} {what}: cairn never reads or writes its derived state through a link or outside \
+             the repository; nothing was touched",
+            link.display()
+        ),
+    )
+    .with_fix(format!(
+        "remove it (`rm {rel}`; if a commit holds it, `git rm --cached {rel}` and commit): \
+         .cairn/ is derived and the next command rebuilds it; `cairn doctor` lists every link"
+    ))
+}
+
+/// Refuses a lock or marker file of cairn's in the git directory that is a symbolic link:
+/// opening it would create or truncate what the link names.
+pub fn refuse_git_link(path: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(Error::new(
+            Kind::BadInput,
+            format!(
+                "{} is a symbolic link: cairn never opens its lock files through a link",
+                path.display()
+            ),
+        )
+        .with_fix(format!("remove it (`rm {}`)", path.display()))),
+        _ => Ok(()),
     }
 }
 
@@ -257,7 +353,9 @@ fn lock_path(root: &Path) -> PathBuf {
         }
     }
     let derived = root.join(DERIVED_DIR);
-    let _ = std::fs::create_dir_all(&derived);
+    if derived_links(root).is_empty() {
+        let _ = std::fs::create_dir_all(&derived);
+    }
     derived.join("lock")
 }
 
@@ -266,5 +364,38 @@ fn absolute(path: &Path, base: &Path) -> PathBuf {
         path.to_path_buf()
     } else {
         base.join(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_links_names_a_linked_dot_cairn_and_links_below_a_real_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert!(
+            derived_links(root).is_empty(),
+            "no .cairn: nothing to refuse"
+        );
+        std::os::unix::fs::symlink("../victim", root.join(DERIVED_DIR)).unwrap();
+        assert_eq!(derived_links(root), vec![root.join(DERIVED_DIR)]);
+        std::fs::remove_file(root.join(DERIVED_DIR)).unwrap();
+        std::fs::create_dir_all(root.join(".cairn/index")).unwrap();
+        std::fs::write(root.join(".cairn/index/meta.json"), "{}").unwrap();
+        assert!(derived_links(root).is_empty());
+        std::os::unix::fs::symlink("/etc/hostname", root.join(".cairn/index/x")).unwrap();
+        std::os::unix::fs::symlink("../../v", root.join(".cairn/telemetry.jsonl")).unwrap();
+        assert_eq!(
+            derived_links(root),
+            vec![
+                root.join(".cairn/index/x"),
+                root.join(".cairn/telemetry.jsonl")
+            ]
+        );
+        std::fs::remove_dir_all(root.join(DERIVED_DIR)).unwrap();
+        std::fs::write(root.join(DERIVED_DIR), "not a folder").unwrap();
+        assert_eq!(derived_links(root), vec![root.join(DERIVED_DIR)]);
     }
 }

@@ -68,11 +68,26 @@ pub fn import(
     before: BeforeWrites<'_>,
 ) -> Result<(Report, Written), Error> {
     let mut names = Vec::new();
+    let mut links = Vec::new();
     let read = std::fs::read_dir(dir).map_err(|e| CairnError::io(dir.display(), &e))?;
     for entry in read {
         let entry = entry.map_err(|e| CairnError::io(dir.display(), &e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.ends_with(".md") && entry.path().is_file() {
+        if !name.ends_with(".md") {
+            continue;
+        }
+        // The folder was named, not what its links point at: a link out of it is not read
+        // (an ADR-shaped `0009-x.md -> ~/.aws/credentials` would be committed).
+        if let Some(target) = files::link_out_of(dir, &entry.path()) {
+            links.push(Skipped {
+                from: name,
+                reason: format!(
+                    "a symbolic link to {}, outside the folder: not followed (import the file \
+                     itself, or copy it into the folder)",
+                    target.display()
+                ),
+            });
+        } else if entry.path().is_file() {
             names.push(name);
         }
     }
@@ -81,7 +96,16 @@ pub fn import(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| DIR.to_string());
-    run(repo, dir, &label, names, false, today, before)
+    let (mut report, written) = run(repo, dir, &label, names, false, today, before)?;
+    links.sort_by(|a, b| a.from.cmp(&b.from));
+    report.skipped.extend(links);
+    Ok((report, written))
+}
+
+/// Whether a file name can be kept as it is: no control or bidi character reaches a committed
+/// name (ADR 67).
+fn clean(name: &str) -> bool {
+    !name.chars().any(files::unsafe_in_name)
 }
 
 /// Converts the records of `decisions/` that have no cairn frontmatter, where they are. Run
@@ -142,7 +166,7 @@ fn run(
         let text =
             std::fs::read_to_string(&path).map_err(|e| CairnError::io(path.display(), &e))?;
         let source = foreign::read_source(&name, &text);
-        if already.contains(&name) {
+        if already.contains(&name) || already.contains(files::clean_name(&name).as_ref()) {
             report.skipped.push(Skipped {
                 from: name,
                 reason: "already imported".into(),
@@ -182,7 +206,7 @@ fn run(
     let mut renames: BTreeMap<String, String> = BTreeMap::new();
     let mut new_names = Vec::with_capacity(sources.len());
     for (s, &n) in sources.iter().zip(&assigned) {
-        let name = if s.file_name.starts_with(&format!("{n:04}-")) {
+        let name = if s.file_name.starts_with(&format!("{n:04}-")) && clean(&s.file_name) {
             s.file_name.clone()
         } else {
             format!("{n:04}-{}.md", super::slug(&s.title))
@@ -238,14 +262,16 @@ fn run(
         let original = source.number.expect("numbered");
         let mut extra: Vec<(String, String)> = vec![(
             "imported-from".into(),
-            frontmatter::scalar(&source.file_name),
+            frontmatter::scalar(&files::clean_name(&source.file_name)),
         )];
         if original != number {
             notes.push(format!("number {original} was taken; imported as {number}"));
             extra.push(("original-number".into(), original.to_string()));
         }
         if let Some(new) = renames.get(&source.file_name) {
-            notes.push(if original != number {
+            notes.push(if !clean(&source.file_name) {
+                format!("renamed {new}, its name held control characters; links to it rewritten")
+            } else if original != number {
                 format!(
                     "renamed {new}, its name carried the number {original}; links to it rewritten"
                 )

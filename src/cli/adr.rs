@@ -409,7 +409,7 @@ fn import(ctx: &Ctx, dir: Option<PathBuf>, mut in_place: bool) -> Result<Report>
     // The folder's name only: history must not carry paths of the user's machine.
     let folder = dir.file_name().map_or_else(
         || dir.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
+        |n| crate::files::clean_name(&n.to_string_lossy()).into_owned(),
     );
     let subject = if in_place {
         format!(

@@ -16,8 +16,19 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
-    let repo = ctx.repo()?;
+    let repo = crate::repo::Repo::discover_as_is(ctx.repo_arg.as_deref(), &ctx.cwd)?;
     let repair = !args.dry_run;
+    // A `.cairn` that is a link or holds one: named with its fix, and nothing else is done,
+    // since every other check reads or writes there (ADR 66).
+    let derived = crate::doctor::derived_findings(&repo);
+    if !derived.is_empty() {
+        let mut human = String::new();
+        for f in &derived {
+            human.push_str(&format!("problem: {}: {}\n", f.path, f.problem));
+        }
+        let data = json!({ "root": repo.root(), "findings": derived, "unresolved": derived.len(), "commit": null });
+        return Ok(Report::new("doctor", data, human).status(Status::NothingOrFailed));
+    }
     let _lock = if repair { Some(repo.lock()?) } else { None };
     // A decision a killed triage or review left half done (ADR 31).
     let interrupted = repo.path(crate::journal::FILE).exists();

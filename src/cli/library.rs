@@ -58,7 +58,7 @@ enum Input {
 
 /// The inputs, checked before anything is written: every file exists and is of a format the
 /// library reads; a folder gives the files of those formats under it (hidden ones left out).
-fn inputs(ctx: &Ctx, given: &[String]) -> Result<Vec<Input>> {
+fn inputs(ctx: &Ctx, given: &[String], skipped: &mut Vec<String>) -> Result<Vec<Input>> {
     let mut out = Vec::new();
     for g in given {
         if crate::note::is_url(g) {
@@ -73,7 +73,7 @@ fn inputs(ctx: &Ctx, given: &[String]) -> Result<Vec<Input>> {
         let path = path.canonicalize().map_err(|e| Error::io(g, &e))?;
         if meta.is_dir() {
             let mut found = Vec::new();
-            walk(&path, &mut found).map_err(|e| Error::io(path.display(), &e))?;
+            walk(&path, &mut found, skipped).map_err(|e| Error::io(path.display(), &e))?;
             found.sort();
             for p in found {
                 if let Some(f) = Format::of_name(&p.to_string_lossy()) {
@@ -93,15 +93,26 @@ fn inputs(ctx: &Ctx, given: &[String]) -> Result<Vec<Input>> {
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// The files under `dir`, never through a link: a folder named is read, not what its links
+/// point at (a link is named in `skipped`; a person who wants it names the file itself).
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, skipped: &mut Vec<String>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         if entry.file_name().to_string_lossy().starts_with('.') {
             continue;
         }
         let t = entry.file_type()?;
-        if t.is_dir() {
-            walk(&entry.path(), out)?;
+        if t.is_symlink() {
+            if Format::of_name(&entry.path().to_string_lossy()).is_some() {
+                let target = std::fs::read_link(entry.path()).unwrap_or_default();
+                skipped.push(format!(
+                    "{}: a symbolic link to {}: not followed, not added (name the file itself to add it)",
+                    entry.path().display(),
+                    target.display()
+                ));
+            }
+        } else if t.is_dir() {
+            walk(&entry.path(), out, skipped)?;
         } else if t.is_file() {
             out.push(entry.path());
         }
@@ -120,13 +131,14 @@ fn add(ctx: &Ctx, args: AddArgs) -> Result<Report> {
     let started = Instant::now();
     let repo = ctx.repo()?;
     let tags = crate::note::tags(&args.tags);
-    let inputs = inputs(ctx, &args.inputs)?;
+    let mut skipped_links = Vec::new();
+    let inputs = inputs(ctx, &args.inputs, &mut skipped_links)?;
     let redactor = crate::redact::Redactor::configured(&repo.config.redact.patterns)
         .map_err(|e| Error::new(Kind::Config, format!("cairn.toml [redact]: {e}")))?;
     let _lock = repo.lock()?;
     let mut entries = library::load(&repo)?;
     let mut stats = library::load_stats(&repo);
-    let mut warnings = Vec::new();
+    let mut warnings = skipped_links;
     let (mut added, mut updated, mut unchanged) = (Vec::new(), Vec::new(), 0usize);
     let mut no_text = Vec::new();
     let mut failed = Vec::new();
@@ -352,7 +364,12 @@ fn add_one(
             (Some(source.clone()), None, false)
         }
         Input::File(..) if copy && !source.starts_with(library::COPIES) => {
-            let rel = format!("{}/{id}-{name}", library::COPIES);
+            // No control or bidi character reaches a committed name (ADR 67).
+            let rel = format!(
+                "{}/{id}-{}",
+                library::COPIES,
+                crate::files::clean_name(&name)
+            );
             let dest = repo.path(&rel);
             if let Some(dir) = dest.parent() {
                 std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;

@@ -407,11 +407,16 @@ pub(crate) fn pending_paths(repo: &Repo) -> Vec<String> {
 }
 
 fn pending(repo: &Repo) -> Vec<String> {
-    crate::files::read_optional(&repo.path(PENDING))
+    let paths: Vec<String> = crate::files::read_optional(&repo.path(PENDING))
         .ok()
         .flatten()
         .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    // A clone can carry this file (ADR 66): a path outside the repository is never committed.
+    paths
+        .into_iter()
+        .filter(|p| crate::files::repo_relative(p))
+        .collect()
 }
 
 /// Stops the process here when `CAIRN_FAILPOINT` names this point: how tests prove that a

@@ -582,19 +582,48 @@ impl StoreDir {
     }
 }
 
+/// Whether `path` is one file name, the only kind of path tantivy makes in its folder. Paths
+/// read from the folder's own files (`.managed.json` lists the files its garbage collection
+/// deletes) may come from a clone that committed `.cairn/` (ADR 66): `../../victim/x` or an
+/// absolute path there is never opened, written or deleted.
+fn flat(path: &Path) -> bool {
+    let mut parts = path.components();
+    matches!(
+        (parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(_)), None)
+    )
+}
+
+fn not_flat(path: &Path) -> std::io::Error {
+    std::io::Error::other(format!(
+        "{}: not a file of the index's folder",
+        path.display()
+    ))
+}
+
 impl tantivy::Directory for StoreDir {
     fn get_file_handle(
         &self,
         path: &Path,
     ) -> std::result::Result<Arc<dyn tantivy::directory::FileHandle>, OpenReadError> {
+        if !flat(path) {
+            return Err(OpenReadError::FileDoesNotExist(path.to_path_buf()));
+        }
         store_handle(&self.mapped, &self.root, path)
     }
 
     fn delete(&self, path: &Path) -> std::result::Result<(), DeleteError> {
+        if !flat(path) {
+            // Taken off the managed list as a file already gone.
+            return Err(DeleteError::FileDoesNotExist(path.to_path_buf()));
+        }
         self.mapped.delete(path)
     }
 
     fn exists(&self, path: &Path) -> std::result::Result<bool, OpenReadError> {
+        if !flat(path) {
+            return Ok(false);
+        }
         self.mapped.exists(path)
     }
 
@@ -602,14 +631,26 @@ impl tantivy::Directory for StoreDir {
         &self,
         path: &Path,
     ) -> std::result::Result<tantivy::directory::WritePtr, OpenWriteError> {
+        if !flat(path) {
+            return Err(OpenWriteError::wrap_io_error(
+                not_flat(path),
+                path.to_path_buf(),
+            ));
+        }
         self.mapped.open_write(path)
     }
 
     fn atomic_read(&self, path: &Path) -> std::result::Result<Vec<u8>, OpenReadError> {
+        if !flat(path) {
+            return Err(OpenReadError::FileDoesNotExist(path.to_path_buf()));
+        }
         self.mapped.atomic_read(path)
     }
 
     fn atomic_write(&self, path: &Path, data: &[u8]) -> std::io::Result<()> {
+        if !flat(path) {
+            return Err(not_flat(path));
+        }
         self.mapped.atomic_write(path, data)
     }
 

@@ -90,8 +90,10 @@ impl Git {
         let mut words = text.split_whitespace();
         let pid = words.next().and_then(|w| w.parse::<u32>().ok());
         let started = words.next().and_then(|w| w.parse::<u64>().ok());
+        // The note is derived state a clone may carry (ADR 66): only a git process is stopped.
         if let (Some(pid), Some(started)) = (pid, started)
             && process_start(pid) == Some(started)
+            && is_git(pid)
         {
             kill_group(pid);
             let deadline = std::time::Instant::now() + Duration::from_secs(5);
@@ -237,6 +239,12 @@ fn process_start(pid: u32) -> Option<u64> {
         return None;
     }
     fields.get(19)?.parse().ok()
+}
+
+/// Whether process `pid` runs git (its command name, as the kernel keeps it).
+fn is_git(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .is_ok_and(|name| name.trim() == "git" || name.trim().starts_with("git-"))
 }
 
 fn remove_note(note: &Path) -> Result<()> {

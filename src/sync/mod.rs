@@ -165,9 +165,13 @@ pub fn sync(repo: &Repo, opts: &Options<'_>) -> Result<Synced> {
         out.new_remote_branch = tip.is_none();
         let head = rev(&git, "HEAD")?;
         if let Some(tip) = &tip {
+            refuse_derived_links(&git, tip, &remote)?;
             merge(repo, &git, head.as_deref(), tip, &remote, &mut out)?;
             renumber_collisions(repo, &git, tip, &opts.identity, &mut out)?;
         }
+        // A merge can bring a committed `.cairn` link (or one inside `.cairn/`): nothing goes
+        // through it, here or in any later command (ADR 66).
+        repo.check_derived()?;
         // What the merge wrote is looked at file by file, not trusted to a folder's time.
         crate::index::Index::open_thorough(repo)?;
         let head = rev(&git, "HEAD")?;
@@ -210,6 +214,37 @@ pub fn sync(repo: &Repo, opts: &Options<'_>) -> Result<Synced> {
         out.retries += 1;
     }
     Ok(out)
+}
+
+/// Refuses a fetched commit whose tree holds a symbolic link at `.cairn` or under it (ADR 66):
+/// merged, every later command would refuse to run (or git stops on the folder cairn keeps
+/// there), so nothing is merged and the error says where the link comes from.
+fn refuse_derived_links(git: &Git, tip: &str, remote: &str) -> Result<()> {
+    let listed = git.text(
+        &["ls-tree", "-r", "-z", tip, "--", crate::repo::DERIVED_DIR],
+        "cannot list the fetched commit",
+    )?;
+    // `MODE TYPE HASH\tPATH`, NUL-separated; a link's mode is 120000.
+    let link = listed
+        .split('\0')
+        .find(|entry| entry.starts_with("120000 "))
+        .and_then(|entry| entry.split_once('\t'))
+        .map(|(_, path)| crate::output::inert(path).into_owned());
+    match link {
+        None => Ok(()),
+        Some(path) => Err(Error::new(
+            Kind::BadInput,
+            format!(
+                "{remote} holds {path} as a symbolic link (commit {}): cairn never merges a \
+                 link into its derived folder; nothing was merged",
+                &tip[..tip.len().min(12)]
+            ),
+        )
+        .with_fix(format!(
+            "remove it on the remote's side (`git rm --cached {path}` and commit, then push), \
+             then run `cairn sync` again"
+        ))),
+    }
 }
 
 /// Where the git run under way is noted ([`Git::stop_left_running`]).

@@ -36,4 +36,5 @@ mod stats;
 mod sync;
 mod telemetry;
 mod triage;
+mod untrusted;
 mod why;

@@ -685,8 +685,11 @@ fn a_sync_killed_during_git_fetch_leaves_nothing_in_the_next_syncs_way() {
     env.cairn_in(&a, &["slog", "fix", "redis", "from a"])
         .code(0);
 
-    let mut left = std::process::Command::new("sleep")
-        .arg("60")
+    // A git that waits (on its stdin): sync stops only a noted process that is git, since
+    // the note is derived state a clone may carry (ADR 66).
+    let mut left = std::process::Command::new("git")
+        .args(["cat-file", "--batch"])
+        .stdin(std::process::Stdio::piped())
         .current_dir(&a)
         .process_group(0)
         .spawn()
