@@ -3,8 +3,8 @@
 //!
 //! Run with `scripts/crash` (or `cargo bench --bench crash -- [--trials N] [--seed S]
 //! [--scenario NAME]`; `CAIRN_CRASH_TRIALS`, `CAIRN_CRASH_SEED` set the defaults,
-//! `CAIRN_CRASH_KEEP=1` keeps the work folder). `--trials` is per scenario (20 by default: 13
-//! scenarios, 260 trials). A failure prints its scenario, seed and kill; `--scenario NAME
+//! `CAIRN_CRASH_KEEP=1` keeps the work folder). `--trials` is per scenario (20 by default: 15
+//! scenarios, 300 trials). A failure prints its scenario, seed and kill; `--scenario NAME
 //! --seed S --trials 1` replays that one trial (the seed fixes the kill's delay, not the
 //! machine's timing, so a timer trial replays close to, not exactly at, the same step).
 

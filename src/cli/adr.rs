@@ -154,7 +154,9 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
         consequences: read(args.consequences)?.map(red),
     };
     let _lock = repo.lock()?;
-    let mut before = |paths: &[String]| ctx.begin_writes(&repo, paths);
+    // Every `adr new` is a new record: a killed one's is committed first.
+    let work = super::Work::each_new("adr new");
+    let mut before = |paths: &[String]| ctx.begin_writes(&repo, &work, paths, None);
     let (mut record, written) = adr::create(&repo, request, ctx.now.date_naive(), &mut before)?;
     let mut warnings = written.warnings.clone();
     if args.edit {
@@ -174,6 +176,7 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
     let subject = format!("adr: {} {}", record.number, record.title);
     let commit = ctx.commit_changes_with_pending(
         &repo,
+        &work,
         &written.changes(),
         &super::message(&subject, &trailers),
     )?;
@@ -400,7 +403,8 @@ fn import(ctx: &Ctx, dir: Option<PathBuf>, mut in_place: bool) -> Result<Report>
     let _lock = repo.lock()?;
     // Every path is noted before the first write: a kill mid-import leaves them to the next
     // commit (a rerun skips the records already there, so it would never commit them).
-    let mut before = |paths: &[String]| ctx.begin_writes(&repo, paths);
+    let work = super::Work::rerun("adr import", format!("{} {in_place}", dir.display()));
+    let mut before = |paths: &[String]| ctx.begin_writes(&repo, &work, paths, None);
     let (report, written) = if in_place {
         adr::import::import_in_place(&repo, ctx.now.date_naive(), &mut before)?
     } else {
@@ -429,6 +433,7 @@ fn import(ctx: &Ctx, dir: Option<PathBuf>, mut in_place: bool) -> Result<Report>
         .collect();
     let commit = ctx.commit_changes_with_pending(
         &repo,
+        &work,
         &written.changes(),
         &super::message(&subject, &trailers),
     )?;

@@ -127,7 +127,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         return Ok(Report::new("maintain", data, human).warnings(warnings));
     }
 
-    let left = super::pending_paths(&repo);
+    let subject = format!(
+        "maintain: {} merged, {} stale, {} deleted",
+        plan.merged, plan.stale, plan.deleted
+    );
+    let trailers = trailers(&plan.changes);
+    let message = super::message(&subject, &trailers);
+    // A rerun continues a killed run: its commit takes the killed run's appended events and
+    // its message (the counts the uninterrupted run would have given).
+    let work = super::Work::rerun("maintain", "");
     let mut path = None;
     let mut written = Vec::new();
     if !plan.changes.is_empty() {
@@ -137,7 +145,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             .map(|c| serde_json::to_string(&c.event(ctx.now)).expect("event serializes"))
             .collect();
         let rel = store::current_file(&repo, ctx.now);
-        ctx.begin_writes(&repo, std::slice::from_ref(&rel))?;
+        ctx.begin_writes(&repo, &work, std::slice::from_ref(&rel), Some(&message))?;
         for (n, chunk) in lines.chunks(CHUNK).enumerate() {
             if n > 0 {
                 super::failpoint("maintain-mid-append");
@@ -150,14 +158,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         written.push(rel.clone());
         path = Some(rel);
     }
-    // A killed run's events, appended but not committed, are counted in this commit's subject
-    // as the uninterrupted run would have counted them.
-    let (merged, stale, deleted) =
-        uncommitted(&repo, &left).unwrap_or((plan.merged, plan.stale, plan.deleted));
-    let subject = format!("maintain: {merged} merged, {stale} stale, {deleted} deleted");
-    let trailers = trailers(&plan.changes);
-    // With nothing planned this still commits what a killed run left (its pending file).
-    let commit = ctx.commit_with_pending(&repo, &written, &super::message(&subject, &trailers))?;
+    // With nothing planned this still commits what a killed run left (its pending entry).
+    let commit = ctx.commit_with_pending(&repo, &work, &written, &message)?;
     warnings.extend(crate::telemetry::emit(
         &repo,
         ctx.now,
@@ -234,36 +236,6 @@ fn vectors_of(index: &Index, folded: &[store::Folded]) -> Result<Vec<Option<main
         }
     }
     Ok(out)
-}
-
-/// The supersede, stale and delete events in the observations files of `left` (what a killed
-/// run left pending) beyond what HEAD holds of them; `None` when nothing was left or a file
-/// is not HEAD's plus an appended tail.
-fn uncommitted(repo: &crate::repo::Repo, left: &[String]) -> Option<(usize, usize, usize)> {
-    let files: Vec<&String> = left.iter().filter(|p| p.starts_with(store::DIR)).collect();
-    if files.is_empty() {
-        return None;
-    }
-    let mut counts = (0, 0, 0);
-    for rel in files {
-        let now = std::fs::read(repo.path(rel)).ok()?;
-        let head = crate::git::head_content(repo.root(), rel)
-            .ok()?
-            .unwrap_or_default();
-        let tail = now.strip_prefix(head.as_slice())?;
-        for line in String::from_utf8_lossy(tail).lines() {
-            if let Ok(store::Line::Event(e)) = store::parse_line(std::path::Path::new(rel), 0, line)
-            {
-                match e.op {
-                    Op::Supersede => counts.0 += 1,
-                    Op::Stale => counts.1 += 1,
-                    Op::Delete => counts.2 += 1,
-                    _ => {}
-                }
-            }
-        }
-    }
-    Some(counts)
 }
 
 /// Trailers naming what changed (the first 20 of each kind).
@@ -365,13 +337,6 @@ pub fn restore(ctx: &Ctx, args: RestoreArgs) -> Result<Report> {
                 .expect("event serializes")
         })
         .collect();
-    let mut written = Vec::new();
-    if !lines.is_empty() {
-        let rel = store::current_file(&repo, ctx.now);
-        ctx.begin_writes(&repo, std::slice::from_ref(&rel))?;
-        store::append(&repo, &lines, ctx.now)?;
-        written.push(rel);
-    }
     let subject = format!(
         "restore: {}",
         crate::output::count(todo.len(), "observation")
@@ -380,7 +345,16 @@ pub fn restore(ctx: &Ctx, args: RestoreArgs) -> Result<Report> {
         .iter()
         .map(|(f, was)| ("Cairn-Restored", format!("{} (was {was})", f.obs.id)))
         .collect();
-    let commit = ctx.commit_with_pending(&repo, &written, &super::message(&subject, &trailers))?;
+    let message = super::message(&subject, &trailers);
+    let work = super::Work::rerun("restore", args.ids.join(" "));
+    let mut written = Vec::new();
+    if !lines.is_empty() {
+        let rel = store::current_file(&repo, ctx.now);
+        ctx.begin_writes(&repo, &work, std::slice::from_ref(&rel), Some(&message))?;
+        store::append(&repo, &lines, ctx.now)?;
+        written.push(rel);
+    }
+    let commit = ctx.commit_with_pending(&repo, &work, &written, &message)?;
     // The counts as they now fold: the restored one's own back, and what its superseder
     // holds without it.
     let after: HashMap<String, u32> = if todo.is_empty() {
