@@ -1061,7 +1061,8 @@ fn library_setup(h: &Harness, dir: &Path) -> Plan {
     init(h, dir);
     // Real documents: the ADRs of a public project, as Markdown files a person adds.
     let from = h.fixtures.join("adr").join("madr-semantic-kernel");
-    let to = dir.join("input").join("docs");
+    // One folder for every trial: a document's id is made from its absolute path.
+    let to = h.work.join("library-docs");
     std::fs::create_dir_all(&to).expect("docs input");
     let mut names: Vec<PathBuf> = std::fs::read_dir(&from)
         .expect("adr fixtures")
@@ -1073,7 +1074,7 @@ fn library_setup(h: &Harness, dir: &Path) -> Plan {
         std::fs::copy(p, to.join(p.file_name().expect("name"))).expect("copy doc");
     }
     Plan {
-        victim: strings(&["library", "add", "--copy", "../input/docs"]),
+        victim: strings(&["library", "add", "--copy", &to.to_string_lossy()]),
         after: After::Again(None),
         remote: false,
     }
