@@ -46,6 +46,10 @@ pub(crate) struct Entry {
     #[serde(default)]
     pub message: Option<String>,
     pub paths: Vec<String>,
+    /// Counts of what the run wrote, for a rerun's message when the run could not note one
+    /// (a streamed ingest: turns and episodes so far).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tally: Vec<u64>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -97,6 +101,7 @@ pub(crate) struct State {
     adopted: Vec<String>,
     adopted_ids: Vec<String>,
     adopted_message: Option<String>,
+    adopted_tally: Vec<u64>,
 }
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -117,6 +122,7 @@ fn read(repo: &Repo) -> Result<Entries> {
                 key: None,
                 message: None,
                 paths,
+                tally: Vec::new(),
             }],
         }),
         Err(e) => Err(
@@ -186,6 +192,7 @@ impl Ctx {
                 if st.adopted_message.is_none() {
                     st.adopted_message = e.message.clone();
                 }
+                add(&mut st.adopted_tally, &e.tally);
                 keep.push(e);
                 continue;
             }
@@ -248,6 +255,7 @@ impl Ctx {
                     key: work.key.clone(),
                     message: None,
                     paths: Vec::new(),
+                    tally: st.adopted_tally.clone(),
                 });
                 entries.entries.len() - 1
             }
@@ -269,20 +277,47 @@ impl Ctx {
         write(repo, &entries)
     }
 
-    /// Notes the commit message of a run that learns it only after its writes (a streamed
-    /// ingest), unless a killed run's message is kept already.
+    /// Notes (or updates) the commit message of a run that learns it only as it writes (a
+    /// streamed ingest, an import's part), unless it continues a killed run, whose message
+    /// is kept.
     pub fn note_message(&self, repo: &Repo, message: &str) -> Result<()> {
         let Some(id) = self.pending.borrow().own.clone() else {
             return Ok(());
         };
+        if self.pending.borrow().adopted_message.is_some() {
+            return Ok(());
+        }
         let mut entries = read(repo)?;
         if let Some(e) = entries.entries.iter_mut().find(|e| e.id == id)
-            && e.message.is_none()
+            && e.message.as_deref() != Some(message)
         {
             e.message = Some(message.to_string());
             write(repo, &entries)?;
         }
         Ok(())
+    }
+
+    /// Notes the counts of what this run wrote so far (see [`Entry::tally`]), added to those
+    /// of the killed runs it continues.
+    pub fn note_tally(&self, repo: &Repo, tally: &[u64]) -> Result<()> {
+        let Some(id) = self.pending.borrow().own.clone() else {
+            return Ok(());
+        };
+        let mut total = self.pending.borrow().adopted_tally.clone();
+        add(&mut total, tally);
+        let mut entries = read(repo)?;
+        if let Some(e) = entries.entries.iter_mut().find(|e| e.id == id) {
+            e.tally = total;
+            write(repo, &entries)?;
+        }
+        Ok(())
+    }
+
+    /// What the killed runs this one continues wrote: their counts and their paths.
+    pub fn continued(&self, repo: &Repo, work: &Work) -> Result<(Vec<u64>, Vec<String>)> {
+        self.settle(repo, work)?;
+        let st = self.pending.borrow();
+        Ok((st.adopted_tally.clone(), st.adopted.clone()))
     }
 
     /// Commits `paths` (whole files) and what a killed run this one continues left.
@@ -340,7 +375,13 @@ impl Ctx {
                 all.push(git::Change::File(p.clone()));
             }
         }
-        let message = adopted_message.unwrap_or_else(|| message.to_string());
+        let message = match adopted_message {
+            Some(m) => m,
+            None if message.is_empty() => {
+                format!("{}: commit what an interrupted run wrote", work.command)
+            }
+            None => message.to_string(),
+        };
         let committed = self.commit_changes(repo, &all, &message)?;
         if self.committing(repo) {
             let st = &mut *self.pending.borrow_mut();
@@ -377,6 +418,16 @@ impl Ctx {
             write(repo, &Entries::default())?;
         }
         Ok(done)
+    }
+}
+
+/// Adds `more` to `to`, count by count.
+fn add(to: &mut Vec<u64>, more: &[u64]) {
+    if to.len() < more.len() {
+        to.resize(more.len(), 0);
+    }
+    for (t, m) in to.iter_mut().zip(more) {
+        *t += m;
     }
 }
 

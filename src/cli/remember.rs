@@ -495,10 +495,15 @@ impl<'a> Parts<'a> {
             }
             let (chunk, after) = rest.split_at(take);
             rest = after;
-            store::append_to(self.repo, &rel, chunk, fresh)?;
-            super::failpoint("import-after-append");
             // Merge events are lines too, not observations (an event is serialized op first).
             let events = chunk.iter().filter(|l| l.starts_with("{\"op\":")).count();
+            // The part's commit message with this chunk in it, noted before the chunk is
+            // written: a rerun that finds the lines stored commits them under it.
+            let count = (self.lines.len() + chunk.len()) as u64 - self.merged - events as u64;
+            let message = super::message(&self.subject(count, &rel), &[]);
+            self.ctx.note_message(self.repo, &message)?;
+            store::append_to(self.repo, &rel, chunk, fresh)?;
+            super::failpoint("import-after-append");
             self.stored += (chunk.len() - events) as u64;
             self.merged += events as u64;
             self.lines.extend_from_slice(chunk);
@@ -516,7 +521,22 @@ impl<'a> Parts<'a> {
     /// Commits what this import appended to the part `rel`.
     fn commit(&mut self, rel: &str) -> Result<()> {
         let count = self.lines.len() as u64 - self.merged;
-        let subject = if self.commits.is_empty() {
+        let subject = self.subject(count, rel);
+        let commit = self.ctx.commit_changes_with_pending(
+            self.repo,
+            &self.work,
+            &[crate::git::Change::appended_lines(rel, &self.lines)],
+            &super::message(&subject, &[]),
+        )?;
+        self.commits.push(commit);
+        self.lines.clear();
+        self.merged = 0;
+        Ok(())
+    }
+
+    /// The subject of the commit of `count` observations in the part `rel`.
+    fn subject(&self, count: u64, rel: &str) -> String {
+        if self.commits.is_empty() {
             format!(
                 "import: {} from {}",
                 output::count(count, "observation"),
@@ -529,17 +549,7 @@ impl<'a> Parts<'a> {
                 self.file_name,
                 rel.rsplit('/').next().unwrap_or(rel)
             )
-        };
-        let commit = self.ctx.commit_changes_with_pending(
-            self.repo,
-            &self.work,
-            &[crate::git::Change::appended_lines(rel, &self.lines)],
-            &super::message(&subject, &[]),
-        )?;
-        self.commits.push(commit);
-        self.lines.clear();
-        self.merged = 0;
-        Ok(())
+        }
     }
 
     /// Commits the last part; the first path written and every commit made.

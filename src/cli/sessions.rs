@@ -734,6 +734,10 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
                         cards_added += cards;
                         episodes_added += episodes;
                         rewritten += usize::from(r);
+                        if c {
+                            // A rerun's message counts what this run wrote before a kill.
+                            ctx.note_tally(&repo, &[cards_added as u64, episodes_added as u64])?;
+                        }
                         if c && !changed.contains(&rel) {
                             changed.push(rel.clone());
                         }
@@ -795,11 +799,22 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             (cp.file_size, cp.file_mtime_ns) = stat(&repo.path(f)).unwrap_or((0, 0));
         }
     }
+    // The message counts what a killed run this one continues wrote, as the uninterrupted
+    // run would have counted it (each transcript's cards are written whole, by one run).
+    let (tally, left) = ctx.continued(&repo, &INGEST)?;
+    let mut all_changed = changed.clone();
+    all_changed.extend(left.into_iter().filter(|p| !changed.contains(p)));
     let subject = format!(
         "sessions: ingest {}, {} from {}",
-        crate::output::count(cards_added, "turn"),
-        crate::output::count(episodes_added, "episode"),
-        crate::output::count(changed.len(), "transcript")
+        crate::output::count(
+            cards_added + tally.first().copied().unwrap_or(0) as usize,
+            "turn"
+        ),
+        crate::output::count(
+            episodes_added + tally.get(1).copied().unwrap_or(0) as usize,
+            "episode"
+        ),
+        crate::output::count(all_changed.len(), "transcript")
     );
     let message = super::message(&subject, &[]);
     // The counts are known only now: noted before the commit, so a rerun that finds every

@@ -2027,8 +2027,10 @@ impl Index {
 /// the lock held by the caller, any one there was left by a writer killed mid-write (found by
 /// the crash harness in forget).
 fn sweep_writer_temps(dir: &Path) {
-    // And cairn's own staged files (the checkpoints, the glance) of a dead process.
+    // And cairn's own staged files of a dead process (the checkpoints, the glance, the vector
+    // store's).
     let _ = crate::files::sweep_dead_temps(dir, false);
+    let _ = crate::files::sweep_dead_temps(&vectors_dir(dir), false);
     let Ok(read) = std::fs::read_dir(dir) else {
         return;
     };
