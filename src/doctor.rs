@@ -387,3 +387,41 @@ fn finding(path: &str, line: Option<usize>, problem: String, repaired: bool) -> 
         restored: false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_damaged_line_is_restored_from_head_only_where_head_holds_it_whole() {
+        let head = b"{\"a\":1}\n{\"b\":2}\n";
+        let cases: [(&[u8], &[u8], Vec<usize>); 5] = [
+            // The first line damaged, a line appended: restored, the tail kept.
+            (b"\"a\":1}\n{\"b\":2}\n{\"c\":3}\n", head, vec![1]),
+            // Another good line changed too: not HEAD's file with damage.
+            (b"\"a\":1}\n{\"x\":9}\n", head, vec![]),
+            // The damaged line is past HEAD's end: nothing to restore.
+            (b"{\"a\":1}\n{\"b\":2}\nbad\n", head, vec![]),
+            // HEAD holds the same damage: nothing whole to restore.
+            (b"bad\n{\"b\":2}\n", b"bad\n{\"b\":2}\n", vec![]),
+            // Shorter than HEAD: lines were removed, not damaged.
+            (b"bad\n", head, vec![]),
+        ];
+        for (now, head, want) in cases {
+            let damage = jsonl::damage(now);
+            assert_eq!(
+                restorable(now, Some(head), &damage),
+                want,
+                "{}",
+                String::from_utf8_lossy(now)
+            );
+        }
+        let now = b"\"a\":1}\n{\"b\":2}\n{\"c\":3}\nbad\n";
+        let damage = jsonl::damage(now);
+        assert_eq!(
+            repaired(now, Some(head), &damage),
+            b"{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n"
+        );
+        assert_eq!(repaired(now, None, &damage), b"{\"b\":2}\n{\"c\":3}\n");
+    }
+}

@@ -502,6 +502,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_staging_file_names_its_owner_and_only_a_dead_owners_is_swept() {
+        for (rest, want) in [
+            ("123-Ab12Cd", Some(123)),
+            ("123-", None),
+            ("Ab12Cd", None),
+            ("12a-Ab12Cd", None),
+        ] {
+            assert_eq!(temp_owner(rest), want, "{rest}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let live = staging(dir.path()).unwrap();
+        let name = live.path().file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with(&format!("{TEMP_PREFIX}{}-", std::process::id())));
+        // A pid above the kernel's limit (2^22) names no running process.
+        let dead = dir.path().join(format!("{TEMP_PREFIX}99999999-x"));
+        std::fs::write(&dead, b"half").unwrap();
+        let fresh_old_style = dir.path().join(format!("{TEMP_PREFIX}Ab12Cd"));
+        std::fs::write(&fresh_old_style, b"half").unwrap();
+        assert_eq!(sweep_dead_temps(dir.path(), false).unwrap(), 1);
+        assert!(live.path().exists() && !dead.exists() && fresh_old_style.exists());
+    }
+
+    #[test]
     fn append_cuts_a_torn_tail_and_keeps_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log.jsonl");

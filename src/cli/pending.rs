@@ -435,3 +435,26 @@ fn add(to: &mut Vec<u64>, more: &[u64]) {
 pub(crate) fn left(repo: &Repo) -> Vec<Entry> {
     read(repo).map(|e| e.entries).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_add_up_count_by_count() {
+        let mut to = vec![1, 2];
+        add(&mut to, &[10, 20, 30]);
+        assert_eq!(to, [11, 22, 30]);
+        add(&mut to, &[]);
+        assert_eq!(to, [11, 22, 30]);
+    }
+
+    #[test]
+    fn an_entry_round_trips_and_reads_without_its_optional_fields() {
+        let e: Entry =
+            serde_json::from_str(r#"{"id":"1-0","command":"slog","paths":["a"]}"#).unwrap();
+        assert_eq!((&e.key, &e.message, e.tally.len()), (&None, &None, 0));
+        let text = serde_json::to_string(&Entries { entries: vec![e] }).unwrap();
+        assert!(!text.contains("tally"), "{text}");
+    }
+}
