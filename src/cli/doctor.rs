@@ -34,9 +34,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     // Writes a killed command left uncommitted (.cairn/pending.json), each committed under
     // the message of the command that wrote it.
     let left = super::pending::left(&repo);
-    if repair {
-        finished.extend(ctx.finish_all_pending(&repo)?);
-    } else {
+    if !repair {
         for e in &left {
             let subject = e.message.as_deref().and_then(|m| m.lines().next());
             finished.push(format!(
@@ -53,6 +51,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     }
     let interrupted = interrupted || !left.is_empty();
     let (findings, changed) = crate::doctor::check(&repo, repair)?;
+    // After the check, which names (and finishes) a commit cut short.
+    if repair {
+        finished.extend(ctx.finish_all_pending(&repo)?);
+    }
     let commit = if changed.is_empty() {
         None
     } else {
