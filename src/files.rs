@@ -513,7 +513,12 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         let live = staging(dir.path()).unwrap();
-        let name = live.path().file_name().unwrap().to_string_lossy().into_owned();
+        let name = live
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         assert!(name.starts_with(&format!("{TEMP_PREFIX}{}-", std::process::id())));
         // A pid above the kernel's limit (2^22) names no running process.
         let dead = dir.path().join(format!("{TEMP_PREFIX}99999999-x"));
