@@ -121,9 +121,10 @@ fn add(ctx: &Ctx, args: AddArgs) -> Result<Report> {
     let repo = ctx.repo()?;
     let tags = crate::note::tags(&args.tags);
     let inputs = inputs(ctx, &args.inputs)?;
-    // What a killed run left staged among the copies (and the manifest's folder).
+    // What a killed run left staged among the copies, the manifest's folder and the chunks.
     crate::files::sweep_dead_temps(&repo.path(library::COPIES), true)?;
     crate::files::sweep_dead_temps(&repo.path("vault"), false)?;
+    crate::files::sweep_dead_temps(&repo.path(".cairn/library"), true)?;
     let redactor = crate::redact::Redactor::configured(&repo.config.redact.patterns)
         .map_err(|e| Error::new(Kind::Config, format!("cairn.toml [redact]: {e}")))?;
     let _lock = repo.lock()?;
