@@ -124,7 +124,7 @@ fn add(ctx: &Ctx, args: AddArgs) -> Result<Report> {
     // What a killed run left staged among the copies, the manifest's folder and the chunks.
     crate::files::sweep_dead_temps(&repo.path(library::COPIES), true)?;
     crate::files::sweep_dead_temps(&repo.path("vault"), false)?;
-    crate::files::sweep_dead_temps(&repo.path(".cairn/library"), true)?;
+    crate::files::sweep_dead_temps(&repo.path(library::CACHE), true)?;
     let redactor = crate::redact::Redactor::configured(&repo.config.redact.patterns)
         .map_err(|e| Error::new(Kind::Config, format!("cairn.toml [redact]: {e}")))?;
     let _lock = repo.lock()?;
