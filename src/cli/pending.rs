@@ -149,7 +149,7 @@ fn write(repo: &Repo, entries: &Entries) -> Result<()> {
 /// The message an entry is committed under when its run stopped before noting one.
 fn fallback(entry: &Entry, by: &str) -> String {
     let command = if entry.command.is_empty() {
-        "an interrupted command"
+        "command"
     } else {
         &entry.command
     };

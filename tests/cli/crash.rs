@@ -461,3 +461,31 @@ fn doctor_restores_from_head_a_damaged_line_head_holds_intact() {
     assert!(committed.contains("first"), "{committed}");
     assert_eq!(committed.lines().count(), 3);
 }
+
+/// `.cairn/pending.json` as an older cairn wrote it (a bare list of paths, no command): no
+/// command commits those files any more, `cairn doctor --dry-run` names them and `cairn doctor`
+/// commits them under a message of its own.
+#[test]
+fn an_older_pending_list_is_left_to_doctor() {
+    let (env, repo) = crate::support::Env::repo();
+    std::fs::create_dir_all(repo.join("vault/notes")).unwrap();
+    std::fs::write(repo.join("vault/notes/left.md"), "# left by a killed run\n").unwrap();
+    std::fs::create_dir_all(repo.join(".cairn")).unwrap();
+    std::fs::write(
+        repo.join(".cairn/pending.json"),
+        r#"["vault/notes/left.md"]"#,
+    )
+    .unwrap();
+    env.cairn_in(&repo, &["--now", NOW, "slog", "fix", "redis", "unrelated"])
+        .code(0);
+    let files = env.git(&repo, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(files.trim(), "slog/2026-12-01.jsonl");
+    env.cairn_in(&repo, &["doctor", "--dry-run"])
+        .code(1)
+        .stderr_has("interrupted before its commit");
+    env.cairn_in(&repo, &["doctor"]).code(0);
+    assert_eq!(
+        env.git(&repo, &["log", "-1", "--format=%s"]).trim(),
+        "doctor: commit what an interrupted command wrote"
+    );
+}
