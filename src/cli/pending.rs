@@ -405,17 +405,27 @@ impl Ctx {
     pub(crate) fn finish_all_pending(&self, repo: &Repo) -> Result<Vec<String>> {
         let entries = read(repo)?;
         let mut done = Vec::new();
-        for e in &entries.entries {
-            let message = e.message.clone().unwrap_or_else(|| fallback(e, "doctor"));
-            let commit = self.commit_changes(repo, &whole(&e.paths), &message)?;
+        let mut kept = Entries::default();
+        for e in entries.entries {
+            let message = e.message.clone().unwrap_or_else(|| fallback(&e, "doctor"));
             let subject = message.lines().next().unwrap_or_default().to_string();
-            done.push(format!(
-                "finished an interrupted command's \"{subject}\" ({})",
-                self.short(&commit)
-            ));
+            match self.commit_changes(repo, &whole(&e.paths), &message) {
+                Ok(commit) => done.push(format!(
+                    "finished an interrupted command's \"{subject}\" ({})",
+                    self.short(&commit)
+                )),
+                // A path that cannot be committed (a link put in its place) stays pending,
+                // named, for a person to fix; the other entries are still finished.
+                Err(err) => {
+                    done.push(format!(
+                        "cannot finish an interrupted command's \"{subject}\": {err}; it stays in {FILE}"
+                    ));
+                    kept.entries.push(e);
+                }
+            }
         }
         if self.committing(repo) {
-            write(repo, &Entries::default())?;
+            write(repo, &kept)?;
         }
         Ok(done)
     }
