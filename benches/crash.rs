@@ -3,12 +3,12 @@
 //!
 //! Run with `scripts/crash` (or `cargo bench --bench crash -- [--trials N] [--seed S]
 //! [--scenario NAME]`; `CAIRN_CRASH_TRIALS`, `CAIRN_CRASH_SEED` set the defaults,
-//! `CAIRN_CRASH_KEEP=1` keeps the work folder). `--trials` is per scenario (20 by default: 13
-//! scenarios, 260 trials). A failure prints its scenario, seed and kill; `--scenario NAME
+//! `CAIRN_CRASH_KEEP=1` keeps the work folder, `CAIRN_CRASH_BIN` names another cairn binary). `--trials` is per scenario (20 by default: 15
+//! scenarios, 300 trials). A failure prints its scenario, seed and kill; `--scenario NAME
 //! --seed S --trials 1` replays that one trial (the seed fixes the kill's delay, not the
 //! machine's timing, so a timer trial replays close to, not exactly at, the same step).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 mod common;
 use common::{load, setting};
@@ -29,7 +29,10 @@ fn main() {
         .expect("temp dir");
     let keep = std::env::var_os("CAIRN_CRASH_KEEP").is_some();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let h = Harness::new(Path::new(CAIRN), work.path(), &fixtures);
+    // CAIRN_CRASH_BIN: another cairn binary to kill (a copy, so a rebuild meanwhile does not
+    // change the binary under a long run).
+    let bin = std::env::var_os("CAIRN_CRASH_BIN").map_or_else(|| CAIRN.into(), PathBuf::from);
+    let h = Harness::new(&bin, work.path(), &fixtures);
     println!(
         "cairn crash harness: {trials} trials a scenario, seed {seed}; load {}",
         load()

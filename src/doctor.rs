@@ -6,6 +6,9 @@
 //! middle of a JSONL file that is not a JSON object (a hand edit gone wrong, a bad merge) is
 //! moved aside the same way, its bytes saved whole so a person can decide what it was, and
 //! the file rewritten without it (by rename, under its lock); missing layout folders are made.
+//! A damaged line that HEAD holds intact (the working file is HEAD's with lines damaged, and
+//! perhaps lines appended) is restored from HEAD instead, its damaged bytes still saved: the
+//! file then differs from HEAD by nothing a command did not write.
 //! The commit holds HEAD's content with the same repair, so it never takes in lines a person
 //! left uncommitted. Reported only: a malformed `cairn.toml` (reported by opening the
 //! repository), missing `.gitignore` / `.gitattributes` lines.
@@ -32,6 +35,9 @@ pub struct Finding {
     /// Where a cut torn tail was saved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub saved_to: Option<PathBuf>,
+    /// A damaged line put back from HEAD, which holds it intact (no commit needed).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub restored: bool,
 }
 
 /// Checks the repository; with `repair`, repairs what is safe. Returns the findings and what
@@ -156,14 +162,19 @@ pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<git::Change
         if damage.is_empty() {
             continue;
         }
+        let head = git::head_content(repo.root(), &rel).ok().flatten();
+        let restorable = restorable(&bytes, head.as_deref(), &damage);
         let saved = if repair {
-            let saved = repair_file(repo, &path)?;
-            // A file HEAD lacks has nothing committed to repair.
-            if let Some(head) = git::head_content(repo.root(), &rel).ok().flatten() {
-                changed.push(git::Change::Content {
-                    path: rel.clone(),
-                    bytes: jsonl::damage(&head).kept,
-                });
+            let saved = repair_file(repo, &path, head.as_deref())?;
+            // A file HEAD lacks has nothing committed to repair; one HEAD holds whole, none.
+            if let Some(head) = &head {
+                let kept = jsonl::damage(head);
+                if !kept.is_empty() {
+                    changed.push(git::Change::Content {
+                        path: rel.clone(),
+                        bytes: kept.kept,
+                    });
+                }
             }
             saved
         } else {
@@ -184,9 +195,16 @@ pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<git::Change
                 Err(err) => err.message,
                 Ok(_) => "not a JSON object".to_string(),
             };
+            let restored = restorable.contains(line);
+            let problem = if restored {
+                format!("{problem} (HEAD holds the line intact: it is restored from HEAD)")
+            } else {
+                problem
+            };
             let mut f = finding(&rel, Some(*line), problem, false);
             f.saved_to = saved_at(*offset);
             f.repaired = f.saved_to.is_some();
+            f.restored = restored && f.repaired;
             findings.push(f);
         }
         if let Some((line, offset, tail)) = &damage.torn {
@@ -207,7 +225,7 @@ pub fn check(repo: &Repo, repair: bool) -> Result<(Vec<Finding>, Vec<git::Change
 /// finished a torn line meanwhile): each bad line and a torn tail is saved to
 /// `.cairn/recovered/NAME.OFFSET.bad` / `.torn`, and the file is rewritten without them.
 /// Returns the offsets saved and where.
-fn repair_file(repo: &Repo, path: &Path) -> Result<Vec<(u64, PathBuf)>> {
+fn repair_file(repo: &Repo, path: &Path, head: Option<&[u8]>) -> Result<Vec<(u64, PathBuf)>> {
     let io = |e: std::io::Error| Error::io(path.display(), &e);
     let file = files::open_locked(path)?;
     let len = file.metadata().map_err(io)?.len();
@@ -239,9 +257,64 @@ fn repair_file(repo: &Repo, path: &Path) -> Result<Vec<(u64, PathBuf)>> {
     }
     // A rename, while the old file's lock is held: readers see the old file or the new one,
     // and appenders waiting for the lock open the new one (files::open_locked).
-    files::write_atomic(path, &damage.kept)?;
+    files::write_atomic(path, &repaired(&bytes, head, &damage))?;
     drop(file);
     Ok(saved)
+}
+
+/// The bad lines (1-based) that HEAD holds intact: the file's whole lines are HEAD's, line for
+/// line, but for bad ones (and perhaps lines appended after them), and HEAD's line at each of
+/// those places is a JSON object. Empty when the file is not HEAD's with lines damaged.
+fn restorable(bytes: &[u8], head: Option<&[u8]>, damage: &jsonl::Damage) -> Vec<usize> {
+    let Some(head) = head else {
+        return Vec::new();
+    };
+    let head_lines: Vec<&[u8]> = head.split_inclusive(|&b| b == b'\n').collect();
+    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let lines: Vec<&[u8]> = bytes[..complete].split_inclusive(|&b| b == b'\n').collect();
+    let bad = |n: usize| damage.bad.iter().any(|(l, _, _)| *l == n);
+    // A line cut short at HEAD's end is not whole in HEAD.
+    if lines.len() < head_lines.len() || !head.ends_with(b"\n") && !head.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, h) in head_lines.iter().enumerate() {
+        if bad(i + 1) {
+            if !jsonl::damage(h).is_empty() {
+                return Vec::new();
+            }
+            out.push(i + 1);
+        } else if lines[i] != *h {
+            return Vec::new();
+        }
+    }
+    out
+}
+
+/// The file repaired: each bad line HEAD holds intact put back from HEAD, the other bad lines
+/// and a torn tail left out.
+fn repaired(bytes: &[u8], head: Option<&[u8]>, damage: &jsonl::Damage) -> Vec<u8> {
+    let back = restorable(bytes, head, damage);
+    if back.is_empty() {
+        return damage.kept.clone();
+    }
+    let head_lines: Vec<&[u8]> = head
+        .unwrap_or_default()
+        .split_inclusive(|&b| b == b'\n')
+        .collect();
+    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let mut out = Vec::with_capacity(bytes.len());
+    for (i, line) in bytes[..complete]
+        .split_inclusive(|&b| b == b'\n')
+        .enumerate()
+    {
+        if back.contains(&(i + 1)) {
+            out.extend_from_slice(head_lines[i]);
+        } else if !damage.bad.iter().any(|(l, _, _)| *l == i + 1) {
+            out.extend_from_slice(line);
+        }
+    }
+    out
 }
 
 /// The damaged lines of the JSONL files (bad lines and torn tails), found without repairing.
@@ -377,5 +450,44 @@ fn finding(path: &str, line: Option<usize>, problem: String, repaired: bool) -> 
         problem,
         repaired,
         saved_to: None,
+        restored: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_damaged_line_is_restored_from_head_only_where_head_holds_it_whole() {
+        let head = b"{\"a\":1}\n{\"b\":2}\n";
+        let cases: [(&[u8], &[u8], Vec<usize>); 5] = [
+            // The first line damaged, a line appended: restored, the tail kept.
+            (b"\"a\":1}\n{\"b\":2}\n{\"c\":3}\n", head, vec![1]),
+            // Another good line changed too: not HEAD's file with damage.
+            (b"\"a\":1}\n{\"x\":9}\n", head, vec![]),
+            // The damaged line is past HEAD's end: nothing to restore.
+            (b"{\"a\":1}\n{\"b\":2}\nbad\n", head, vec![]),
+            // HEAD holds the same damage: nothing whole to restore.
+            (b"bad\n{\"b\":2}\n", b"bad\n{\"b\":2}\n", vec![]),
+            // Shorter than HEAD: lines were removed, not damaged.
+            (b"bad\n", head, vec![]),
+        ];
+        for (now, head, want) in cases {
+            let damage = jsonl::damage(now);
+            assert_eq!(
+                restorable(now, Some(head), &damage),
+                want,
+                "{}",
+                String::from_utf8_lossy(now)
+            );
+        }
+        let now = b"\"a\":1}\n{\"b\":2}\n{\"c\":3}\nbad\n";
+        let damage = jsonl::damage(now);
+        assert_eq!(
+            repaired(now, Some(head), &damage),
+            b"{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n"
+        );
+        assert_eq!(repaired(now, None, &damage), b"{\"b\":2}\n{\"c\":3}\n");
     }
 }

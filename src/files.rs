@@ -228,11 +228,80 @@ pub fn staging(dir: &Path) -> Result<tempfile::NamedTempFile> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
     // tempfile's own default is 0600; the kernel takes the umask off the mode asked for here.
+    // The owner's process id in the name: a later run tells a dead run's file from a live one
+    // ([`sweep_dead_temps`]).
     tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
+        .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir.display(), &e))
+}
+
+/// Removes from `dir` (and its folders, when `deep`; never through a link) the [`staging`]
+/// files of processes that are gone: a run killed before its rename left them. A file whose
+/// owner still runs is left alone; one with no owner in its name (an older cairn's) only once
+/// it is an hour old. Returns how many it removed.
+pub fn sweep_dead_temps(dir: &Path, deep: bool) -> Result<usize> {
+    let read = match read_dir_real(dir) {
+        Ok(read) => read,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(Error::io(dir.display(), &e)),
+    };
+    let mut removed = 0;
+    for entry in read.flatten() {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            if deep {
+                removed += sweep_dead_temps(&path, true)?;
+            }
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
+            continue;
+        };
+        let dead = match temp_owner(rest) {
+            Some(pid) => pid != std::process::id() && !process_runs(pid),
+            None => entry
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age.as_secs() >= 3600),
+        };
+        if !dead {
+            continue;
+        }
+        match std::fs::remove_file(&path) {
+            Ok(()) => removed += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(path.display(), &e)),
+        }
+    }
+    Ok(removed)
+}
+
+/// The process id a [`staging`] file's name holds after [`TEMP_PREFIX`] (`PID-RANDOM`).
+fn temp_owner(rest: &str) -> Option<u32> {
+    let (pid, random) = rest.split_once('-')?;
+    (!random.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| pid.parse().ok())
+        .flatten()
+}
+
+/// Whether process `pid` runs on this machine (a zombie counts as gone).
+fn process_runs(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command's closing parenthesis: Z is a zombie, X dead.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_none_or(|(_, rest)| !rest.starts_with(['Z', 'X'])),
+        // No /proc (not Linux): a process cannot be told gone, so it is taken as running.
+        Err(_) => !Path::new("/proc/self").exists(),
+    }
 }
 
 /// Puts a [`staging`] file in place of `path`, atomically and durably: its data synced, then
@@ -493,6 +562,34 @@ pub fn read_from(path: &Path, offset: u64) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_staging_file_names_its_owner_and_only_a_dead_owners_is_swept() {
+        for (rest, want) in [
+            ("123-Ab12Cd", Some(123)),
+            ("123-", None),
+            ("Ab12Cd", None),
+            ("12a-Ab12Cd", None),
+        ] {
+            assert_eq!(temp_owner(rest), want, "{rest}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let live = staging(dir.path()).unwrap();
+        let name = live
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(name.starts_with(&format!("{TEMP_PREFIX}{}-", std::process::id())));
+        // A pid above the kernel's limit (2^22) names no running process.
+        let dead = dir.path().join(format!("{TEMP_PREFIX}99999999-x"));
+        std::fs::write(&dead, b"half").unwrap();
+        let fresh_old_style = dir.path().join(format!("{TEMP_PREFIX}Ab12Cd"));
+        std::fs::write(&fresh_old_style, b"half").unwrap();
+        assert_eq!(sweep_dead_temps(dir.path(), false).unwrap(), 1);
+        assert!(live.path().exists() && !dead.exists() && fresh_old_style.exists());
+    }
 
     #[test]
     fn append_cuts_a_torn_tail_and_keeps_it() {

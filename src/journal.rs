@@ -78,6 +78,7 @@ pub fn run(
     commit: impl FnOnce(&[Change], &str) -> Result<Option<Committed>>,
 ) -> Result<Option<Committed>> {
     crate::repo::ignore_derived(repo)?;
+    sweep(repo, &journal.steps)?;
     let text = serde_json::to_string(journal).expect("a journal serializes");
     crate::files::write_atomic(&repo.path(FILE), text.as_bytes())?;
     crate::cli::failpoint("journal-written");
@@ -144,6 +145,7 @@ pub fn finish(
         ))
         .with_fix(format!("remove {FILE} (derived state) and run again")));
     }
+    sweep(repo, &journal.steps)?;
     let mut out = Finished {
         subject: journal.message.lines().next().map(str::to_string),
         refs: journal.refs.clone(),
@@ -191,6 +193,23 @@ pub fn finish(
     delete_refs(repo, &journal.refs)?;
     remove(repo)?;
     Ok(out)
+}
+
+/// Removes what a killed run left staged next to the files the steps write (MEMORY.md's
+/// `.cairn-tmp-*` at the root).
+fn sweep(repo: &Repo, steps: &[Step]) -> Result<()> {
+    let mut dirs: Vec<std::path::PathBuf> = vec![repo.root().to_path_buf()];
+    for s in steps {
+        if let Some(dir) = repo.path(s.path()).parent()
+            && !dirs.iter().any(|d| d == dir)
+        {
+            dirs.push(dir.to_path_buf());
+        }
+    }
+    for dir in &dirs {
+        crate::files::sweep_dead_temps(dir, false)?;
+    }
+    Ok(())
 }
 
 /// The commit's change for a step.

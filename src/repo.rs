@@ -150,6 +150,12 @@ impl Repo {
             }
             Err(TryLockError::Error(e)) => return Err(Error::io(path.display(), &e)),
         };
+        // What a killed writer left staged where every writer writes (MEMORY.md at the root,
+        // the derived files, the vector store): its owner is gone, so no live write is touched.
+        let derived = self.derived_dir();
+        for dir in [self.root.clone(), derived.join("vectors"), derived] {
+            crate::files::sweep_dead_temps(&dir, false)?;
+        }
         Ok(RepoLock {
             _file: file,
             repo: self.clone(),

@@ -14,13 +14,16 @@
 //!
 //! 1. `git fsck` is clean right after the kill;
 //! 2. the next command succeeds: the victim again when it is idempotent, or the scenario's next
-//!    command when it is not (a second `cairn slog` would log a second entry);
+//!    command when it is not (a second `cairn slog` would log a second entry); then, before
+//!    any repair, the temporary files left (`.cairn-tmp-*`, `.cairn/index/.tmp*`) and what
+//!    `cairn doctor --dry-run` says are noted (a rerun must leave what a clean run leaves);
 //! 3. `cairn doctor` repairs, and `cairn doctor --dry-run` then exits 0;
 //! 4. `cairn index` catches up and `cairn index --verify` exits 0;
 //! 5. `git fsck` is clean again and `git status` shows nothing uncommitted;
 //! 6. the records equal an uninterrupted run's: every file HEAD tracks, JSON Lines compared as
 //!    a multiset of records (ids that hold a process id taken out), Markdown as text, the
-//!    proposal refs by name and tree, and a remote's branch against HEAD. A command that is not
+//!    proposal refs by name and tree, a remote's branch against HEAD, the commit subjects of
+//!    the history, the temporary files and `doctor --dry-run`'s report. A command that is not
 //!    idempotent may also end as if it never ran (all or nothing), never half or twice.
 //!
 //! A failure names the scenario, the seed and the kill, which `--scenario NAME --seed N`
@@ -241,6 +244,7 @@ impl Harness {
             }
             let mut failures = Vec::new();
             self.after(&repo, &plan, &mut failures);
+            let before_repair = self.leftovers(&repo);
             self.check(&repo, &mut failures);
             if !failures.is_empty() {
                 return Err(format!(
@@ -249,7 +253,8 @@ impl Harness {
                     failures.join("; ")
                 ));
             }
-            let snap = self.snapshot(&dir, &plan);
+            let mut snap = self.snapshot(&dir, &plan);
+            snap.extend(before_repair);
             match &expected {
                 None => expected = Some(snap),
                 Some(first) => {
@@ -271,6 +276,7 @@ impl Harness {
                 let repo = dir.join("repo");
                 let mut failures = Vec::new();
                 self.after(&repo, &plan, &mut failures);
+                let before_repair = self.leftovers(&repo);
                 self.check(&repo, &mut failures);
                 if !failures.is_empty() {
                     return Err(format!(
@@ -279,7 +285,8 @@ impl Harness {
                         failures.join("; ")
                     ));
                 }
-                let snap = self.snapshot(&dir, &plan);
+                let mut snap = self.snapshot(&dir, &plan);
+                snap.extend(before_repair);
                 let _ = std::fs::remove_dir_all(&dir);
                 Some(snap)
             }
@@ -341,8 +348,10 @@ impl Harness {
             failures.push(format!("right after the kill: {f}"));
         }
         self.after(&repo, &p.plan, &mut failures);
+        let before_repair = self.leftovers(&repo);
         self.check(&repo, &mut failures);
-        let snap = self.snapshot(&dir, &p.plan);
+        let mut snap = self.snapshot(&dir, &p.plan);
+        snap.extend(before_repair);
         let mut as_if_never_ran = false;
         if let Some(diff) = differ(&p.expected, &snap) {
             match &p.without {
@@ -395,6 +404,48 @@ impl Harness {
                 }
             }
         }
+    }
+
+    /// What the rerun left before any repair: the temporary files of writes cut short
+    /// (anywhere in the repository, `.git` aside) and `cairn doctor --dry-run`'s exit code and
+    /// report, the repository's path taken out.
+    fn leftovers(&self, repo: &Path) -> Snapshot {
+        let mut temps = Vec::new();
+        let mut stack = vec![repo.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let Ok(read) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in read.flatten() {
+                let path = entry.path();
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    if name != ".git" {
+                        stack.push(path);
+                    }
+                    continue;
+                }
+                let in_index = dir.ends_with(".cairn/index");
+                if name.starts_with(".cairn-tmp-") || (in_index && name.starts_with(".tmp")) {
+                    let rel = path.strip_prefix(repo).unwrap_or(&path);
+                    temps.push(rel.to_string_lossy().into_owned());
+                }
+            }
+        }
+        temps.sort();
+        let dry = self.cairn(repo, &["doctor", "--dry-run"]);
+        let root = repo.to_string_lossy().into_owned();
+        let mut report = vec![format!("exit {}", dry.code)];
+        report.extend(
+            dry.stdout
+                .lines()
+                .chain(dry.stderr.lines())
+                .map(|l| l.replace(&root, "REPO")),
+        );
+        let mut snap = Snapshot::new();
+        snap.insert("<temporary files after the rerun>".into(), temps);
+        snap.insert("<doctor --dry-run after the rerun>".into(), report);
+        snap
     }
 
     /// Steps 3 to 5.
@@ -469,6 +520,12 @@ impl Harness {
             };
             snap.insert(rel.to_string(), entry);
         }
+        // The history's subjects, oldest first (trailers hold ids that differ from run to run).
+        let log = self.git(&repo, &["log", "--reverse", "--format=%s"]);
+        snap.insert(
+            "<commit subjects>".into(),
+            log.stdout.lines().map(str::to_string).collect(),
+        );
         let refs = self.git(
             &repo,
             &[
@@ -1000,6 +1057,59 @@ fn sync_setup(h: &Harness, dir: &Path) -> Plan {
     }
 }
 
+fn library_setup(h: &Harness, dir: &Path) -> Plan {
+    init(h, dir);
+    // Real documents: the ADRs of a public project, as Markdown files a person adds.
+    let from = h.fixtures.join("adr").join("madr-semantic-kernel");
+    // One folder for every trial: a document's id is made from its absolute path.
+    let to = h.work.join("library-docs");
+    std::fs::create_dir_all(&to).expect("docs input");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&from)
+        .expect("adr fixtures")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    names.sort();
+    for p in names.iter().take(40) {
+        std::fs::copy(p, to.join(p.file_name().expect("name"))).expect("copy doc");
+    }
+    Plan {
+        victim: strings(&["library", "add", "--copy", &to.to_string_lossy()]),
+        after: After::Again(None),
+        remote: false,
+    }
+}
+
+fn note_setup(h: &Harness, dir: &Path) -> Plan {
+    let repo = init(h, dir);
+    h.cairn_ok(
+        &repo,
+        &[
+            "note",
+            "--offline",
+            "--no-llm",
+            "The staging cluster drains nodes before a kernel update",
+        ],
+    );
+    Plan {
+        victim: strings(&[
+            "note",
+            "--offline",
+            "--no-llm",
+            "--context",
+            "found while debugging the nightly backup",
+            "restic prunes with --keep-daily 7 on the backup host",
+        ]),
+        after: After::Next(vec![strings(&[
+            "note",
+            "--offline",
+            "--no-llm",
+            "caddy reloads without dropping connections",
+        ])]),
+        remote: false,
+    }
+}
+
 /// Every scenario, in the order the issue names the commands.
 pub fn scenarios() -> Vec<Scenario> {
     vec![
@@ -1076,6 +1186,16 @@ pub fn scenarios() -> Vec<Scenario> {
             name: "index",
             failpoints: &[],
             setup: index_setup,
+        },
+        Scenario {
+            name: "library-add",
+            failpoints: &["library-before-commit", "commit-before-index"],
+            setup: library_setup,
+        },
+        Scenario {
+            name: "note",
+            failpoints: &["note-after-write", "commit-before-index"],
+            setup: note_setup,
         },
         Scenario {
             name: "sync",

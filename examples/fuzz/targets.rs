@@ -493,7 +493,7 @@ fn adr_foreign(bytes: &[u8]) {
         let _ = std::fs::remove_dir_all(&decisions);
         let _ = std::fs::create_dir_all(&decisions);
         write(repo, "import/0003-fuzzed-record.md", bytes);
-        let _ = cairn::adr::import::import(repo, &repo.path("import"), today(), &mut |_| Ok(()));
+        let _ = cairn::adr::import::import(repo, &repo.path("import"), today(), &mut |_, _| Ok(()));
     });
 }
 

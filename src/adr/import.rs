@@ -57,8 +57,9 @@ pub struct Report {
 
 /// What the importer calls with every path it is about to write or remove, before the first
 /// write (the command notes them in `.cairn/pending.json`, so a kill mid-import leaves them to
-/// the next commit instead of outside every commit).
-pub type BeforeWrites<'a> = &'a mut dyn FnMut(&[String]) -> crate::error::Result<()>;
+/// the next commit instead of outside every commit), and how many records they hold (the
+/// commit message's count, noted with them).
+pub type BeforeWrites<'a> = &'a mut dyn FnMut(&[String], usize) -> crate::error::Result<()>;
 
 /// Imports every `*.md` record in `dir`. Run under the repository lock.
 pub fn import(
@@ -459,7 +460,7 @@ fn run(
         );
     }
     planned.extend(relinked.iter().map(|(rel, _)| rel.clone()));
-    before(&planned)?;
+    before(&planned, texts.len())?;
     let mut written = Written::default();
     // Records written elsewhere may hold a secret: none reaches the repository.
     let redactor =

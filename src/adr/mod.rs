@@ -609,7 +609,7 @@ pub fn create(
     let text = render(number, &new, today);
     let mut paths = vec![rel.clone()];
     paths.extend(olds.iter().map(|o| o.path.clone()));
-    before(&paths)?;
+    before(&paths, 1)?;
     files::write_atomic(&repo.path(&rel), text.as_bytes())?;
     crate::cli::failpoint("adr-new-after-write");
     written.paths.push(rel.clone());

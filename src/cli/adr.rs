@@ -154,7 +154,9 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
         consequences: read(args.consequences)?.map(red),
     };
     let _lock = repo.lock()?;
-    let mut before = |paths: &[String]| ctx.begin_writes(&repo, paths);
+    // Every `adr new` is a new record: a killed one's is committed first.
+    let work = super::Work::each_new("adr new");
+    let mut before = |paths: &[String], _: usize| ctx.begin_writes(&repo, &work, paths, None);
     let (mut record, written) = adr::create(&repo, request, ctx.now.date_naive(), &mut before)?;
     let mut warnings = written.warnings.clone();
     if args.edit {
@@ -174,6 +176,7 @@ fn new(ctx: &Ctx, args: NewArgs) -> Result<Report> {
     let subject = format!("adr: {} {}", record.number, record.title);
     let commit = ctx.commit_changes_with_pending(
         &repo,
+        &work,
         &written.changes(),
         &super::message(&subject, &trailers),
     )?;
@@ -400,28 +403,36 @@ fn import(ctx: &Ctx, dir: Option<PathBuf>, mut in_place: bool) -> Result<Report>
     let _lock = repo.lock()?;
     // Every path is noted before the first write: a kill mid-import leaves them to the next
     // commit (a rerun skips the records already there, so it would never commit them).
-    let mut before = |paths: &[String]| ctx.begin_writes(&repo, paths);
-    let (report, written) = if in_place {
-        adr::import::import_in_place(&repo, ctx.now.date_naive(), &mut before)?
-    } else {
-        adr::import::import(&repo, &dir, ctx.now.date_naive(), &mut before)?
-    };
+    let work = super::Work::rerun("adr import", format!("{} {in_place}", dir.display()));
     // The folder's name only: history must not carry paths of the user's machine.
     let folder = dir.file_name().map_or_else(
         || dir.display().to_string(),
         |n| crate::files::clean_name(&n.to_string_lossy()).into_owned(),
     );
-    let subject = if in_place {
-        format!(
-            "adr: convert {} to cairn frontmatter",
-            crate::output::count(report.imported.len(), "record")
-        )
-    } else {
-        format!(
-            "adr: import {} from {folder}",
-            crate::output::count(report.imported.len(), "record")
-        )
+    let subject_of = |records: usize| {
+        if in_place {
+            format!(
+                "adr: convert {} to cairn frontmatter",
+                crate::output::count(records, "record")
+            )
+        } else {
+            format!(
+                "adr: import {} from {folder}",
+                crate::output::count(records, "record")
+            )
+        }
     };
+    // The message is noted with the paths: a rerun that finds the records written commits
+    // them under it, not as "0 records".
+    let mut before = |paths: &[String], records: usize| {
+        ctx.begin_writes(&repo, &work, paths, Some(&subject_of(records)))
+    };
+    let (report, written) = if in_place {
+        adr::import::import_in_place(&repo, ctx.now.date_naive(), &mut before)?
+    } else {
+        adr::import::import(&repo, &dir, ctx.now.date_naive(), &mut before)?
+    };
+    let subject = subject_of(report.imported.len());
     let trailers: Vec<(&str, String)> = report
         .imported
         .iter()
@@ -429,6 +440,7 @@ fn import(ctx: &Ctx, dir: Option<PathBuf>, mut in_place: bool) -> Result<Report>
         .collect();
     let commit = ctx.commit_changes_with_pending(
         &repo,
+        &work,
         &written.changes(),
         &super::message(&subject, &trailers),
     )?;

@@ -32,7 +32,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     let _lock = if repair { Some(repo.lock()?) } else { None };
     // A decision a killed triage or review left half done (ADR 31).
     let interrupted = repo.path(crate::journal::FILE).exists();
-    let finished = if repair {
+    let mut finished = if repair {
         ctx.finish_interrupted(&repo)?.1
     } else if interrupted {
         vec![format!(
@@ -42,14 +42,37 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     } else {
         Vec::new()
     };
+    // Writes a killed command left uncommitted (.cairn/pending.json), each committed under
+    // the message of the command that wrote it.
+    let left = super::pending::left(&repo);
+    if !repair {
+        for e in &left {
+            let subject = e.message.as_deref().and_then(|m| m.lines().next());
+            finished.push(format!(
+                "{} was interrupted before its commit ({}): its rerun or `cairn doctor` commits {}",
+                if e.command.is_empty() {
+                    "a command"
+                } else {
+                    e.command.as_str()
+                },
+                subject.unwrap_or("no message noted"),
+                crate::output::count(e.paths.len(), "file")
+            ));
+        }
+    }
+    let interrupted = interrupted || !left.is_empty();
     let (findings, changed) = crate::doctor::check(&repo, repair)?;
+    // After the check, which names (and finishes) a commit cut short.
+    if repair {
+        finished.extend(ctx.finish_all_pending(&repo)?);
+    }
     let commit = if changed.is_empty() {
         None
     } else {
         // Each damaged line by file and line, with where its bytes were saved.
         let trailers: Vec<(&str, String)> = findings
             .iter()
-            .filter(|f| f.repaired && f.line.is_some())
+            .filter(|f| f.repaired && !f.restored && f.line.is_some())
             .map(|f| {
                 let saved = f
                     .saved_to

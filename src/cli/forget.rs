@@ -334,7 +334,12 @@ fn apply(
     if !tombstones.is_empty() {
         paths.push(forget::TOMBSTONES.to_string());
     }
-    ctx.begin_writes(repo, &paths)?;
+    let verb = if redact { "forget: redact" } else { "forget:" };
+    let subject = format!("{verb} {}", crate::output::count(ids.len(), "record"));
+    let trailer = ids.iter().cloned().collect::<Vec<_>>().join(" ");
+    let message = super::message(&subject, &[("Cairn-Forgotten", trailer)]);
+    let pending = super::Work::rerun("forget", "");
+    ctx.begin_writes(repo, &pending, &paths, Some(&message))?;
     if !tombstones.is_empty() {
         let mut bytes = Vec::new();
         for l in &tombstones {
@@ -367,11 +372,7 @@ fn apply(
         }
     }
     failpoint("forget-before-commit");
-    let verb = if redact { "forget: redact" } else { "forget:" };
-    let subject = format!("{verb} {}", crate::output::count(ids.len(), "record"));
-    let trailer = ids.iter().cloned().collect::<Vec<_>>().join(" ");
-    let message = super::message(&subject, &[("Cairn-Forgotten", trailer)]);
-    let commit = ctx.commit_with_pending(repo, &paths, &message)?;
+    let commit = ctx.commit_with_pending(repo, &pending, &paths, &message)?;
     failpoint("forget-before-cleanup");
     // Chunk files of documents the manifest no longer names (derived, but they hold the text).
     let chunks = crate::library::drop_orphans(repo)?;

@@ -133,6 +133,10 @@ fn add(ctx: &Ctx, args: AddArgs) -> Result<Report> {
     let tags = crate::note::tags(&args.tags);
     let mut skipped_links = Vec::new();
     let inputs = inputs(ctx, &args.inputs, &mut skipped_links)?;
+    // What a killed run left staged among the copies, the manifest's folder and the chunks.
+    crate::files::sweep_dead_temps(&repo.path(library::COPIES), true)?;
+    crate::files::sweep_dead_temps(&repo.path("vault"), false)?;
+    crate::files::sweep_dead_temps(&repo.path(library::CACHE), true)?;
     let redactor = crate::redact::Redactor::configured(&repo.config.redact.patterns)
         .map_err(|e| Error::new(Kind::Config, format!("cairn.toml [redact]: {e}")))?;
     let _lock = repo.lock()?;
@@ -185,16 +189,10 @@ fn add(ctx: &Ctx, args: AddArgs) -> Result<Report> {
         ));
     }
     let changed = !added.is_empty() || !updated.is_empty();
-    let mut commit = None;
-    if changed {
-        let mut paths = vec![library::MANIFEST.to_string()];
-        paths.extend(copies);
-        ctx.begin_writes(&repo, &paths)?;
-        let manifest = repo.path(library::MANIFEST);
-        if let Some(dir) = manifest.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
-        }
-        crate::files::write_atomic(&manifest, library::render(&entries).as_bytes())?;
+    // The same inputs again are a rerun: it finishes what a killed run wrote, under that run's
+    // message, even when it finds nothing left to add.
+    let work = super::Work::rerun("library add", format!("{:?} {:?}", args.inputs, args.copy));
+    let commit = if changed {
         let subject = match (added.len(), updated.len()) {
             (1, 0) => format!("library: add {}", added[0].title),
             (0, 1) => format!("library: update {}", updated[0].title),
@@ -202,8 +200,19 @@ fn add(ctx: &Ctx, args: AddArgs) -> Result<Report> {
         };
         let ids: Vec<String> = added.iter().chain(&updated).map(|e| e.id.clone()).collect();
         let msg = super::message(&subject, &[("Cairn-Library", ids.join(" "))]);
-        commit = ctx.commit_with_pending(&repo, &paths, &msg)?;
-    }
+        let mut paths = vec![library::MANIFEST.to_string()];
+        paths.extend(copies);
+        ctx.begin_writes(&repo, &work, &paths, Some(&msg))?;
+        let manifest = repo.path(library::MANIFEST);
+        if let Some(dir) = manifest.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), &e))?;
+        }
+        crate::files::write_atomic(&manifest, library::render(&entries).as_bytes())?;
+        super::failpoint("library-before-commit");
+        ctx.commit_with_pending(&repo, &work, &paths, &msg)?
+    } else {
+        ctx.commit_with_pending(&repo, &work, &[], "")?
+    };
     library::save_stats(&repo, &stats)?;
     let chunks: usize = added.iter().chain(&updated).map(|e| e.chunks).sum();
     warnings.extend(crate::telemetry::emit(
@@ -516,7 +525,14 @@ fn remove(ctx: &Ctx, docs: &[String]) -> Result<Report> {
             .filter(|e| e.copied)
             .filter_map(|e| e.path.clone()),
     );
-    ctx.begin_writes(&repo, &paths)?;
+    let subject = match gone.as_slice() {
+        [one] => format!("library: remove {}", one.title),
+        many => format!("library: remove {} documents", many.len()),
+    };
+    let ids: Vec<&str> = gone.iter().map(|e| e.id.as_str()).collect();
+    let msg = super::message(&subject, &[("Cairn-Library", ids.join(" "))]);
+    let work = super::Work::rerun("library remove", ids.join(" "));
+    ctx.begin_writes(&repo, &work, &paths, Some(&msg))?;
     crate::files::write_atomic(
         &repo.path(library::MANIFEST),
         library::render(&entries).as_bytes(),
@@ -536,13 +552,7 @@ fn remove(ctx: &Ctx, docs: &[String]) -> Result<Report> {
             }
         }
     }
-    let subject = match gone.as_slice() {
-        [one] => format!("library: remove {}", one.title),
-        many => format!("library: remove {} documents", many.len()),
-    };
-    let ids: Vec<&str> = gone.iter().map(|e| e.id.as_str()).collect();
-    let msg = super::message(&subject, &[("Cairn-Library", ids.join(" "))]);
-    let commit = ctx.commit_with_pending(&repo, &paths, &msg)?;
+    let commit = ctx.commit_with_pending(&repo, &work, &paths, &msg)?;
     let human = format!("removed {} ({})", ids.join(", "), ctx.short(&commit));
     Ok(Report::new(
         "library_remove",

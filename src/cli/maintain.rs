@@ -15,7 +15,7 @@ use serde_json::json;
 use super::Ctx;
 use crate::error::{Error, Kind, Result};
 use crate::index::{Index, vectors};
-use crate::maintain::{self, Input, Settings};
+use crate::maintain::{self, Change, Input, Settings};
 use crate::output::{Next, Report, Status};
 use crate::store::{self, Op, State};
 
@@ -147,7 +147,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         return Ok(Report::new("maintain", data, human).warnings(warnings));
     }
 
-    let left = super::pending_paths(&repo);
+    let subject = format!(
+        "maintain: {} merged, {} stale, {} deleted",
+        plan.merged, plan.stale, plan.deleted
+    );
+    let trailers = trailers(&plan.changes);
+    let message = super::message(&subject, &trailers);
+    // A rerun continues a killed run: its commit takes the killed run's appended events and
+    // its message (the counts the uninterrupted run would have given).
+    let work = super::Work::rerun("maintain", "");
     let mut path = None;
     let mut written = Vec::new();
     if !plan.changes.is_empty() {
@@ -157,7 +165,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             .map(|c| serde_json::to_string(&c.event(ctx.now)).expect("event serializes"))
             .collect();
         let rel = store::current_file(&repo, ctx.now);
-        ctx.begin_writes(&repo, std::slice::from_ref(&rel))?;
+        ctx.begin_writes(&repo, &work, std::slice::from_ref(&rel), Some(&message))?;
         for (n, chunk) in lines.chunks(CHUNK).enumerate() {
             if n > 0 {
                 super::failpoint("maintain-mid-append");
@@ -170,25 +178,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         written.push(rel.clone());
         path = Some(rel);
     }
-    // A killed run's events, appended but not committed, are counted and named in this
-    // commit's message as the uninterrupted run would have done: its events and this run's
-    // are, in order, the events the uninterrupted run would have written.
-    let mut files = left.clone();
-    files.extend(written.iter().filter(|w| !left.contains(w)).cloned());
-    let events: Vec<store::Event> = (!left.is_empty())
-        .then(|| uncommitted(&repo, &files))
-        .flatten()
-        .unwrap_or_else(|| plan.changes.iter().map(|c| c.event(ctx.now)).collect());
-    let count = |op: Op| events.iter().filter(|e| e.op == op).count();
-    let subject = format!(
-        "maintain: {} merged, {} stale, {} deleted",
-        count(Op::Supersede),
-        count(Op::Stale),
-        count(Op::Delete)
-    );
-    let trailers = trailers(&events);
-    // With nothing planned this still commits what a killed run left (its pending file).
-    let commit = ctx.commit_with_pending(&repo, &written, &super::message(&subject, &trailers))?;
+    // With nothing planned this still commits what a killed run left (its pending entry).
+    let commit = ctx.commit_with_pending(&repo, &work, &written, &message)?;
     warnings.extend(crate::telemetry::emit(
         &repo,
         ctx.now,
@@ -311,45 +302,19 @@ fn vectors_of(index: &Index, folded: &[store::Folded]) -> Result<Vec<Option<main
     Ok(out)
 }
 
-/// The supersede, stale and delete events in the observations files of `left` (what a killed
-/// run left pending, and this run's) beyond what HEAD holds of them, in the order written;
-/// `None` when nothing was left or a file is not HEAD's plus an appended tail.
-fn uncommitted(repo: &crate::repo::Repo, left: &[String]) -> Option<Vec<store::Event>> {
-    let files: Vec<&String> = left.iter().filter(|p| p.starts_with(store::DIR)).collect();
-    if files.is_empty() {
-        return None;
-    }
-    let mut events = Vec::new();
-    for rel in files {
-        let now = std::fs::read(repo.path(rel)).ok()?;
-        let head = crate::git::head_content(repo.root(), rel)
-            .ok()?
-            .unwrap_or_default();
-        let tail = now.strip_prefix(head.as_slice())?;
-        for line in String::from_utf8_lossy(tail).lines() {
-            if let Ok(store::Line::Event(e)) = store::parse_line(std::path::Path::new(rel), 0, line)
-                && matches!(e.op, Op::Supersede | Op::Stale | Op::Delete)
-            {
-                events.push(e);
-            }
-        }
-    }
-    Some(events)
-}
-
 /// Trailers naming what changed (the first 20 of each kind).
-fn trailers(events: &[store::Event]) -> Vec<(&'static str, String)> {
+fn trailers(changes: &[Change]) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     for (op, key) in [
         (Op::Supersede, "Cairn-Superseded"),
         (Op::Stale, "Cairn-Stale"),
         (Op::Delete, "Cairn-Deleted"),
     ] {
-        let of: Vec<&store::Event> = events.iter().filter(|e| e.op == op).collect();
-        for e in of.iter().take(20) {
-            let value = match &e.by {
-                Some(by) => format!("{} by {by}", e.id),
-                None => e.id.clone(),
+        let of: Vec<&Change> = changes.iter().filter(|c| c.op == op).collect();
+        for c in of.iter().take(20) {
+            let value = match &c.by {
+                Some(by) => format!("{} by {by}", c.id),
+                None => c.id.clone(),
             };
             out.push((key, value));
         }
@@ -442,13 +407,6 @@ pub fn restore(ctx: &Ctx, args: RestoreArgs) -> Result<Report> {
                 .expect("event serializes")
         })
         .collect();
-    let mut written = Vec::new();
-    if !lines.is_empty() {
-        let rel = store::current_file(&repo, ctx.now);
-        ctx.begin_writes(&repo, std::slice::from_ref(&rel))?;
-        store::append(&repo, &lines, ctx.now)?;
-        written.push(rel);
-    }
     let subject = format!(
         "restore: {}",
         crate::output::count(todo.len(), "observation")
@@ -457,7 +415,16 @@ pub fn restore(ctx: &Ctx, args: RestoreArgs) -> Result<Report> {
         .iter()
         .map(|(f, was)| ("Cairn-Restored", format!("{} (was {was})", f.obs.id)))
         .collect();
-    let commit = ctx.commit_with_pending(&repo, &written, &super::message(&subject, &trailers))?;
+    let message = super::message(&subject, &trailers);
+    let work = super::Work::rerun("restore", args.ids.join(" "));
+    let mut written = Vec::new();
+    if !lines.is_empty() {
+        let rel = store::current_file(&repo, ctx.now);
+        ctx.begin_writes(&repo, &work, std::slice::from_ref(&rel), Some(&message))?;
+        store::append(&repo, &lines, ctx.now)?;
+        written.push(rel);
+    }
+    let commit = ctx.commit_with_pending(&repo, &work, &written, &message)?;
     // The counts as they now fold: the restored one's own back, and what its superseder
     // holds without it.
     let after: HashMap<String, u32> = if todo.is_empty() {

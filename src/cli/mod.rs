@@ -18,6 +18,7 @@ mod mcp;
 pub(crate) mod memory;
 pub(crate) mod note;
 mod observe;
+mod pending;
 pub(crate) mod recall;
 mod reflect;
 pub(crate) mod remember;
@@ -43,6 +44,7 @@ use crate::error::{Error, Kind, Result};
 use crate::git;
 use crate::output::{self, Report};
 use crate::repo::Repo;
+pub use pending::Work;
 
 /// cairn: a git-backed memory for AI coding agents and the people who run them.
 #[derive(Debug, Parser)]
@@ -232,6 +234,8 @@ pub struct Ctx {
     pub stdout_terminal: bool,
     /// A server's open index ([`Served::index`]); the command line opens one per command.
     pub(crate) held: Option<std::sync::Arc<crate::index::Held>>,
+    /// This run's entry in `.cairn/pending.json` ([`pending`]).
+    pending: std::cell::RefCell<pending::State>,
 }
 
 impl Ctx {
@@ -282,90 +286,6 @@ impl Ctx {
     }
 }
 
-/// Paths written by a command that had not committed them when it stopped, relative to the
-/// repository root. Commands that write several files in steps (ingest, observe) note their
-/// paths here before writing and clear them after committing; the next such command commits
-/// what an interrupted one left, so a crash at any point ends, after a rerun, in the state of
-/// an uninterrupted run.
-const PENDING: &str = ".cairn/pending.json";
-
-/// The pending paths as this process found them before noting its own.
-static LEFT_PENDING: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-
-impl Ctx {
-    /// Notes that `paths` are about to be written (nothing to note when not committing).
-    pub fn begin_writes(&self, repo: &Repo, paths: &[String]) -> Result<()> {
-        if self.no_commit || !repo.config.git.commit || paths.is_empty() {
-            return Ok(());
-        }
-        let mut pending = pending(repo);
-        // What a killed run left, as this process first found it.
-        let _ = LEFT_PENDING.set(pending.clone());
-        for p in paths {
-            if !pending.contains(p) {
-                pending.push(p.clone());
-            }
-        }
-        crate::repo::ignore_derived(repo)?;
-        let text = serde_json::to_string(&pending).expect("paths serialize");
-        crate::files::write_atomic(&repo.path(PENDING), text.as_bytes())
-    }
-
-    /// Commits `paths` and whatever an interrupted command left pending, then clears it.
-    pub fn commit_with_pending(
-        &self,
-        repo: &Repo,
-        paths: &[String],
-        message: &str,
-    ) -> Result<Option<git::Committed>> {
-        let changes: Vec<git::Change> = paths.iter().cloned().map(git::Change::File).collect();
-        self.commit_changes_with_pending(repo, &changes, message)
-    }
-
-    /// Commits what a killed command left pending, if anything: a rerun that finds its work
-    /// already written (a duplicate, nothing new) still ends with it committed.
-    pub fn commit_left_pending(&self, repo: &Repo, noun: &str) -> Result<Option<git::Committed>> {
-        if pending(repo).is_empty() {
-            return Ok(None);
-        }
-        let message = format!("{noun}: commit what an interrupted command wrote");
-        self.commit_with_pending(repo, &[], &message)
-    }
-
-    /// Commits `changes` and whatever an interrupted command left pending (whole files: what
-    /// the interrupted run appended is not known), then clears it.
-    pub fn commit_changes_with_pending(
-        &self,
-        repo: &Repo,
-        changes: &[git::Change],
-        message: &str,
-    ) -> Result<Option<git::Committed>> {
-        let pending = pending(repo);
-        // A path an interrupted run wrote is committed whole; one only this run wrote, as
-        // this run's change.
-        let left = LEFT_PENDING.get().unwrap_or(&pending);
-        let mut all: Vec<git::Change> = changes
-            .iter()
-            .filter(|c| !left.iter().any(|p| p == c.path()))
-            .cloned()
-            .collect();
-        for p in &pending {
-            if !all.iter().any(|c| c.path() == p) {
-                all.push(git::Change::File(p.clone()));
-            }
-        }
-        let committed = self.commit_changes(repo, &all, message)?;
-        if !self.no_commit && repo.config.git.commit {
-            match std::fs::remove_file(repo.path(PENDING)) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(PENDING, &e)),
-            }
-        }
-        Ok(committed)
-    }
-}
-
 impl Ctx {
     /// Does `journal`'s writes, commits them and deletes the proposal refs it names (see
     /// [`crate::journal`]). Run under the repository lock.
@@ -399,24 +319,6 @@ impl Ctx {
         warnings.extend(done.warnings);
         Ok((done.refs, warnings))
     }
-}
-
-/// The paths a killed command left uncommitted (`.cairn/pending.json`), as they are now.
-pub(crate) fn pending_paths(repo: &Repo) -> Vec<String> {
-    pending(repo)
-}
-
-fn pending(repo: &Repo) -> Vec<String> {
-    let paths: Vec<String> = crate::files::read_optional(&repo.path(PENDING))
-        .ok()
-        .flatten()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
-    // A clone can carry this file (ADR 66): a path outside the repository is never committed.
-    paths
-        .into_iter()
-        .filter(|p| crate::files::repo_relative(p))
-        .collect()
 }
 
 /// Stops the process here when `CAIRN_FAILPOINT` names this point: how tests prove that a
@@ -609,6 +511,7 @@ fn context(cli: &Cli) -> Result<Ctx> {
         interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
         stdout_terminal: std::io::stdout().is_terminal(),
         held: None,
+        pending: Default::default(),
     })
 }
 
@@ -656,6 +559,7 @@ impl Ctx {
             interactive: false,
             stdout_terminal: false,
             held: served.index.clone(),
+            pending: Default::default(),
         }
     }
 }

@@ -238,12 +238,14 @@ fn capture(ctx: &Ctx, args: Args) -> Result<Report> {
     });
     let rel = format!("{}/{stem}.md", note::DIR);
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), &e))?;
-    ctx.begin_writes(&repo, std::slice::from_ref(&rel))?;
-    crate::files::write_atomic(&repo.path(&rel), note.render().as_bytes())?;
-    super::failpoint("note-after-write");
     let subject = format!("note: {}", short(&note.front.title));
     let msg = super::message(&subject, &[("Cairn-Note", stem.clone())]);
-    let commit = ctx.commit_with_pending(&repo, std::slice::from_ref(&rel), &msg)?;
+    // Every note is a new file: a killed one's is committed first, under its own message.
+    let work = super::Work::each_new("note");
+    ctx.begin_writes(&repo, &work, std::slice::from_ref(&rel), Some(&msg))?;
+    crate::files::write_atomic(&repo.path(&rel), note.render().as_bytes())?;
+    super::failpoint("note-after-write");
+    let commit = ctx.commit_with_pending(&repo, &work, std::slice::from_ref(&rel), &msg)?;
     warnings.extend(crate::telemetry::emit(
         &repo,
         ctx.now,

@@ -285,13 +285,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             lines.push(serde_json::to_string(&e).expect("event serializes"));
         }
     }
-    let mut path = None;
-    if !lines.is_empty() {
-        ctx.begin_writes(&repo, &[store::current_file(&repo, ctx.now)])?;
-        let (rel, _) = store::append(&repo, &lines, ctx.now)?;
-        super::failpoint("observe-after-append");
-        path = Some(rel);
-    }
     let subject = format!(
         "observe: {} from {} ({observer})",
         crate::output::count(admitted.kept.len(), "observation"),
@@ -303,12 +296,21 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         .take(20)
         .map(|o| ("Cairn-Observation", o.id.clone()))
         .collect();
+    let message = super::message(&subject, &trailers);
+    let work = super::Work::rerun("observe", "");
+    let mut path = None;
+    if !lines.is_empty() {
+        let file = store::current_file(&repo, ctx.now);
+        ctx.begin_writes(&repo, &work, &[file], Some(&message))?;
+        let (rel, _) = store::append(&repo, &lines, ctx.now)?;
+        super::failpoint("observe-after-append");
+        path = Some(rel);
+    }
     let written: Vec<crate::git::Change> = path
         .iter()
         .map(|rel| crate::git::Change::appended_lines(rel, &lines))
         .collect();
-    let commit =
-        ctx.commit_changes_with_pending(&repo, &written, &super::message(&subject, &trailers))?;
+    let commit = ctx.commit_changes_with_pending(&repo, &work, &written, &message)?;
     let counts = json!({
         "observer": observer,
         "sessions": sessions.len(),

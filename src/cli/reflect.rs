@@ -140,15 +140,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         return Ok(Report::new("reflect", data, human).warnings(warnings));
     }
 
-    let mut written = Vec::new();
-    let mut path = None;
-    if !lines.is_empty() {
-        let rel = proposals::day_file(ctx.now);
-        ctx.begin_writes(&repo, std::slice::from_ref(&rel))?;
-        written.push(proposals::append(&repo, &lines, ctx.now)?);
-        super::failpoint("reflect-after-append");
-        path = Some(rel);
-    }
+    // The message is known before the first write and noted with it: a rerun that finds the
+    // proposals already written commits them under it, not as "0 proposals".
     let subject = format!(
         "reflect: {} from {} ({reflector})",
         crate::output::count(fresh.len(), "proposal"),
@@ -159,8 +152,18 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         .take(20)
         .map(|p| ("Cairn-Proposal", p.id.clone()))
         .collect();
-    let commit =
-        ctx.commit_changes_with_pending(&repo, &written, &super::message(&subject, &trailers))?;
+    let message = super::message(&subject, &trailers);
+    let work = super::Work::rerun("reflect", format!("{:?}", args.since));
+    let mut written = Vec::new();
+    let mut path = None;
+    if !lines.is_empty() {
+        let rel = proposals::day_file(ctx.now);
+        ctx.begin_writes(&repo, &work, std::slice::from_ref(&rel), Some(&message))?;
+        written.push(proposals::append(&repo, &lines, ctx.now)?);
+        super::failpoint("reflect-after-append");
+        path = Some(rel);
+    }
+    let commit = ctx.commit_changes_with_pending(&repo, &work, &written, &message)?;
     super::failpoint("reflect-before-refs");
     // Refs stand on HEAD: without commits (--no-commit) there is nothing for them to show.
     let refs = if ctx.no_commit || !repo.config.git.commit {

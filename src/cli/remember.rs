@@ -89,6 +89,8 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         ctx.now,
     );
     let duplicate = judged.observation.is_some() && store::contains(&repo, &judged.id)?;
+    // The same text remembered again is a rerun: it finishes what a killed run left.
+    let work = super::Work::rerun("remember", judged.id.clone());
     let commit;
     let mut path = None;
     let mut merged = None;
@@ -119,15 +121,20 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         };
         let lines = [line];
         // Noted first: a kill before the commit leaves the line to the next writer's commit.
-        ctx.begin_writes(&repo, &[store::current_file(&repo, ctx.now)])?;
+        let msg = super::message(&subject, &[("Cairn-Observation", trailer)]);
+        ctx.begin_writes(
+            &repo,
+            &work,
+            &[store::current_file(&repo, ctx.now)],
+            Some(&msg),
+        )?;
         let (rel, _) = store::append(&repo, &lines, ctx.now)?;
         super::failpoint("remember-after-append");
-        let msg = super::message(&subject, &[("Cairn-Observation", trailer)]);
         let change = crate::git::Change::appended_lines(&rel, &lines);
-        commit = ctx.commit_changes_with_pending(&repo, &[change], &msg)?;
+        commit = ctx.commit_changes_with_pending(&repo, &work, &[change], &msg)?;
         path = Some(rel);
     } else {
-        commit = ctx.commit_left_pending(&repo, "remember")?;
+        commit = ctx.commit_changes_with_pending(&repo, &work, &[], "")?;
     }
     let inserted = !duplicate && merged.is_none();
     let counts = json!({
@@ -299,10 +306,11 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     }
     bar.finish_and_clear();
     let stored = parts.stored;
+    let work = parts.work.clone();
     let (path, commits) = parts.finish()?;
     let commit = match commits.last() {
         Some(c) => c.clone(),
-        None => ctx.commit_left_pending(&repo, "import")?,
+        None => ctx.commit_changes_with_pending(&repo, &work, &[], "")?,
     };
     let commit_ids: Vec<&str> = commits.iter().flatten().map(|c| c.id.as_str()).collect();
     let counts = json!({
@@ -431,11 +439,13 @@ struct Parts<'a> {
     first_path: Option<String>,
     commits: Vec<Option<crate::git::Committed>>,
     next_part: u32,
+    work: super::Work,
 }
 
 impl<'a> Parts<'a> {
     fn new(ctx: &'a Ctx, repo: &'a crate::repo::Repo, file_name: String) -> Self {
         Parts {
+            work: super::Work::rerun("import observations", file_name.clone()),
             ctx,
             repo,
             file_name,
@@ -465,8 +475,12 @@ impl<'a> Parts<'a> {
                     let part = store::part_with_room(self.repo, self.ctx.now, self.next_part)?;
                     // Noted first: a kill before the commit leaves the lines to the next
                     // writer's commit, and the import run again finds their ids and skips them.
-                    self.ctx
-                        .begin_writes(self.repo, std::slice::from_ref(&part.0))?;
+                    self.ctx.begin_writes(
+                        self.repo,
+                        &self.work,
+                        std::slice::from_ref(&part.0),
+                        None,
+                    )?;
                     part
                 }
             };
@@ -481,10 +495,15 @@ impl<'a> Parts<'a> {
             }
             let (chunk, after) = rest.split_at(take);
             rest = after;
-            store::append_to(self.repo, &rel, chunk, fresh)?;
-            super::failpoint("import-after-append");
             // Merge events are lines too, not observations (an event is serialized op first).
             let events = chunk.iter().filter(|l| l.starts_with("{\"op\":")).count();
+            // The part's commit message with this chunk in it, noted before the chunk is
+            // written: a rerun that finds the lines stored commits them under it.
+            let count = (self.lines.len() + chunk.len()) as u64 - self.merged - events as u64;
+            let message = super::message(&self.subject(count, &rel), &[]);
+            self.ctx.note_message(self.repo, &message)?;
+            store::append_to(self.repo, &rel, chunk, fresh)?;
+            super::failpoint("import-after-append");
             self.stored += (chunk.len() - events) as u64;
             self.merged += events as u64;
             self.lines.extend_from_slice(chunk);
@@ -502,7 +521,22 @@ impl<'a> Parts<'a> {
     /// Commits what this import appended to the part `rel`.
     fn commit(&mut self, rel: &str) -> Result<()> {
         let count = self.lines.len() as u64 - self.merged;
-        let subject = if self.commits.is_empty() {
+        let subject = self.subject(count, rel);
+        let commit = self.ctx.commit_changes_with_pending(
+            self.repo,
+            &self.work,
+            &[crate::git::Change::appended_lines(rel, &self.lines)],
+            &super::message(&subject, &[]),
+        )?;
+        self.commits.push(commit);
+        self.lines.clear();
+        self.merged = 0;
+        Ok(())
+    }
+
+    /// The subject of the commit of `count` observations in the part `rel`.
+    fn subject(&self, count: u64, rel: &str) -> String {
+        if self.commits.is_empty() {
             format!(
                 "import: {} from {}",
                 output::count(count, "observation"),
@@ -515,16 +549,7 @@ impl<'a> Parts<'a> {
                 self.file_name,
                 rel.rsplit('/').next().unwrap_or(rel)
             )
-        };
-        let commit = self.ctx.commit_changes_with_pending(
-            self.repo,
-            &[crate::git::Change::appended_lines(rel, &self.lines)],
-            &super::message(&subject, &[]),
-        )?;
-        self.commits.push(commit);
-        self.lines.clear();
-        self.merged = 0;
-        Ok(())
+        }
     }
 
     /// Commits the last part; the first path written and every commit made.

@@ -31,6 +31,9 @@ use crate::cards::{self, Change, Record};
 use crate::error::{Error, Kind, Result};
 use crate::output::{Report, Status};
 use crate::redact::Redactor;
+
+/// Every ingest continues a killed one (`.cairn/pending.json`).
+const INGEST: super::Work = super::Work::any_rerun("sessions ingest");
 use crate::repo::Repo;
 use crate::sessions::{self, Agent};
 
@@ -531,7 +534,7 @@ fn ingest_one(
     let fail = |e: String| Unreadable(format!("cannot write {rel}: {e}"));
     let plan = compare_files(&path, staged.as_file()).map_err(|e| fail(e.to_string()))?;
     if matches!(plan, Change::Append { .. } | Change::Rewrite { .. }) {
-        ctx.begin_writes(repo, std::slice::from_ref(&rel))
+        ctx.begin_writes(repo, &INGEST, std::slice::from_ref(&rel), None)
             .map_err(|e| fail(e.to_string()))?;
     }
     let outcome = match plan {
@@ -585,6 +588,8 @@ fn ingest_one(
 pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
     let started = Instant::now();
     let repo = ctx.repo()?;
+    // The staging files of a killed ingest (a transcript's cards, up to its size).
+    crate::files::sweep_dead_temps(&repo.path(cards::DIR), true)?;
     let forced = match args.agent.as_str() {
         "auto" => None,
         other => Some(other.parse::<Agent>().map_err(|_| {
@@ -729,6 +734,10 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
                         cards_added += cards;
                         episodes_added += episodes;
                         rewritten += usize::from(r);
+                        if c {
+                            // A rerun's message counts what this run wrote before a kill.
+                            ctx.note_tally(&repo, &[cards_added as u64, episodes_added as u64])?;
+                        }
                         if c && !changed.contains(&rel) {
                             changed.push(rel.clone());
                         }
@@ -790,14 +799,29 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             (cp.file_size, cp.file_mtime_ns) = stat(&repo.path(f)).unwrap_or((0, 0));
         }
     }
-    super::failpoint("ingest-before-commit");
+    // The message counts what a killed run this one continues wrote, as the uninterrupted
+    // run would have counted it (each transcript's cards are written whole, by one run).
+    let (tally, left) = ctx.continued(&repo, &INGEST)?;
+    let mut all_changed = changed.clone();
+    all_changed.extend(left.into_iter().filter(|p| !changed.contains(p)));
     let subject = format!(
         "sessions: ingest {}, {} from {}",
-        crate::output::count(cards_added, "turn"),
-        crate::output::count(episodes_added, "episode"),
-        crate::output::count(changed.len(), "transcript")
+        crate::output::count(
+            cards_added + tally.first().copied().unwrap_or(0) as usize,
+            "turn"
+        ),
+        crate::output::count(
+            episodes_added + tally.get(1).copied().unwrap_or(0) as usize,
+            "episode"
+        ),
+        crate::output::count(all_changed.len(), "transcript")
     );
-    let commit = ctx.commit_with_pending(&repo, &changed, &super::message(&subject, &[]))?;
+    let message = super::message(&subject, &[]);
+    // The counts are known only now: noted before the commit, so a rerun that finds every
+    // card written commits them under this message.
+    ctx.note_message(&repo, &message)?;
+    super::failpoint("ingest-before-commit");
+    let commit = ctx.commit_with_pending(&repo, &INGEST, &changed, &message)?;
     if checkpoints != before {
         let text = serde_json::to_string(&checkpoints).expect("checkpoints serialize");
         crate::files::write_atomic(&repo.path(CHECKPOINTS), text.as_bytes())?;

@@ -108,17 +108,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     // A kill between the append and the commit would leave the line out of every later commit
     // (each commits HEAD's file plus its own line): the path is noted first, and the next
     // writer commits what a killed one left (found by the crash harness).
-    ctx.begin_writes(&repo, &[slog::day_file(ctx.now)])?;
+    // Every slog is new work: a killed one's line is committed first, under its own subject.
+    let work = super::Work::each_new("slog");
+    let subject = format!("slog: {} {}", new.action, new.tool);
+    ctx.begin_writes(&repo, &work, &[slog::day_file(ctx.now)], Some(&subject))?;
     let appended = slog::append(&repo, new, ctx.now)?;
     super::failpoint("slog-after-append");
     let e = &appended.entry;
-    let subject = format!("slog: {} {}", e.action, e.tool);
     let msg = super::message(&subject, &[("Cairn-Slog", e.id.clone())]);
     let change = crate::git::Change::Appended {
         path: appended.rel_path.clone(),
         bytes: appended.line.clone(),
     };
-    let commit = ctx.commit_changes_with_pending(&repo, &[change], &msg)?;
+    let commit = ctx.commit_changes_with_pending(&repo, &work, &[change], &msg)?;
     let mut warnings = Vec::new();
     if let Some(saved) = &appended.recovered {
         warnings.push(format!(

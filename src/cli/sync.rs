@@ -25,8 +25,6 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     let repo = ctx.repo()?;
     let _lock = repo.lock()?;
-    // What an interrupted command left uncommitted goes out with this sync.
-    ctx.commit_with_pending(&repo, &[], "sync: commit what an interrupted command wrote")?;
     let opts = sync::Options {
         remote: args.remote,
         timeout: std::time::Duration::from_secs(args.timeout.max(1)),

@@ -1255,7 +1255,10 @@ impl Index {
             .index
             .writer_with_num_threads(threads, threads * 48_000_000)
         {
-            Ok(w) => w,
+            Ok(w) => {
+                sweep_writer_temps(&self.vectors_dir.with_file_name("index"));
+                w
+            }
             Err(tantivy::TantivyError::LockFailure(..)) => {
                 self.refresh.stale = true;
                 self.refresh.warnings.push(
@@ -2089,7 +2092,10 @@ impl Index {
             .register(tokenizer::NAME, tokenizer::analyzer());
         let mut writer: IndexWriter<TantivyDocument> =
             match index.writer_with_num_threads(1, 48_000_000) {
-                Ok(w) => w,
+                Ok(w) => {
+                    sweep_writer_temps(&dir);
+                    w
+                }
                 Err(tantivy::TantivyError::LockFailure(..)) => return Ok(false),
                 Err(e) => return Err(index_err("cannot open the writer", e)),
             };
@@ -2153,6 +2159,7 @@ impl Index {
             .index
             .writer_with_num_threads(1, 48_000_000)
             .map_err(|e| index_err("cannot open the writer", e))?;
+        sweep_writer_temps(&self.vectors_dir.with_file_name("index"));
         for id in &dirty {
             writer
                 .merge(std::slice::from_ref(id))
@@ -2180,6 +2187,27 @@ impl Index {
 
 /// Whether a document passes a filter (the vector list is filtered after its scan).
 /// The vector stores' folder beside the index folder `dir` (`.cairn/vectors`).
+/// Removes the `.tmp*` files of the index folder `dir`. tantivy writes `meta.json` and
+/// `managed.json` through such a file and a rename, only while it holds the writer lock: with
+/// the lock held by the caller, any one there was left by a writer killed mid-write (found by
+/// the crash harness in forget).
+fn sweep_writer_temps(dir: &Path) {
+    // And cairn's own staged files of a dead process (the checkpoints, the glance, the vector
+    // store's).
+    let _ = crate::files::sweep_dead_temps(dir, false);
+    let _ = crate::files::sweep_dead_temps(&vectors_dir(dir), false);
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in read.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(".tmp")
+            && entry.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 fn vectors_dir(dir: &Path) -> std::path::PathBuf {
     dir.parent().unwrap_or(dir).join("vectors")
 }

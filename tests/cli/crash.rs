@@ -305,3 +305,187 @@ fn the_index_a_commit_killed_before_writing_it_left_is_refreshed_by_the_next_com
     .code(0);
     assert_eq!(crate::support::git_status(&env, &repo), "");
 }
+
+/// Runs `cairn --now NOW ARGS` in `repo` stopped at the failpoint `point`.
+fn killed_at(env: &crate::support::Env, repo: &Path, point: &str, args: &[&str]) {
+    let mut cmd = env.command(BIN, repo);
+    cmd.args(["--now", NOW])
+        .args(args)
+        .env("CAIRN_FAILPOINT", point);
+    let out = cmd.output().unwrap();
+    assert!(!out.status.success(), "{point} was never reached");
+}
+
+/// Issue 30 point 11: a `library add --copy` killed after writing its manifest left the copies
+/// and the manifest uncommitted; its rerun said "nothing changed" and committed nothing, and
+/// the next `slog` committed all of them under "slog: deploy x". A pending write now records
+/// the command that made it: another command leaves it alone, and the rerun commits it under
+/// the killed run's own message.
+#[test]
+fn a_killed_library_add_is_committed_by_its_rerun_under_its_message_not_by_a_slog() {
+    let (env, repo) = crate::support::Env::repo();
+    let docs = env.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let from = crate::support::fixtures().join("adr/madr-semantic-kernel");
+    let mut names: Vec<_> = std::fs::read_dir(&from)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    names.sort();
+    for p in names.iter().take(5) {
+        std::fs::copy(p, docs.join(p.file_name().unwrap())).unwrap();
+    }
+    let docs = docs.to_str().unwrap();
+    let add = ["library", "add", "--copy", docs];
+    // What an uninterrupted run commits, in a repository of its own.
+    let (clean_env, clean) = crate::support::Env::repo();
+    clean_env
+        .cairn_in(&clean, &["--now", NOW, "library", "add", "--copy", docs])
+        .code(0);
+    let want = clean_env.git(&clean, &["log", "-1", "--format=%s"]);
+
+    killed_at(&env, &repo, "library-before-commit", &add);
+    env.cairn_in(
+        &repo,
+        &["--now", NOW, "slog", "deploy", "x", "an unrelated entry"],
+    )
+    .code(0);
+    let files = env.git(&repo, &["show", "--name-only", "--format=%s", "HEAD"]);
+    assert_eq!(
+        files.lines().filter(|l| !l.is_empty()).collect::<Vec<_>>(),
+        ["slog: deploy x", "slog/2026-12-01.jsonl"],
+        "the slog commits only its own line"
+    );
+    env.cairn_in(&repo, &["--now", NOW, "library", "add", "--copy", docs])
+        .code(0);
+    assert_eq!(crate::support::git_status(&env, &repo), "");
+    assert_eq!(env.git(&repo, &["log", "-1", "--format=%s"]), want);
+    assert!(
+        env.git(&repo, &["ls-files", "vault/library"])
+            .lines()
+            .count()
+            >= 5
+    );
+    assert!(!repo.join(".cairn/pending.json").exists());
+}
+
+/// Issue 30 point 12: a `reflect` killed after writing its proposals and before its commit;
+/// the rerun found them written and committed them as "reflect: 0 proposals from 0
+/// observations". The message is now noted before the first write, and the harness compares
+/// the history's subjects with a clean run's.
+#[test]
+fn a_reflect_killed_before_its_commit_is_committed_under_the_killed_runs_message() {
+    let work = tempfile::tempdir().unwrap();
+    let h = harness(work.path());
+    let s = scenario("reflect");
+    let p = h.prepare(&s).unwrap_or_else(|e| panic!("{e}"));
+    let out = h.trial(
+        &p,
+        &Kill::Failpoint("reflect-after-append".into()),
+        "reflect",
+    );
+    survived("reflect killed after its append", &out);
+}
+
+/// Issue 30 point 13: temporary files of a killed run stayed after a successful rerun
+/// (`vault/sessions/.cairn-tmp-*` of ingest, `.cairn/index/.tmp*` of tantivy's meta file). The
+/// staging file's name now carries its owner's process id: a rerun removes a dead owner's, and
+/// leaves a live one's alone.
+#[test]
+fn a_rerun_removes_the_temporary_files_a_killed_run_left_and_keeps_a_live_ones() {
+    let (env, repo) = crate::support::Env::repo();
+    let transcript = crate::support::fixtures().join("sessions/claude-code/session-9eda1058.jsonl");
+    let transcript = transcript.to_str().unwrap();
+    env.cairn_in(&repo, &["--now", NOW, "sessions", "ingest", transcript])
+        .code(0);
+    // A process that has ended: its pid names a dead owner.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let sessions = repo.join("vault/sessions");
+    let dead_tmp = sessions.join(format!(".cairn-tmp-{dead}-Ab12Cd"));
+    let live_tmp = sessions.join(format!(".cairn-tmp-{}-Xy34Zw", std::process::id()));
+    std::fs::write(&dead_tmp, b"{\"half\":").unwrap();
+    std::fs::write(&live_tmp, b"{\"being written\":").unwrap();
+    env.cairn_in(&repo, &["index"]).code(0);
+    let index_tmp = repo.join(".cairn/index/.tmpQw9Er8");
+    std::fs::write(&index_tmp, b"{\"segments\":").unwrap();
+    env.cairn_in(&repo, &["--now", NOW, "sessions", "ingest", transcript])
+        .code(0);
+    assert!(!dead_tmp.exists(), "a dead run's staging file is removed");
+    assert!(live_tmp.exists(), "a live run's staging file is kept");
+    std::fs::remove_file(&live_tmp).unwrap();
+    // The index's writer removes tantivy's leftovers once it holds the writer lock.
+    env.cairn_in(
+        &repo,
+        &["--now", NOW, "slog", "fix", "redis", "raise maxmemory"],
+    )
+    .code(0);
+    env.cairn_in(&repo, &["index"]).code(0);
+    assert!(!index_tmp.exists(), "tantivy's temporary file is removed");
+    env.cairn_in(&repo, &["doctor", "--dry-run"]).code(0);
+}
+
+/// Issue 30 point 16: `cairn doctor` moved a damaged line that HEAD holds intact aside to
+/// `.cairn/recovered/` and left the file modified; the next `slog` then committed the
+/// deletion. The line is now restored from HEAD (its damaged bytes still saved), the file
+/// equals HEAD, and no later command commits a change it did not make.
+#[test]
+fn doctor_restores_from_head_a_damaged_line_head_holds_intact() {
+    let (env, repo) = crate::support::Env::repo();
+    env.cairn_in(&repo, &["--now", NOW, "slog", "deploy", "caddy", "first"])
+        .code(0);
+    env.cairn_in(&repo, &["--now", NOW, "slog", "fix", "redis", "second"])
+        .code(0);
+    let day = repo.join("slog/2026-12-01.jsonl");
+    let head = std::fs::read_to_string(&day).unwrap();
+    // The first line's opening brace lost, as a bad edit or a disk error would.
+    let damaged = head.replacen('{', "", 1);
+    std::fs::write(&day, &damaged).unwrap();
+    env.cairn_in(&repo, &["doctor", "--dry-run"])
+        .code(1)
+        .stdout_has("restored from HEAD");
+    env.cairn_in(&repo, &["doctor"]).code(0);
+    assert_eq!(std::fs::read_to_string(&day).unwrap(), head);
+    assert_eq!(crate::support::git_status(&env, &repo), "");
+    assert!(
+        std::fs::read_dir(repo.join(".cairn/recovered"))
+            .unwrap()
+            .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".bad")),
+        "the damaged bytes are kept"
+    );
+    env.cairn_in(&repo, &["--now", NOW, "slog", "fix", "y", "third"])
+        .code(0);
+    let committed = env.git(&repo, &["show", "HEAD:slog/2026-12-01.jsonl"]);
+    assert!(committed.contains("first"), "{committed}");
+    assert_eq!(committed.lines().count(), 3);
+}
+
+/// `.cairn/pending.json` as an older cairn wrote it (a bare list of paths, no command): no
+/// command commits those files any more, `cairn doctor --dry-run` names them and `cairn doctor`
+/// commits them under a message of its own.
+#[test]
+fn an_older_pending_list_is_left_to_doctor() {
+    let (env, repo) = crate::support::Env::repo();
+    std::fs::create_dir_all(repo.join("vault/notes")).unwrap();
+    std::fs::write(repo.join("vault/notes/left.md"), "# left by a killed run\n").unwrap();
+    std::fs::create_dir_all(repo.join(".cairn")).unwrap();
+    std::fs::write(
+        repo.join(".cairn/pending.json"),
+        r#"["vault/notes/left.md"]"#,
+    )
+    .unwrap();
+    env.cairn_in(&repo, &["--now", NOW, "slog", "fix", "redis", "unrelated"])
+        .code(0);
+    let files = env.git(&repo, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(files.trim(), "slog/2026-12-01.jsonl");
+    env.cairn_in(&repo, &["doctor", "--dry-run"])
+        .code(1)
+        .stderr_has("interrupted before its commit");
+    env.cairn_in(&repo, &["doctor"]).code(0);
+    assert_eq!(
+        env.git(&repo, &["log", "-1", "--format=%s"]).trim(),
+        "doctor: commit what an interrupted command wrote"
+    );
+}

@@ -339,6 +339,7 @@ fn session_start(ctx: &Ctx, agent: Agent, input: &agents::Input) -> Done {
         interactive: false,
         stdout_terminal: false,
         held: None,
+        pending: Default::default(),
     };
     let args = super::super::recall::BriefArgs {
         profile: None,
