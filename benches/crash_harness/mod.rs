@@ -923,9 +923,24 @@ fn with_observations(h: &Harness, dir: &Path, dup_every: usize, aged: bool, raw:
     if raw {
         args.push("--raw");
     }
-    h.cairn_ok(&repo, &args);
+    if aged {
+        // Maintain ages an observation from the day it was stored (ADR 76): aged ones are
+        // imported as if 200 days before NOW, so that a run at NOW finds stale ones.
+        let mut cmd = h.command(&h.bin, &repo);
+        cmd.arg("--repo")
+            .arg(&repo)
+            .args(["--now", STORED_AGED])
+            .args(&args);
+        let r = run(cmd);
+        assert_eq!(r.code, 0, "cairn {args:?}: {}", r.stderr);
+    } else {
+        h.cairn_ok(&repo, &args);
+    }
     repo
 }
+
+/// When the aged observations are imported: 200 days before NOW.
+const STORED_AGED: &str = "2026-05-15T12:00:00Z";
 
 fn reflect_setup(h: &Harness, dir: &Path) -> Plan {
     with_observations(h, dir, 0, false, false);
