@@ -450,7 +450,7 @@ pub fn commit_changes(
     let mut time_buf = gix::date::parse::TimeBuf::default();
     let sig_ref = signature.to_ref(&mut time_buf);
     let id = commit_durably(&repo, sig_ref, message, tree, parent, &staged)?;
-    crate::cli::failpoint("commit-before-index");
+    crate::failpoint::failpoint("commit-before-index");
     update_index(&repo, &work_dir, &staged)?;
     remove_if_there(&marker)?;
     Ok(Some(Committed { id: id.to_string() }))

@@ -81,17 +81,17 @@ pub fn run(
     sweep(repo, &journal.steps)?;
     let text = serde_json::to_string(journal).expect("a journal serializes");
     crate::files::write_atomic(&repo.path(FILE), text.as_bytes())?;
-    crate::cli::failpoint("journal-written");
+    crate::failpoint::failpoint("journal-written");
     for (i, step) in journal.steps.iter().enumerate() {
         apply(repo, step, false)?;
         if i == 0 {
-            crate::cli::failpoint("journal-first-step");
+            crate::failpoint::failpoint("journal-first-step");
         }
     }
-    crate::cli::failpoint("journal-before-commit");
+    crate::failpoint::failpoint("journal-before-commit");
     let changes: Vec<Change> = journal.steps.iter().map(change).collect();
     let committed = commit(&changes, &journal.message)?;
-    crate::cli::failpoint("journal-before-refs");
+    crate::failpoint::failpoint("journal-before-refs");
     delete_refs(repo, &journal.refs)?;
     remove(repo)?;
     Ok(committed)

@@ -5,6 +5,7 @@
 //! - [`cli`]: clap types and one file per command noun; turns arguments into domain calls.
 //! - [`output`]: the only code that prints; the JSON wire format is documented there.
 //! - [`error`]: the error a command ends in, with its kind, fix and exit code.
+//! - [`failpoint`]: the named points where tests kill or hold the process.
 //! - [`config`]: `cairn.toml`, every key with a default.
 //! - [`repo`]: finding the knowledge repository, its layout and its writer lock.
 //! - [`git`]: the only importer of gix; commits of exactly the paths a command wrote.
@@ -56,6 +57,7 @@ pub mod doctor;
 pub mod embed;
 pub mod error;
 pub mod eval;
+pub mod failpoint;
 pub mod files;
 pub mod forget;
 pub mod git;

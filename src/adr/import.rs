@@ -474,7 +474,7 @@ fn run(
         let text = redactor.redact(&text);
         files::write_atomic(&repo.path(&rel), text.as_bytes())?;
         if written.paths.is_empty() {
-            crate::cli::failpoint("adr-import-after-first");
+            crate::failpoint::failpoint("adr-import-after-first");
         }
         written.paths.push(rel.clone());
         if in_place && renames.contains_key(&source.file_name) {

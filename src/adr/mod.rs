@@ -611,7 +611,7 @@ pub fn create(
     paths.extend(olds.iter().map(|o| o.path.clone()));
     before(&paths, 1)?;
     files::write_atomic(&repo.path(&rel), text.as_bytes())?;
-    crate::cli::failpoint("adr-new-after-write");
+    crate::failpoint::failpoint("adr-new-after-write");
     written.paths.push(rel.clone());
     for old in olds {
         let (_, change) = mark_superseded(repo, &old, number)?;

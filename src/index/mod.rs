@@ -959,7 +959,7 @@ impl Index {
         // other's result until the plan is made.
         let opened = std::thread::scope(|s| {
             let listing = s.spawn(|| {
-                crate::cli::pausepoint("index-listing");
+                crate::failpoint::pausepoint("index-listing");
                 if glance
                     && let Some(g) = sources::Glance::read(dir)
                     && g.holds(repo)?
@@ -1058,7 +1058,7 @@ impl Index {
             open_usable(dir, &schema, &mut refresh.warnings)
         };
         if index.is_some() {
-            crate::cli::pausepoint("index-opened");
+            crate::failpoint::pausepoint("index-opened");
         }
         // Building from nothing removes the folder: one process at a time, or a second one
         // deletes the files the first is writing (many agents' first reads after `.cairn/` was
@@ -1241,7 +1241,7 @@ impl Index {
         if plan.is_empty() && self.payload.vectors.as_deref() == Some(model.as_str()) {
             return Ok(());
         }
-        crate::cli::pausepoint("index-planned");
+        crate::failpoint::pausepoint("index-planned");
         // Cloned only now: a read that finds nothing changed (the usual one) copies nothing.
         let mut payload = self.payload.clone();
         // A big first build gets every core; the usual few appended lines one thread.

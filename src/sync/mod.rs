@@ -421,7 +421,7 @@ fn note_merge(repo: &Repo, head: &str, tip: &str) -> Result<()> {
     };
     let text = serde_json::to_string(&note).expect("a merge note serializes");
     crate::files::write_atomic(&repo.path(MERGE_NOTE), text.as_bytes())?;
-    crate::cli::failpoint("sync-merge-noted");
+    crate::failpoint::failpoint("sync-merge-noted");
     Ok(())
 }
 
@@ -693,7 +693,7 @@ fn redact_merged(
         }
         let redacted = redactor.redact(text);
         crate::files::write_atomic(&path, redacted.as_bytes())?;
-        crate::cli::failpoint("sync-redact-mid");
+        crate::failpoint::failpoint("sync-redact-mid");
         let mut kinds: Vec<&'static str> = findings.iter().map(|f| f.kind).collect();
         kinds.sort_unstable();
         kinds.dedup();
@@ -918,7 +918,7 @@ fn apply_moves(
             if moved.is_some() {
                 std::fs::remove_file(&path).map_err(|e| Error::io(path.display(), &e))?;
             }
-            crate::cli::failpoint("sync-renumber-mid");
+            crate::failpoint::failpoint("sync-renumber-mid");
         }
         if moved.is_some() {
             changes.push(git::Change::File(rel.clone()));
