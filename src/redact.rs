@@ -294,11 +294,11 @@ const SAID_WORD: &str = concat!(
 // `name = value` shapes: a name holding the keyword (a prefix like `DB_` or `client_`, and a
 // suffix after `_`, `-`, `.`, a digit or a capital, as in `PASSWORD_FILE` or `tokenUrl`, are
 // part of it: [`judge`] reads the whole name), then `=`, `:`, `:=` or `=>`, then a value that
-// is double-quoted (also inside a JSON string, `\"…\"`), single-quoted, or bare up to a blank
-// or punctuation.
+// is double-quoted (also inside a JSON string, `\"…\"`; blanks allowed), single-quoted (no
+// blanks: Rust's lifetimes are quotes too), or bare up to a blank or punctuation.
 macro_rules! assignment {
     () => {
-        r#"\\?["']?[ \t]*(?::=|=>|=|:)[ \t]*(?:\\?"([^"\\\n]{3,200})\\?"|'([^'\\\n]{3,200})'|([^\s"'\\,;(){}\[\]<>`]{3,}))"#
+        r#"\\?["']?[ \t]*(?::=|=>|=|:)[ \t]*(?:\\?"([^"\\\n]{3,200})\\?"|'([^'\\\s]{3,200})'|([^\s"'\\,;&(){}\[\]<>`]{3,}))"#
     };
 }
 macro_rules! assigned {
@@ -918,6 +918,20 @@ mod tests {
             (
                 "GITHUB_TOKEN=ghp_R4nd0mT0k3nV4lu3F0rT3st1ngOnly012345",
                 "GITHUB_TOKEN=[REDACTED:github-token]",
+            ),
+            // A badge's upload token in a README: a query parameter, though it looks like an
+            // identifier passed as an argument.
+            (
+                "[![cov](https://codecov.io/gh/o/r/graph/badge.svg?token=QBQLAT904B)](x)",
+                "[![cov](https://codecov.io/gh/o/r/graph/badge.svg?token=[REDACTED:token])](x)",
+            ),
+            (
+                "client = Client(api_key='REDACTED_API_KEY', password=pw, token=Xk3vQ9mR2p)",
+                "client = Client(api_key='REDACTED_API_KEY', password=pw, token=[REDACTED:token])",
+            ),
+            (
+                "process.env.DB_PASSWORD = 'saltmarsh'",
+                "process.env.DB_PASSWORD = '[REDACTED:password]'",
             ),
         ];
         for (text, want) in cases {

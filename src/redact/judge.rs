@@ -134,6 +134,19 @@ pub(super) const METADATA: &[&str] = &[
     "version",
 ];
 
+/// The last word of a name that holds a secret (`apikey` is how `apiKey` ends).
+const KEYWORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "pass",
+    "secret",
+    "token",
+    "key",
+    "apikey",
+    "accesskey",
+];
+
 /// Values that stand for nothing: a flag's state or an absent value.
 const NULLISH: &[&str] = &[
     "true",
@@ -154,6 +167,20 @@ const NULLISH: &[&str] = &[
     "masked",
     "unset",
     "omitted",
+    // A CI permission (`id-token: write`).
+    "read",
+    "write",
+    // The sample values of docs and tests.
+    "foo",
+    "bar",
+    "baz",
+    "qux",
+    "test",
+    "example",
+    "sample",
+    "dummy",
+    "fake",
+    "placeholder",
 ];
 
 /// Type names that follow a name and a colon in code (`password: str`).
@@ -263,8 +290,12 @@ fn path_like(value: &str) -> bool {
     value.starts_with('/') || value.starts_with("~/") || value.starts_with("./")
 }
 
-/// `os.environ.get`, `self._password`, `settings.SECRET_KEY`: a code path.
+/// `os.environ.get`, `self._password`, `settings.SECRET_KEY`, `proc_macro::TokenStream`: a
+/// code path.
 fn code_path(value: &str) -> bool {
+    if value.contains("::") || value.starts_with(':') {
+        return true;
+    }
     value.contains('.')
         && value.split('.').all(|part| {
             part.chars()
@@ -326,12 +357,37 @@ fn assigned(text: &str, start: usize, span: (usize, usize)) -> bool {
     }
     let name = text[name_start..name_end].trim_matches(['.', '-']);
     let words = name_words(name);
-    if words.iter().any(|w| METADATA.contains(&w.as_str())) {
+    // `password.length` describes; `env.DB_PASSWORD`, `spring.datasource.password` hold.
+    let own = name.rsplit('.').next().unwrap_or(name);
+    if name_words(own)
+        .iter()
+        .any(|w| METADATA.contains(&w.as_str()))
+    {
         return false;
     }
+    // Whether the name ends in the word that names a secret (`db_password`, `GITHUB_TOKEN`),
+    // rather than in another word (`secret_expander`).
+    let held = name_words(own).last().is_some_and(|w| {
+        let w = w.strip_suffix('s').unwrap_or(w);
+        KEYWORDS.iter().any(|k| w.ends_with(k))
+    });
     let lower = value.to_ascii_lowercase();
     let squashed: String = words.concat();
     if words.contains(&lower) || lower == squashed || lower == name.to_ascii_lowercase() {
+        return false;
+    }
+    // `"YOUR_API_KEY"`, `'REDACTED_TOKEN'`: a placeholder's capitals naming what goes there.
+    let placeholder = value.contains('_')
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        && name_words(value).iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "key" | "token" | "password" | "passwd" | "pass" | "secret" | "here"
+            )
+        });
+    if placeholder {
         return false;
     }
     let digits = value.bytes().filter(u8::is_ascii_digit).count();
@@ -352,7 +408,12 @@ fn assigned(text: &str, start: usize, span: (usize, usize)) -> bool {
         return !tokenish && credential && digits >= 4;
     }
     if quoted(text, span.0) {
-        return value.len() >= 3;
+        // `Token => "invalid token"`: a message about the secret, not the secret.
+        let message = value.contains(' ')
+            && name_words(&lower.replace(' ', "_"))
+                .iter()
+                .any(|w| words.contains(w));
+        return value.len() >= 3 && !message;
     }
     if bytes.get(span.1) == Some(&b'(') || code_path(value) {
         return false;
@@ -364,24 +425,52 @@ fn assigned(text: &str, start: usize, span: (usize, usize)) -> bool {
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
     let colon = between.trim_start_matches(['"', '\'', '\\']).trim_start();
     let colon = colon.starts_with(':') && !colon.starts_with(":=");
-    if between == "=" || (colon && env_name) {
-        // An environment variable's: `DB_PASSWORD=…`, `export x_token=…`, and as
-        // docker-compose or a CI file list them, `MYSQL_PASSWORD: …`.
+    if between == "=" {
+        // An environment variable's: `DB_PASSWORD=…`, `export x_token=…`.
         if env_name || text[..name_start].ends_with("export ") {
             return true;
         }
-        // `f(password=pw)`: a keyword argument passing a variable.
+        // A URL's query parameter (`?token=…`) holds a value whatever it looks like; a
+        // keyword argument (`f(password=pw)`) passes a variable, unless what it passes has
+        // the look of a secret itself.
+        if name_start > 0 && matches!(bytes[name_start - 1], b'?' | b'&') {
+            return true;
+        }
         let identifier = value
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_')
             && !value.as_bytes()[0].is_ascii_digit();
         let argument = matches!(bytes.get(span.1), Some(b',' | b')'));
-        return !(identifier && argument);
+        return !(identifier && argument) || (held && looks_random(value, digits));
     }
+    // YAML's `key: value` (docker-compose's `MYSQL_PASSWORD: …`) ends its line; a type
+    // annotation (`TOKEN: u32 = 1`, `token: Token,`) does not.
     if colon && ends_line(text, span.1) {
         return !TYPES.contains(&lower.as_str());
     }
-    // Any other style (`password = x` in code): a digit, or mixed case over 16 characters.
+    // After a colon in code a bare word is a type or a variable, never a literal
+    // (`token: Avx512,`, `f(token: Token)`, `{ key: apiKey }`).
+    let rest = &bytes[span.1..];
+    let after = rest
+        .iter()
+        .position(|b| !matches!(b, b' ' | b'\t'))
+        .map(|i| rest[i]);
+    let code = match (rest.first(), after) {
+        (Some(b',' | b')' | b']' | b';' | b'<' | b'>' | b'{' | b'}'), _) => true,
+        (_, Some(b'=' | b'{' | b'|')) => true,
+        _ => false,
+    };
+    if colon && code {
+        return false;
+    }
+    // Any other style (`password = x` in code), for a name that ends in its keyword
+    // (`secret_expander = …` names something else).
+    held && looks_random(value, digits)
+}
+
+/// A value that prose and identifiers do not have: 6 characters or more with a digit, or 16
+/// with mixed case.
+fn looks_random(value: &str, digits: usize) -> bool {
     let mixed = value.bytes().any(|b| b.is_ascii_uppercase())
         && value.bytes().any(|b| b.is_ascii_lowercase());
     value.len() >= 6 && (digits > 0 || (mixed && value.len() >= 16))
