@@ -455,11 +455,13 @@ fn assigned(text: &str, start: usize, span: (usize, usize)) -> bool {
         .iter()
         .position(|b| !matches!(b, b' ' | b'\t'))
         .map(|i| rest[i]);
-    let code = match (rest.first(), after) {
-        (Some(b',' | b')' | b']' | b';' | b'<' | b'>' | b'{' | b'}'), _) => true,
-        (_, Some(b'=' | b'{' | b'|')) => true,
-        _ => false,
-    };
+    let code = matches!(
+        (rest.first(), after),
+        (
+            Some(b',' | b')' | b']' | b';' | b'<' | b'>' | b'{' | b'}'),
+            _
+        ) | (_, Some(b'=' | b'{' | b'|'))
+    );
     if colon && code {
         return false;
     }
@@ -525,7 +527,7 @@ fn cli_runs(cli: Cli, text: &str, start: usize, span: (usize, usize)) -> bool {
     };
     // `-pX`, `-p'X'`: nothing but a quote between the flag's letter and its value.
     let glued = !text[flag..span.0].contains([' ', '\t']);
-    let runs = |wanted: &dyn Fn(&str) -> bool| commands_before(text, flag).any(|c| wanted(c));
+    let runs = |wanted: &dyn Fn(&str) -> bool| commands_before(text, flag).any(wanted);
     match cli {
         Cli::P => runs(&|c| c == "sshpass" || (glued && mysql_like(c))),
         Cli::A => runs(&|c| c == "redis-cli"),
