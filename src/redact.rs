@@ -930,6 +930,14 @@ mod tests {
                 "client = Client(api_key='REDACTED_API_KEY', password=pw, token=[REDACTED:token])",
             ),
             (
+                r#"rotated the secret: client_secret: "l02Q4O5n9De3aHUwMya1bjIaSr8TsA""#,
+                r#"rotated the secret: client_secret: "[REDACTED:secret]""#,
+            ),
+            (
+                r#"{"text":"db:\n  password: lanternmoth"}"#,
+                r#"{"text":"db:\n  password: [REDACTED:password]"}"#,
+            ),
+            (
                 "process.env.DB_PASSWORD = 'saltmarsh'",
                 "process.env.DB_PASSWORD = '[REDACTED:password]'",
             ),
@@ -1033,6 +1041,8 @@ mod tests {
             "The password is stored hashed, and the token was rotated.",
             "pwd is /home/ann/src",
             "The secret: nobody reads the manual.",
+            // A name said before a quoted value is not the value's name.
+            r#"rotated the secret: client_secret: "[REDACTED:secret]""#,
         ];
         for text in cases {
             let found: Vec<&str> = r

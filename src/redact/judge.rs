@@ -487,11 +487,18 @@ fn ends_line(text: &str, at: usize) -> bool {
     } else {
         rest
     };
+    // The end of a JSON string holding the line: its quote, then what follows a value.
+    let string_end = |quote: &str| {
+        rest.strip_prefix(quote).is_some_and(|after| {
+            after.is_empty() || after.starts_with([',', '}', ']']) || after.starts_with("\\n")
+        })
+    };
     rest.is_empty()
-        || rest.starts_with(['\n', '\r', '"'])
+        || rest.starts_with(['\n', '\r'])
         || rest.starts_with("\\n")
         || rest.starts_with("\\r")
-        || rest.starts_with("\\\"")
+        || string_end("\"")
+        || string_end("\\\"")
 }
 
 /// A flag's value: not another flag, a reference, a metavariable or the prose around a
