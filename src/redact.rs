@@ -24,6 +24,10 @@ use std::sync::OnceLock;
 
 use regex::{Regex, RegexBuilder};
 
+mod judge;
+
+use judge::{Check, Cli};
+
 /// A `[redact]` pattern that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -53,17 +57,6 @@ pub struct Finding {
     pub start: usize,
     /// Byte offset just past the redacted span.
     pub end: usize,
-}
-
-/// What is checked about a match before it counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Check {
-    /// The shape is distinctive enough on its own.
-    Shape,
-    /// A value named by its key (`password=…`): placeholders and code are not secrets.
-    Assigned,
-    /// A token after `Bearer`: it must hold a digit (prose has none).
-    Digit,
 }
 
 struct Rule {
@@ -174,7 +167,7 @@ const RULES: &[Rule] = &[
     ),
     rule(
         "url-password",
-        r#"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>\\]+:([^\s/?#@"'<>\\]+)@"#,
+        r#"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>\\]*:([^\s/?#@"'<>\\]+)@"#,
         Check::Shape,
     ),
     rule(
@@ -192,31 +185,142 @@ const RULES: &[Rule] = &[
         r#"(?i:secret[_-]?access[_-]?key|aws[_-]?secret[_-]?key)\\?["']?[ \t]*(?::=|=>|=|:)[ \t]*\\?["']?([A-Za-z0-9/+]{40,})"#,
         Check::Shape,
     ),
+    rule("password", FLAG_PASSWORD, Check::Flag),
+    rule("password", OPENSSL_PASS, Check::Flag),
+    rule("password", HTPASSWD_NO_FILE, Check::Flag),
+    rule("password", HTPASSWD, Check::Flag),
+    rule("password", SHORT_P, Check::Cli(Cli::P)),
+    rule("password", SHORT_A, Check::Cli(Cli::A)),
+    rule("password", CURL_USER, Check::Cli(Cli::User)),
+    rule("password", SAID, Check::Said),
+    rule("password", SAID_WORD, Check::SaidWord),
     rule("password", ASSIGNED_PASSWORD, Check::Assigned),
+    rule("password", ASSIGNED_PASS, Check::Assigned),
     rule("secret", ASSIGNED_SECRET, Check::Assigned),
     rule("api-key", ASSIGNED_API_KEY, Check::Assigned),
     rule("token", ASSIGNED_TOKEN, Check::Assigned),
 ];
 
-// `name = value` shapes: the name ends in the keyword (a prefix like `DB_` or `client_` is
-// left alone), then `=`, `:`, `:=` or `=>`, then a value that is double-quoted (also inside a
-// JSON string, `\"…\"`), single-quoted, or bare up to a space or punctuation.
+// A command line's value: double-quoted (also inside a JSON string, `\"…\"`), single-quoted,
+// or bare up to a blank or a shell operator.
+macro_rules! cli_value {
+    () => {
+        r#"(?:\\?"([^"\\\n]{1,200})\\?"|'([^'\n]{1,200})'|([^\s"'\\`;|&<>(){}\[\],]+))"#
+    };
+}
+// What may come before a flag: a line's start, a blank, a quote or an opening parenthesis.
+macro_rules! flag_start {
+    () => {
+        r#"(?m:^|[\s"'`(])"#
+    };
+}
+/// `--password X`, `--password=X`, `--db-password X`, `--passwd X` (not `--password-file`,
+/// `--password-stdin`, nor `--password` alone).
+const FLAG_PASSWORD: &str = concat!(
+    flag_start!(),
+    r"--(?:[A-Za-z0-9]+[-_])*(?i:pass(?:word|wd|phrase))(?:[ \t]*=[ \t]*|[ \t]+)",
+    cli_value!()
+);
+/// openssl's `-pass pass:X`, `-passin pass:X`, `-passout pass:X` (`env:` and `file:` name
+/// where the password is).
+const OPENSSL_PASS: &str = concat!(
+    flag_start!(),
+    r#"-pass(?:in|out)?[ \t]+\\?["']?pass:"#,
+    cli_value!()
+);
+// htpasswd's flags (`-b`, `-B`, `-C 10`…) before its arguments.
+macro_rules! htpasswd_flags {
+    () => {
+        r"(?:[ \t]+-[A-Za-z]+(?:[ \t]+[0-9]+)?)*"
+    };
+}
+/// `htpasswd -nb USER X`: no file, the password is the second argument.
+const HTPASSWD_NO_FILE: &str = concat!(
+    r"(?:\\[nrt]|\b)htpasswd",
+    htpasswd_flags!(),
+    r"[ \t]+-[A-Za-z]*(?:n[A-Za-z]*b|b[A-Za-z]*n)[A-Za-z]*",
+    htpasswd_flags!(),
+    r"[ \t]+[^\s-]\S*[ \t]+",
+    cli_value!()
+);
+/// `htpasswd -b FILE USER X`.
+const HTPASSWD: &str = concat!(
+    r"(?:\\[nrt]|\b)htpasswd",
+    htpasswd_flags!(),
+    r"[ \t]+-[A-Za-z]*b[A-Za-z]*",
+    htpasswd_flags!(),
+    r"[ \t]+[^\s-]\S*[ \t]+[^\s-]\S*[ \t]+",
+    cli_value!()
+);
+/// `-pX` (mysql, mariadb, sshpass) and `-p X` (sshpass): which command runs is judged by
+/// [`judge`].
+const SHORT_P: &str = concat!(flag_start!(), r"-p[ \t]*", cli_value!());
+/// `-a X` (redis-cli).
+const SHORT_A: &str = concat!(flag_start!(), r"-a[ \t]*", cli_value!());
+/// `-u USER:X`, `--user USER:X`, `--user=USER:X` (curl).
+const CURL_USER: &str = concat!(
+    flag_start!(),
+    r#"(?:-u[ \t]*|--user(?:[ \t]+|=))\\?["']?[^\s:"'\\]*:([^\s"'\\`;|&<>(){}\[\],]+)"#
+);
+// "the password is" in prose. A word's start may follow a JSON string's `\n` escape, here
+// and in the other rules that begin with a word.
+macro_rules! said {
+    () => {
+        r"(?:\\[nrt]|\b)(?i:password|passphrase|passwd|passcode|pwd)[ \t]+(?i:is|was)"
+    };
+}
+// A said value in quotes or backticks.
+macro_rules! said_quoted {
+    () => {
+        r#"\\?"([^"\\\n]{1,200})\\?"|'([^'\n]{1,200})'|`([^`\n]{1,200})`"#
+    };
+}
+/// "the passphrase is: correct horse battery staple": after a colon, the rest of the
+/// sentence (to a line's end, a sentence's end, or the end of a JSON string).
+const SAID: &str = concat!(
+    said!(),
+    r"[ \t]*:[ \t]*(?:",
+    said_quoted!(),
+    r#"|([^\s"'\\`](?:[^\n"\\`]{0,120}?[^\s"'\\`.,;!?])?)(?:[.!?,;]+(?:[ \t]|(?m:$))|[ \t]*(?m:$)|[ \t]*\\[nr]|[ \t]*\\?"))"#
+);
+/// "the password is hunter2", "the password was `x`": one word, or a quoted value.
+const SAID_WORD: &str = concat!(
+    said!(),
+    r"[ \t]+(?:",
+    said_quoted!(),
+    r#"|([^\s"'\\`]+?)(?:[.,;:!?)]*(?:\s|\\|"|\z)))"#
+);
+
+// `name = value` shapes: a name holding the keyword (a prefix like `DB_` or `client_`, and a
+// suffix after `_`, `-`, `.`, a digit or a capital, as in `PASSWORD_FILE` or `tokenUrl`, are
+// part of it: [`judge`] reads the whole name), then `=`, `:`, `:=` or `=>`, then a value that
+// is double-quoted (also inside a JSON string, `\"…\"`; blanks allowed), single-quoted (no
+// blanks: Rust's lifetimes are quotes too), or bare up to a blank or punctuation.
+macro_rules! assignment {
+    () => {
+        r#"\\?["']?[ \t]*(?::=|=>|=|:)[ \t]*(?:\\?"([^"\\\n]{3,200})\\?"|'([^'\\\s]{3,200})'|([^\s"'\\,;&(){}\[\]<>`]{3,}))"#
+    };
+}
 macro_rules! assigned {
     ($names:literal) => {
         concat!(
             r"(?i:",
             $names,
-            r#")\\?["']?[ \t]*(?::=|=>|=|:)[ \t]*(?:\\?"([^"\\\s]{3,})\\?"|'([^'\\\s]{3,})'|([^\s"'\\,;(){}\[\]<>`]{3,}))"#
+            r")(?:[sS]?(?:[_.-][A-Za-z0-9_.-]*|[0-9A-Z][A-Za-z0-9_.-]*))?",
+            assignment!()
         )
     };
 }
 const ASSIGNED_PASSWORD: &str = assigned!("password|passwd|passphrase");
-const ASSIGNED_SECRET: &str = assigned!("secret|secret[_-]?key");
+/// `DB_PASS=…`, `SMTP_PASS_2=…`: `PASS` as a word of an environment name.
+const ASSIGNED_PASS: &str = concat!(
+    r"(?:\\[nrt]|\b)(?:[A-Z0-9]+_)*PASS(?:_[A-Z0-9]+)*",
+    assignment!()
+);
+const ASSIGNED_SECRET: &str = assigned!("secret");
 const ASSIGNED_API_KEY: &str = assigned!("api[_-]?key|access[_-]?key");
 const ASSIGNED_TOKEN: &str = assigned!("token");
 
-/// Text holding none of these (any case) cannot match a built-in rule, so it is not searched.
-/// Every rule needs one of them; a unit test checks each corpus line holds one.
 /// Text holding none of these cannot match a built-in rule, so it is not searched. Every rule
 /// needs one of them (the names of `name = value` rules in any case); a unit test checks that
 /// each corpus line holds one.
@@ -256,9 +360,18 @@ const NEEDLES: &[&str] = &[
     "Nz",
     "OD",
     "OT",
+    // The commands whose short flags carry a password, and openssl's `pass:`.
+    "mysql",
+    "mariadb",
+    "mycli",
+    "sshpass",
+    "redis-cli",
+    "curl",
+    "htpasswd",
+    "pass:",
+    "PASS",
 ];
-const NAME_NEEDLES: &str =
-    "bearer|basic|password|passwd|passphrase|secret|token|api_?key|api-key|access_?key|access-key";
+const NAME_NEEDLES: &str = "bearer|basic|password|passwd|passphrase|passcode|pwd|secret|token|api_?key|api-key|access_?key|access-key";
 
 /// Literals one of which every rule's match holds, except the rules checked by shape in
 /// [`may_hold_secret`] (URL passwords, Twilio keys, Discord tokens, `name = value`).
@@ -315,9 +428,10 @@ const ASSIGNED_NAMES: &[&str] = &[
 /// is compiled. False means the built-in redactor would return `text` unchanged (a superset
 /// of the rules, checked against the corpus by a test): the literal every token shape holds,
 /// `://` with an `@` (a URL password), `SK` and 32 hex digits (Twilio), a run of 58 token
-/// characters (a Discord token's shortest), `authorization`, `bearer` before a blank, or a
-/// name of a `name = value` rule followed, past an optional backslash, quote and blanks, by
-/// `:` or `=`.
+/// characters (a Discord token's shortest), `authorization`, `bearer` before a blank, a
+/// name of a `name = value` rule followed, past its suffix and an optional backslash, quote and
+/// blanks, by `:` or `=`, "password is", `--password`, or a command whose short flag carries a
+/// password (`mysql` and `-p`, `curl` and `-u`…).
 pub fn may_hold_secret(text: &str) -> bool {
     if CHEAP_LITERALS.iter().any(|n| text.contains(n)) {
         return true;
@@ -357,8 +471,16 @@ pub fn may_hold_secret(text: &str) -> bool {
     if after("bearer", &|rest| matches!(rest.first(), Some(b' ' | b'\t'))) {
         return true;
     }
+    // A name's suffix (`_FILE`, `Url`, `s`), then an optional backslash, quote and blanks,
+    // then `:` or `=`.
     let assigned = |rest: &[u8]| {
         let mut k = 0;
+        while rest
+            .get(k)
+            .is_some_and(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+        {
+            k += 1;
+        }
         if rest.get(k) == Some(&b'\\') {
             k += 1;
         }
@@ -370,7 +492,48 @@ pub fn may_hold_secret(text: &str) -> bool {
         }
         matches!(rest.get(k), Some(b':' | b'='))
     };
-    ASSIGNED_NAMES.iter().any(|name| after(name, &assigned))
+    if ASSIGNED_NAMES.iter().any(|name| after(name, &assigned)) {
+        return true;
+    }
+    if text
+        .match_indices("PASS")
+        .any(|(i, _)| assigned(&bytes[i + 4..]))
+    {
+        return true;
+    }
+    // "the password is …", and `--password …`, `--db-passwd=…`.
+    let said = |rest: &[u8]| {
+        let blanks = rest
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+        blanks > 0 && (rest[blanks..].starts_with(b"is") || rest[blanks..].starts_with(b"was"))
+    };
+    for name in ["password", "passwd", "passphrase", "passcode", "pwd"] {
+        if after(name, &said) {
+            return true;
+        }
+    }
+    for name in ["password", "passwd", "passphrase"] {
+        if lower
+            .match_indices(name)
+            .any(|(i, _)| i > 0 && lower.as_bytes()[i - 1] == b'-')
+        {
+            return true;
+        }
+    }
+    // The short flags of the commands that take a password there.
+    let flagged = |command: &str, flags: &[&str]| {
+        text.contains(command) && flags.iter().any(|f| text.contains(f))
+    };
+    flagged("mysql", &["-p"])
+        || flagged("mariadb", &["-p"])
+        || flagged("mycli", &["-p"])
+        || flagged("sshpass", &["-p"])
+        || flagged("redis-cli", &["-a"])
+        || flagged("curl", &["-u", "--user"])
+        || text.contains("htpasswd")
+        || text.contains("pass:")
 }
 
 /// `text` redacted with the built-in rules plus `extra`, compiling nothing when `extra` is
@@ -559,8 +722,7 @@ impl Redactor {
                 (start, end)
             };
             let value = &text[span.0..span.1];
-            if value.starts_with("[REDACTED:") || !plausible(alt.check, value, quoted(text, span.0))
-            {
+            if value.starts_with("[REDACTED:") || !judge::accept(alt.check, text, start, span) {
                 // Not a secret; a shape inside it still may be.
                 if span.0 > start {
                     pos = span.0;
@@ -607,45 +769,6 @@ impl Redactor {
             }
         }
         named
-    }
-}
-
-/// Whether the value starting at `at` was written in quotes.
-fn quoted(text: &str, at: usize) -> bool {
-    matches!(text.as_bytes().get(at.wrapping_sub(1)), Some(b'"' | b'\''))
-}
-
-/// Whether a matched value can be a secret. Named values are judged by their look: a
-/// placeholder (`${X}`, `<token>`, `****`) or a code path (`os.environ.get`) is not, and a bare
-/// value needs a digit or mixed case over 16 characters, which prose and identifiers lack.
-fn plausible(check: Check, value: &str, quoted: bool) -> bool {
-    match check {
-        Check::Shape => true,
-        Check::Digit => value.bytes().any(|b| b.is_ascii_digit()),
-        Check::Assigned => {
-            let Some(first) = value.chars().next() else {
-                return false;
-            };
-            if matches!(first, '$' | '<' | '{' | '%' | '[' | '@' | '&' | '*')
-                || value.chars().all(|c| c == first)
-            {
-                return false;
-            }
-            if quoted {
-                return value.len() >= 4;
-            }
-            let digit = value.bytes().any(|b| b.is_ascii_digit());
-            let mixed = value.bytes().any(|b| b.is_ascii_uppercase())
-                && value.bytes().any(|b| b.is_ascii_lowercase());
-            let code_path = value.contains('.')
-                && value.split('.').all(|part| {
-                    part.chars()
-                        .next()
-                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                        && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                });
-            value.len() >= 6 && !code_path && (digit || (mixed && value.len() >= 16))
-        }
     }
 }
 
@@ -795,6 +918,152 @@ mod tests {
             (
                 "GITHUB_TOKEN=ghp_R4nd0mT0k3nV4lu3F0rT3st1ngOnly012345",
                 "GITHUB_TOKEN=[REDACTED:github-token]",
+            ),
+            // A badge's upload token in a README: a query parameter, though it looks like an
+            // identifier passed as an argument.
+            (
+                "[![cov](https://codecov.io/gh/o/r/graph/badge.svg?token=QBQLAT904B)](x)",
+                "[![cov](https://codecov.io/gh/o/r/graph/badge.svg?token=[REDACTED:token])](x)",
+            ),
+            (
+                "client = Client(api_key='REDACTED_API_KEY', password=pw, token=Xk3vQ9mR2p)",
+                "client = Client(api_key='REDACTED_API_KEY', password=pw, token=[REDACTED:token])",
+            ),
+            (
+                r#"rotated the secret: client_secret: "l02Q4O5n9De3aHUwMya1bjIaSr8TsA""#,
+                r#"rotated the secret: client_secret: "[REDACTED:secret]""#,
+            ),
+            (
+                r#"{"text":"db:\n  password: lanternmoth"}"#,
+                r#"{"text":"db:\n  password: [REDACTED:password]"}"#,
+            ),
+            (
+                "process.env.DB_PASSWORD = 'saltmarsh'",
+                "process.env.DB_PASSWORD = '[REDACTED:password]'",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(r.redact(text), want, "{text}");
+        }
+    }
+
+    /// The shapes known only by what names them: `kind<TAB>secret<TAB>text` lines.
+    fn shapes() -> Vec<(String, String, String)> {
+        include_str!("../tests/fixtures/secrets/shapes.txt")
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|l| {
+                let mut parts = l.splitn(3, '\t');
+                let mut next = || parts.next().expect("kind<TAB>secret<TAB>text").to_string();
+                (next(), next(), next())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn secrets_known_by_their_name_are_redacted_in_every_form() {
+        let r = Redactor::builtin();
+        let shapes = shapes();
+        assert!(shapes.len() >= 25, "{}", shapes.len());
+        for (kind, secret, text) in shapes {
+            assert!(text.contains(&secret), "{text}");
+            assert!(may_hold_secret(&text), "the cheap check misses {text}");
+            assert!(
+                r.prefilter.as_ref().unwrap().is_match(&text),
+                "no needle in {text}"
+            );
+            let redacted = r.redact(&text);
+            assert!(!redacted.contains(&secret), "{kind}: {text} → {redacted}");
+            assert!(
+                redacted.contains(&format!("[REDACTED:{kind}]")),
+                "{kind}: {redacted}"
+            );
+            assert_eq!(r.redact(&redacted), redacted, "redacting twice: {text}");
+            // As a transcript holds it: inside a JSON string, after other words.
+            let json = serde_json::to_string(&format!("ran it:\n{text}\nthen")).unwrap();
+            let red_json = r.redact(&json);
+            assert!(!red_json.contains(&secret), "{kind} in JSON: {red_json}");
+            // After other words, and in a Markdown list.
+            for framed in [format!("note: {text}"), format!("- {text}")] {
+                let red = r.redact(&framed);
+                assert!(!red.contains(&secret), "{kind}: {framed} → {red}");
+            }
+        }
+    }
+
+    #[test]
+    fn look_alikes_of_named_secrets_stay() {
+        let r = Redactor::builtin();
+        let cases = [
+            // `-p` alone prompts for the password; elsewhere `-p` is a port or a flag.
+            "mysql -u root -p app_db",
+            "mysql -u root -p",
+            "docker run -p 8080:80 -p 443:443 nginx",
+            "ssh -p 2222 deploy@web-1",
+            "find /var/lib/mysql -print -prune",
+            "mkdir -p /tmp/build && ls -pa /tmp",
+            "mysql_config --cflags -pthread",
+            "git commit -a -m 'fix the redis-cli wrapper'",
+            "docker run -u 1000:1000 img curl https://example.com",
+            "curl -u admin: https://ci.example.com (prompts for the password)",
+            // A count of tokens, a length, a setting.
+            "TOKEN_COUNT=5",
+            "max_tokens: 4096",
+            r#"{"input_tokens": 123456, "output_tokens": 2048}"#,
+            "PASSWORD_MIN_LENGTH=12",
+            "ENABLE_PASSWORD_AUTH=yes",
+            "passwordless: true",
+            // References to where a secret lives.
+            "password: ${{ secrets.DB_PASSWORD }}",
+            "DB_PASSWORD=$DB_PASSWORD",
+            "export GITHUB_TOKEN=${GITHUB_TOKEN:-}",
+            "PASSWORD_FILE=/run/secrets/db_password",
+            "TOKEN_URL=https://auth.example.com/oauth/token",
+            "secretName: db-credentials",
+            "token_type: bearer",
+            "api_key: !vault |",
+            "password: <your password here>",
+            // A flag named in prose, or with no value.
+            "pass the --password flag, or use --password-stdin",
+            "mysql --password",
+            "--password PASSWORD   the password to connect with",
+            "use --password with no value to be prompted",
+            // Code.
+            "connect(host=h, password=pw)",
+            "password = None",
+            "    password: str",
+            "    api_key: Optional[str] = None",
+            "token = get_token()",
+            "password=password",
+            "tokenizer: bert-base-uncased",
+            // Prose.
+            "the password is required",
+            "The password is stored hashed, and the token was rotated.",
+            "pwd is /home/ann/src",
+            "The secret: nobody reads the manual.",
+            // A name said before a quoted value is not the value's name.
+            r#"rotated the secret: client_secret: "[REDACTED:secret]""#,
+        ];
+        for text in cases {
+            let found: Vec<&str> = r
+                .findings(text)
+                .iter()
+                .map(|f| &text[f.start..f.end])
+                .collect();
+            assert!(found.is_empty(), "{text:?} → {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_password_of_digits_counts_and_a_count_does_not() {
+        let r = Redactor::builtin();
+        let cases = [
+            ("DB_PASSWORD=482913", "DB_PASSWORD=[REDACTED:password]"),
+            ("SLACK_TOKEN=482913", "SLACK_TOKEN=482913"),
+            ("password: 12", "password: 12"),
+            (
+                "the password is 8 characters long",
+                "the password is 8 characters long",
             ),
         ];
         for (text, want) in cases {

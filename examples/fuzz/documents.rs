@@ -111,7 +111,7 @@ pub fn targets() -> Vec<Target> {
         },
         Target {
             name: "pdf",
-            calls: "library::prepare (Pdf: extract::pdf, lopdf Document::load_mem and extract_text page by page; chunk::plain), sources::library_doc",
+            calls: "library::prepare (Pdf: extract::pdf, lopdf Document::load_mem and extract_text page by page; chunk::plain), extract::pdf_carried, sources::library_doc",
             max_len: 64 * KB,
             dict: &[
                 "%PDF-1.4\n",
@@ -233,6 +233,10 @@ fn note_file(bytes: &[u8]) {
 /// `library add` of a document: prepared, each chunk made the index's document.
 fn add(bytes: &[u8], format: Format, name: &str) -> Option<library::Prepared> {
     let prepared = library::prepare(bytes, format, name).ok()?;
+    if format == Format::Pdf {
+        // What `library add` scans for secrets besides the pages.
+        let _ = library::extract::pdf_carried(bytes);
+    }
     for (n, c) in prepared.chunks.iter().enumerate() {
         let record = library::ChunkRecord {
             id: format!("lib-0123456789abcdef-{n}"),

@@ -279,7 +279,8 @@ fn add(ctx: &Ctx, args: AddArgs) -> Result<Report> {
 ///
 /// No secret reaches the repository or the index: the chunks and the title are redacted, a
 /// `--copy` of a text document (Markdown, text, HTML) is its redacted text, and a PDF holding
-/// a secret is not copied (its bytes cannot be redacted) but listed by its path, with a warning.
+/// a secret (in its pages, or in its metadata, annotations, form fields or outline) is not
+/// copied (its bytes cannot be redacted) but listed by its path, with a warning.
 #[allow(clippy::too_many_arguments)]
 fn add_one(
     ctx: &Ctx,
@@ -354,6 +355,13 @@ fn add_one(
     for c in &mut prepared.chunks {
         clean(&mut c.text);
         c.heading.iter_mut().for_each(&mut clean);
+    }
+    // A PDF's metadata, annotations, form fields and outline travel with its copy: a secret
+    // there counts as one in its pages.
+    if format == Format::Pdf {
+        for mut text in library::extract::pdf_carried(&bytes).unwrap_or_default() {
+            clean(&mut text);
+        }
     }
     kinds.sort_unstable();
     kinds.dedup();

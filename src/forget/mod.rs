@@ -347,8 +347,8 @@ fn note_records(repo: &Repo, out: &mut Vec<Record>) -> Result<()> {
 
 /// The library's documents, one record a manifest line (id: the document's id). Its strings
 /// are the manifest line's and, when an argument appears in them (the cheap test first, as for
-/// JSONL records), its chunks' texts and a copied text document's own text (for when `.cairn/`
-/// was deleted); it is also named by its path or URL and its copy's path (aliases) and by its
+/// JSONL records), its chunks' texts and a copied document's own text (for when `.cairn/` was
+/// deleted; a PDF's with its metadata, annotations, form fields and outline); it is also named by its path or URL and its copy's path (aliases) and by its
 /// chunks' ids ([`chunk_of`]). A line that is not an entry is left to `cairn library list`.
 fn library_records(repo: &Repo, args: &[Arg], out: &mut Vec<Record>) -> Result<()> {
     let Some(text) = crate::files::read_optional(&repo.path(crate::library::MANIFEST))? else {
@@ -385,6 +385,17 @@ fn library_records(repo: &Repo, args: &[Arg], out: &mut Vec<Record>) -> Result<(
             && entry.copied
         {
             aliases.push(p.clone());
+            // A copied PDF: every text it carries (pages, metadata, annotations, form fields,
+            // outline), so a secret an older cairn copied inside one is found.
+            if entry.format == crate::library::Format::Pdf
+                && let Ok(bytes) = std::fs::read(repo.path(p))
+            {
+                let mut own = crate::library::extract::pdf(&bytes).unwrap_or_default();
+                own.extend(crate::library::extract::pdf_carried(&bytes).unwrap_or_default());
+                if own.iter().any(|t| holds(t)) {
+                    strings.extend(own);
+                }
+            }
             if entry.format != crate::library::Format::Pdf
                 && let Ok(own) = std::fs::read(repo.path(p))
             {

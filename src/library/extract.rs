@@ -240,6 +240,58 @@ pub fn pdf(bytes: &[u8]) -> Result<Vec<String>, PdfError> {
         .collect())
 }
 
+/// How much of one stream (an XMP packet, an embedded file) is read as text: a PDF may hold a
+/// compressed stream that inflates to gigabytes.
+const MAX_CARRIED_STREAM: usize = 16 << 20;
+
+/// Every text a PDF carries besides its pages' text, each decoded (UTF-16BE, UTF-8 or
+/// PDFDocEncoding as its byte order mark says): the document information dictionary
+/// (`/Title`, `/Author`, `/Subject`, `/Keywords`, `/Creator`, `/Producer`…), XMP metadata
+/// streams, annotations (`/Contents`, `/T`…), form fields (`/V`, `/TU`…), outline titles, and
+/// any other string an object holds (JavaScript, file names), with embedded files' contents.
+/// A person sees few of them, but a copy of the file carries them all.
+pub fn pdf_carried(bytes: &[u8]) -> Result<Vec<String>, PdfError> {
+    let doc = lopdf::Document::load_mem(bytes).map_err(|e| PdfError(e.to_string()))?;
+    let mut out = Vec::new();
+    carried(&lopdf::Object::Dictionary(doc.trailer.clone()), &mut out);
+    for object in doc.objects.values() {
+        carried(object, &mut out);
+    }
+    Ok(out)
+}
+
+fn carried(object: &lopdf::Object, out: &mut Vec<String>) {
+    use lopdf::Object;
+    match object {
+        Object::String(bytes, _) => {
+            let text = lopdf::decode_text_string(object)
+                .unwrap_or_else(|_| String::from_utf8_lossy(bytes).into_owned());
+            if !text.trim().is_empty() {
+                out.push(text);
+            }
+        }
+        Object::Array(items) => items.iter().for_each(|o| carried(o, out)),
+        Object::Dictionary(d) => d.iter().for_each(|(_, o)| carried(o, out)),
+        Object::Stream(s) => {
+            s.dict.iter().for_each(|(_, o)| carried(o, out));
+            let named = |key: &[u8], values: &[&[u8]]| {
+                s.dict
+                    .get(key)
+                    .and_then(|o| o.as_name())
+                    .is_ok_and(|n| values.contains(&n))
+            };
+            // Page content streams are read as pages; these are text of another kind.
+            if named(b"Type", &[b"Metadata", b"EmbeddedFile"]) || named(b"Subtype", &[b"XML"]) {
+                let content = s
+                    .get_plain_content_with_limit(MAX_CARRIED_STREAM)
+                    .unwrap_or_else(|_| s.content.clone());
+                out.push(String::from_utf8_lossy(&content).into_owned());
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,6 +355,38 @@ mod tests {
         assert!(
             nesting(b"<html><body><div><table><tr><td><ul><li><a>x</a></ul></table></div>") < 10
         );
+    }
+
+    #[test]
+    fn a_pdf_carries_its_information_dictionary_and_metadata_stream() {
+        use lopdf::{Document, Object, Stream, dictionary};
+        let mut doc = Document::with_version("1.5");
+        let xmp = doc.add_object(Stream::new(
+            dictionary! { "Type" => "Metadata", "Subtype" => "XML" },
+            b"<dc:description>from the xmp packet</dc:description>".to_vec(),
+        ));
+        let pages =
+            doc.add_object(dictionary! { "Type" => "Pages", "Kids" => vec![], "Count" => 0 });
+        let catalog = doc.add_object(dictionary! {
+            "Type" => "Catalog", "Pages" => pages, "Metadata" => xmp,
+        });
+        let info = doc.add_object(dictionary! {
+            "Author" => Object::string_literal("Ann Lee"),
+            "Title" => lopdf::text_string("Ünïcode title"),
+        });
+        doc.trailer.set("Root", catalog);
+        doc.trailer.set("Info", info);
+        let mut bytes = Vec::new();
+        doc.save_to(&mut bytes).unwrap();
+        let carried = pdf_carried(&bytes).unwrap();
+        for want in ["Ann Lee", "Ünïcode title"] {
+            assert!(carried.iter().any(|t| t == want), "{want}: {carried:?}");
+        }
+        assert!(
+            carried.iter().any(|t| t.contains("from the xmp packet")),
+            "{carried:?}"
+        );
+        assert!(pdf_carried(b"not a pdf").is_err());
     }
 
     #[test]

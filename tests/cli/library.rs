@@ -507,3 +507,148 @@ fn a_copy_never_commits_a_secret_text_is_redacted_and_a_pdf_holding_one_is_not_c
         assert!(!exact.contains(&secret), "{kind} in exact search results");
     }
 }
+
+/// The AWS key of the secret corpus, and a database password known only by its name.
+fn pdf_secrets() -> (String, String) {
+    use crate::support::{secret_corpus, secret_of};
+    let line = secret_corpus()
+        .into_iter()
+        .find(|(k, _)| k == "aws-access-key-id")
+        .unwrap()
+        .1;
+    (secret_of(&line), "correcthorsebatterystaple".to_string())
+}
+
+// Regression (issue 30): `library add --copy` copied a PDF verbatim though its information
+// dictionary held an AWS key and a database password: only the pages' text was scanned. Every
+// place a PDF keeps text is scanned now, and a secret in any of them keeps the file from being
+// copied, as one in its pages does.
+#[test]
+fn a_secret_in_a_pdfs_metadata_annotation_form_field_or_outline_keeps_it_from_being_copied() {
+    use crate::pdfgen::{Carried, pdf_carrying};
+    let (env, repo) = Env::repo();
+    let (aws, password) = pdf_secrets();
+    let pages = [vec![
+        "The osprey handbook, a page without secrets.".to_string(),
+    ]];
+    let places = [
+        (
+            "info",
+            Carried {
+                info: vec![
+                    ("Author", format!("ops team {aws}")),
+                    ("Subject", format!("DB_PASSWORD={password}")),
+                    ("Keywords", "osprey, handbook".into()),
+                ],
+                ..Carried::default()
+            },
+        ),
+        (
+            "xmp",
+            Carried {
+                xmp: Some(format!("uploaded with {aws}")),
+                ..Carried::default()
+            },
+        ),
+        (
+            "annotation",
+            Carried {
+                annotation: Some(format!("the db password is: {password}")),
+                ..Carried::default()
+            },
+        ),
+        (
+            "field",
+            Carried {
+                field: Some(format!("mysql -u root -p{password}")),
+                ..Carried::default()
+            },
+        ),
+        (
+            "outline",
+            Carried {
+                outline: Some(format!("Keys: {aws}")),
+                ..Carried::default()
+            },
+        ),
+    ];
+    for (place, carried) in &places {
+        let file = env.path().join(format!("{place}.pdf"));
+        std::fs::write(&file, pdf_carrying(&pages, carried)).unwrap();
+        env.cairn_in(&repo, &["library", "add", file.to_str().unwrap(), "--copy"])
+            .code(0)
+            .stderr_has(&format!("{place}.pdf: not copied: it holds"));
+    }
+    // The same places holding harmless text: the file is copied.
+    let clean = Carried {
+        info: vec![("Author", "Ann Lee".into()), ("Keywords", "osprey".into())],
+        xmp: Some("the osprey handbook".into()),
+        annotation: Some("check this page".into()),
+        field: Some("Ann".into()),
+        outline: Some("Chapter one".into()),
+    };
+    let file = env.path().join("clean.pdf");
+    std::fs::write(&file, pdf_carrying(&pages, &clean)).unwrap();
+    env.cairn_in(&repo, &["library", "add", file.to_str().unwrap(), "--copy"])
+        .code(0);
+    let m = manifest(&repo);
+    assert_eq!(m.len(), places.len() + 1);
+    for e in &m {
+        let copied = e["copied"] == true;
+        assert_eq!(
+            copied,
+            e["path"].as_str().unwrap().ends_with("clean.pdf"),
+            "{e}"
+        );
+    }
+    assert_eq!(git_status(&env, &repo), "");
+    let history = env
+        .command("git", &repo)
+        .args(["log", "-p", "--all", "--text"])
+        .output()
+        .unwrap();
+    let history = String::from_utf8_lossy(&history.stdout);
+    assert!(history.contains("clean.pdf"), "the clean copy is committed");
+    assert!(!history.contains(&aws), "the key is in git history");
+    assert!(
+        !history.contains(&password),
+        "the password is in git history"
+    );
+}
+
+// Regression (issue 30): `forget` said "nothing matches" for a secret inside a copied PDF's
+// metadata (a copy made before the metadata was scanned). Its texts are searched now: the
+// document goes, with its copy.
+#[test]
+fn forget_finds_a_secret_in_a_copied_pdfs_metadata() {
+    use crate::pdfgen::{Carried, pdf_carrying};
+    let (env, repo) = Env::repo();
+    let (aws, _) = pdf_secrets();
+    let pages = [vec!["The heron runbook, page one.".to_string()]];
+    let file = env.path().join("heron.pdf");
+    std::fs::write(&file, pdf(&pages)).unwrap();
+    env.cairn_in(&repo, &["library", "add", file.to_str().unwrap(), "--copy"])
+        .code(0);
+    let copy = manifest(&repo)[0]["path"].as_str().unwrap().to_string();
+    assert!(copy.ends_with(".pdf"), "{copy}");
+    // The copy as an older cairn left it: the author's key in the information dictionary.
+    let carrying = Carried {
+        info: vec![("Author", format!("ops {aws}"))],
+        ..Carried::default()
+    };
+    std::fs::write(repo.join(&copy), pdf_carrying(&pages, &carrying)).unwrap();
+    env.git(
+        &repo,
+        &["commit", "-qam", "library: the copy an older cairn made"],
+    );
+    let data = env
+        .cairn_in(&repo, &["--json", "forget", &aws, "--yes"])
+        .code(0)
+        .data();
+    let found = data["forgotten"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{data}");
+    assert_eq!(found[0]["kind"], "library");
+    assert!(!repo.join(&copy).exists(), "the copy is gone");
+    assert_eq!(read(&repo, "vault/library.jsonl"), "");
+    assert_eq!(git_status(&env, &repo), "");
+}

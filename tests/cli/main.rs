@@ -25,6 +25,7 @@ mod output;
 mod pdfgen;
 mod provider;
 mod recall;
+mod redact;
 mod reflect;
 mod review;
 mod rewrite;
