@@ -5,6 +5,7 @@ mod support;
 
 mod adr;
 mod agent_hooks;
+mod agents;
 mod browser;
 mod crash;
 mod eval;
