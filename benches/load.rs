@@ -472,6 +472,25 @@ fn run_mode(work: &Path, mode: Mode, agents: usize, span: Duration) -> bool {
 
 /// A command failed: exit 2 or worse, or a write command that did not exit 0 (remember exits
 /// 1 when the gate discards; recall and search exit 1 when they find nothing).
+impl Expected {
+    /// Notes what a `remember` that carried `rmarker` reported: stored, merged, failed or not
+    /// written.
+    fn remembered(&mut self, r: &Run, rmarker: String) {
+        let d = r.data();
+        let id = || d["id"].as_str().unwrap_or("").to_string();
+        if failed(r) {
+            self.failed.push(rmarker);
+        } else if d["stored"] == true {
+            self.stored.push((rmarker, id()));
+        } else if d["merged"].is_object() {
+            let into = d["merged"]["into"].as_str().unwrap_or("").to_string();
+            self.merged.push((rmarker, id(), into));
+        } else {
+            self.not_written.push(rmarker);
+        }
+    }
+}
+
 fn failed(r: &Run) -> bool {
     match r.command {
         "slog" | "ingest" | "observe" | "adr" | "memory" | "note" | "library" | "reflect"
@@ -532,22 +551,7 @@ fn agent(
             OBJECTS[(a * 5 + n * 7) % OBJECTS.len()],
         );
         let r = cairn(home, repo, "remember", &["--json", "remember", &text]);
-        let d = r.data();
-        let rmarker = format!("{marker}r");
-        if failed(&r) {
-            e.failed.push(rmarker);
-        } else if d["stored"] == true {
-            e.stored
-                .push((rmarker, d["id"].as_str().unwrap_or("").to_string()));
-        } else if d["merged"].is_object() {
-            e.merged.push((
-                rmarker,
-                d["id"].as_str().unwrap_or("").to_string(),
-                d["merged"]["into"].as_str().unwrap_or("").to_string(),
-            ));
-        } else {
-            e.not_written.push(rmarker);
-        }
+        e.remembered(&r, format!("{marker}r"));
         mine.push(r);
 
         // recall: what another agent's texts talk about
@@ -637,22 +641,7 @@ fn mix_agent(
                 let verb = VERBS[(a + n * 3) % VERBS.len()];
                 let text = format!("{subject} {verb} {object} (agent {a}, marker {marker}r)");
                 let r = cairn(home, repo, "remember", &["--json", "remember", &text]);
-                let d = r.data();
-                let rmarker = format!("{marker}r");
-                if failed(&r) {
-                    e.failed.push(rmarker);
-                } else if d["stored"] == true {
-                    e.stored
-                        .push((rmarker, d["id"].as_str().unwrap_or("").to_string()));
-                } else if d["merged"].is_object() {
-                    e.merged.push((
-                        rmarker,
-                        d["id"].as_str().unwrap_or("").to_string(),
-                        d["merged"]["into"].as_str().unwrap_or("").to_string(),
-                    ));
-                } else {
-                    e.not_written.push(rmarker);
-                }
+                e.remembered(&r, format!("{marker}r"));
                 r
             }
             "adr" => {
