@@ -111,11 +111,28 @@ pub struct Redacted {
 /// How many times a rejected push starts again from the fetch.
 const ATTEMPTS: usize = 3;
 
+/// Removes what a killed sync left staged. A sync writes merged, repaired, redacted and
+/// renumbered records wherever they are in the work tree, so its rerun sweeps every folder of
+/// it (never `.git`, never through a link) of the dead runs' temporary files.
+fn sweep_killed_writes(repo: &Repo) -> Result<()> {
+    let root = repo.root();
+    crate::files::sweep_dead_temps(root, false)?;
+    let read = std::fs::read_dir(root).map_err(|e| Error::io(root.display(), &e))?;
+    for entry in read.flatten() {
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && entry.file_name() != ".git" {
+            crate::files::sweep_dead_temps(&entry.path(), true)?;
+        }
+    }
+    Ok(())
+}
+
 /// Syncs `repo` with its remote. Run under the repository lock.
 pub fn sync(repo: &Repo, opts: &Options<'_>) -> Result<Synced> {
     let (name, email) = git::identity_of(repo.root(), &opts.identity)?;
     crate::repo::ignore_derived(repo)?;
     git::killed_commit(repo.root(), true)?;
+    sweep_killed_writes(repo)?;
     let git = Git::new(repo.root(), opts.timeout, name, email)
         .with_running_note(repo.path(GIT_RUNNING_NOTE));
     if git.stop_left_running()? {

@@ -916,3 +916,34 @@ fn a_sync_killed_between_its_commit_and_the_index_leaves_git_status_clean() {
     assert_eq!(git_status(&env, &a), "");
     env.cairn_in(&a, &["doctor", "--dry-run"]).code(0);
 }
+
+/// Found by `scripts/crash` (sync, seed 14): a sync killed while it wrote a record (a merged,
+/// repaired or renumbered ADR) left `decisions/.cairn-tmp-PID-*` behind, and the rerun that
+/// finished the job did not remove it. A rerun now sweeps every folder of the work tree of a
+/// dead run's staging files, and keeps a live one's.
+#[test]
+fn a_sync_rerun_removes_what_a_killed_sync_left_staged() {
+    let (env, _bare, a, _b) = remote_and_two_clones();
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let dead_adr = a.join(format!("decisions/.cairn-tmp-{dead}-Ab12Cd"));
+    let dead_card = a.join(format!(
+        "vault/sessions/claude-code/.cairn-tmp-{dead}-Ef56Gh"
+    ));
+    let live = a.join(format!(
+        "decisions/.cairn-tmp-{}-Xy34Zw",
+        std::process::id()
+    ));
+    for f in [&dead_adr, &dead_card, &live] {
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, b"---\nhalf").unwrap();
+    }
+    env.cairn_in(&a, &["sync"]).code(0);
+    assert!(!dead_adr.exists(), "a dead sync's staged ADR is removed");
+    assert!(
+        !dead_card.exists(),
+        "a dead run's staged file deeper down is removed"
+    );
+    assert!(live.exists(), "a live run's staging file is kept");
+}
