@@ -87,6 +87,8 @@ export function run(cmd, args, opts = {}) {
     child.stderr.on('data', (d) => { stderr += d; });
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
     child.on('error', (e) => { stderr += String(e); });
+    // A child that exits before reading its stdin (git log, say) must not fail the run.
+    child.stdin.on('error', () => {});
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr, ms: Date.now() - started });
