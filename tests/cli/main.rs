@@ -5,6 +5,7 @@ mod support;
 
 mod adr;
 mod agent_hooks;
+mod agent_settings;
 mod agents;
 mod browser;
 mod crash;
