@@ -20,6 +20,7 @@ mod library;
 mod load;
 mod maintain;
 mod mcp;
+mod mcp_results;
 mod memory;
 mod note;
 mod observe;
