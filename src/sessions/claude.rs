@@ -366,7 +366,10 @@ mod tests {
             .iter()
             .map(|&end| parse(&whole[..end], None, "x").unwrap())
             .collect();
-        assert_eq!(states.iter().map(|t| t.turns.len()).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(
+            states.iter().map(|t| t.turns.len()).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
         for pair in states.windows(2) {
             let (before, after) = (&pair[0], &pair[1]);
             assert_eq!(before.turns[..], after.turns[..before.turns.len()]);

@@ -59,7 +59,9 @@ fn settings_that_start_with_a_byte_order_mark_are_edited_and_keep_it() {
     let original = "\u{feff}{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"SessionEnd\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"echo bye\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
     for (agent, rel) in AGENTS {
         let (project, file) = project_with(&env, agent, rel, original.as_bytes());
-        let data = hooks(&env, &repo, &project, "install", agent).code(0).data();
+        let data = hooks(&env, &repo, &project, "install", agent)
+            .code(0)
+            .data();
         assert_eq!(data["changed"], true, "{agent}: {data}");
         let installed = std::fs::read_to_string(&file).unwrap();
         assert!(installed.starts_with("\u{feff}{"), "{agent}: {installed}");
@@ -90,7 +92,9 @@ fn uninstall_gives_back_settings_that_were_empty_or_held_empty_lists() {
         for (i, original) in originals.iter().enumerate() {
             let (project, file) =
                 project_with(&env, &format!("{agent}-{i}"), rel, original.as_bytes());
-            let data = hooks(&env, &repo, &project, "install", agent).code(0).data();
+            let data = hooks(&env, &repo, &project, "install", agent)
+                .code(0)
+                .data();
             assert_eq!(data["changed"], true, "{agent} {original:?}: {data}");
             let installed = std::fs::read_to_string(&file).unwrap();
             assert_eq!(commands(&installed).len(), 3, "{agent}: {installed}");
@@ -133,7 +137,13 @@ fn uninstall_removes_only_cairns_hook_from_a_group_a_person_added_to() {
         let edited = format!("{}{mine}{}", &installed[..close], &installed[close..]);
         std::fs::write(&file, &edited).unwrap();
         let v: Value = serde_json::from_str(&edited).unwrap();
-        assert_eq!(v["hooks"]["SessionEnd"][0]["hooks"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            v["hooks"]["SessionEnd"][0]["hooks"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
 
         let data = hooks(&env, &repo, &project, "uninstall", agent)
             .code(0)
@@ -141,7 +151,11 @@ fn uninstall_removes_only_cairns_hook_from_a_group_a_person_added_to() {
         assert_eq!(data["deleted"], false, "{agent}: {data}");
         let after = std::fs::read_to_string(&file).unwrap();
         let cmds = commands(&after);
-        assert_eq!(cmds, ["notify-send bye"], "{agent}: only the person's hook is left:\n{after}");
+        assert_eq!(
+            cmds,
+            ["notify-send bye"],
+            "{agent}: only the person's hook is left:\n{after}"
+        );
         let v: Value = serde_json::from_str(&after).unwrap();
         assert_eq!(v["model"], "opus");
         assert_eq!(

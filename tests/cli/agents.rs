@@ -64,3 +64,9 @@ fn codex_for_real() {
 fn pi_for_real() {
     run_agent("pi.test.mjs", "@mariozechner/pi-coding-agent");
 }
+
+/// What Claude Code hands its model from cairn's MCP recall (issue 31, ADR 88).
+#[test]
+fn the_mcp_note_reaches_claude_codes_model() {
+    run_agent("mcp-note.test.mjs", "@anthropic-ai/claude-code");
+}

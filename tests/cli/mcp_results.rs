@@ -100,8 +100,15 @@ fn mcp_results_from_memory_open_with_the_note_where_the_model_reads_it() {
         assert_eq!(content["v"], 1, "{tool}");
         // The text beside it is the same JSON.
         let text = v["result"]["content"][0]["text"].as_str().unwrap();
-        assert_eq!(serde_json::from_str::<Value>(text).unwrap(), *content, "{tool}");
-        assert!(text.starts_with(&format!("{{\"caution\":{}", json!(NOTE))), "{tool}");
+        assert_eq!(
+            serde_json::from_str::<Value>(text).unwrap(),
+            *content,
+            "{tool}"
+        );
+        assert!(
+            text.starts_with(&format!("{{\"caution\":{}", json!(NOTE))),
+            "{tool}"
+        );
     }
     let found = answer_line(
         &env,

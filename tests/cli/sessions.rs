@@ -1405,11 +1405,8 @@ fn a_resumed_claude_code_session_never_changes_the_cards_it_had() {
     // the three runs ended in it (Claude Code only appends).
     let (env, repo) = Env::repo();
     let whole = std::fs::read(fixtures().join("sessions/claude/resumed.jsonl")).unwrap();
-    let runs: Vec<usize> = serde_json::from_str(&read(
-        &fixtures(),
-        "sessions/claude/resumed.runs.json",
-    ))
-    .unwrap();
+    let runs: Vec<usize> =
+        serde_json::from_str(&read(&fixtures(), "sessions/claude/resumed.runs.json")).unwrap();
     let session = write(env.path(), "t/session.jsonl", "");
     let mut before = String::new();
     for (state, (end, cards)) in (1..).zip(runs.into_iter().zip([1, 2, 3])) {
@@ -1433,7 +1430,10 @@ fn a_resumed_claude_code_session_never_changes_the_cards_it_had() {
             now.starts_with(&before),
             "state {state}: an earlier card changed\nbefore:\n{before}\nnow:\n{now}"
         );
-        let kept: Vec<Value> = now.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let kept: Vec<Value> = now
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         let n = kept.iter().filter(|r| r["type"] == "card").count();
         assert_eq!(n, cards, "state {state}: {now}");
         before = now;

@@ -435,7 +435,9 @@ mod tests {
         let mut d = doc("{\"a\": {\"b\": 1}}");
         let a = d.member(&d.root(), "a").unwrap();
         d.push_member(&a.value, "list", &json!([{"k": 1}]));
-        let list = d.member(&d.member(&d.root(), "a").unwrap().value, "list").unwrap();
+        let list = d
+            .member(&d.member(&d.root(), "a").unwrap().value, "list")
+            .unwrap();
         assert!(!d.was_there(&list.value));
         let mut d = doc("{\n  \"a\": 1\n}\n");
         let root = d.root();
