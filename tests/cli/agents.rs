@@ -65,8 +65,8 @@ fn pi_for_real() {
     run_agent("pi.test.mjs", "@mariozechner/pi-coding-agent");
 }
 
-/// What Claude Code hands its model from cairn's MCP recall (issue 31, ADR 88).
+/// What Claude Code and Codex hand their model from cairn's MCP recall (issue 31, ADR 88).
 #[test]
-fn the_mcp_note_reaches_claude_codes_model() {
+fn the_mcp_note_reaches_the_models_of_claude_code_and_codex() {
     run_agent("mcp-note.test.mjs", "@anthropic-ai/claude-code");
 }
