@@ -389,8 +389,10 @@ fn remove_ours(doc: &mut splice::Doc, agent: Agent, file: &Path) -> Result<Vec<E
                     for &j in indices.iter().rev() {
                         let list = find_list(doc, &m.key).expect("the list is there");
                         let group = doc.elements(&list)[i].clone();
-                        let hooks = doc.member(&group, "hooks").expect("the group has hooks");
-                        doc.remove_element(&hooks.value, j);
+                        // The last `hooks` of the group, as the value read it (and the agents).
+                        let hooks = doc.members(&group).into_iter().rfind(|h| h.key == "hooks");
+                        let hooks = hooks.expect("the group has hooks").value;
+                        doc.remove_element(&hooks, j);
                     }
                     any = true;
                 }
