@@ -79,7 +79,8 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         priority: Some(args.priority),
         ..Candidate::default()
     };
-    store::write::validate(&candidate, false).map_err(Error::bad_input)?;
+    store::write::validate_as(&candidate, false, &store::write::REMEMBER_FIELDS)
+        .map_err(Error::bad_input)?;
     let _lock = repo.lock()?;
     let judged = store::write::judge(
         &candidate,

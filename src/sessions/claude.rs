@@ -24,6 +24,15 @@
 //!   them at the top of a resumed file, one per earlier leaf, so there can be many).
 //! - `queue-operation` lines (a message typed while the agent worked) are not prompts: the
 //!   text reaches the model inside the running turn.
+//! - **What a turn's end is.** A turn ends at the last line of its own, not at whatever comes
+//!   before the next prompt: Claude Code starts every run (`claude -p`, `--resume`) by writing
+//!   `queue-operation` enqueue/dequeue lines, a `/compact` writes its `compact_boundary` and
+//!   summary and the `isMeta` caveat before its own prompt line, and a session started again
+//!   writes its SessionStart hooks' `attachment` lines. None of these extends the turn before
+//!   it (its `ended`, its `end_offset`), so a card made before a session was resumed never
+//!   changes after (issue 31: turn 1's duration went 168 → 3644 ms when a resumed run began).
+//!   Nor does a bookkeeping line without a time of its own (`last-prompt`, `cost-state`,
+//!   `mode`, `atis-latch`, …), which a run writes at its end and the next at its start alike.
 
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -71,6 +80,43 @@ struct Entry<'a> {
     message: Option<Message<'a>>,
     #[serde(borrow, default)]
     summary: Option<Cow<'a, str>>,
+    #[serde(default)]
+    attachment: Option<Attachment>,
+}
+
+/// An `attachment` line's payload: only which hook event wrote it matters here; any other
+/// shape is ignored, never an error.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Attachment {
+    Hook {
+        #[serde(rename = "hookEvent")]
+        hook_event: String,
+    },
+    Other(serde::de::IgnoredAny),
+}
+
+impl Entry<'_> {
+    /// Whether the line, read at `at`, is part of the open turn (see the module docs).
+    fn extends_the_turn(&self, at: Option<chrono::DateTime<chrono::Utc>>) -> bool {
+        let conversation = matches!(self.kind.as_ref(), "user" | "assistant" | "system");
+        !self.opens_a_run() && (at.is_some() || conversation)
+    }
+
+    /// Whether the line is one a run writes before its prompt (or a session start writes),
+    /// which is never part of the turn before it.
+    fn opens_a_run(&self) -> bool {
+        match self.kind.as_ref() {
+            "queue-operation" => true,
+            "system" => self.subtype.as_deref() == Some("compact_boundary"),
+            "user" => self.compact_summary.unwrap_or(false) || self.meta.unwrap_or(false),
+            "attachment" => matches!(
+                &self.attachment,
+                Some(Attachment::Hook { hook_event }) if hook_event == "SessionStart"
+            ),
+            _ => false,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -108,7 +154,9 @@ pub(crate) fn read<R: BufRead + Seek>(lines: &mut Lines<R>, b: &mut Builder) -> 
                 _ => {}
             }
         }
-        b.touch(&line, at);
+        if entry.extends_the_turn(at) {
+            b.touch(&line, at);
+        }
     }
     Ok(())
 }
@@ -304,6 +352,35 @@ mod tests {
         ].join("\n"));
         let prompts: Vec<_> = t.turns.iter().map(|t| t.prompt.as_str()).collect();
         assert_eq!(prompts, ["/review src/", "look\n[image]"]);
+    }
+
+    #[test]
+    fn a_resumed_session_leaves_its_earlier_turns_as_they_were() {
+        // The real Claude Code 2.1.332 session of tests/fixtures/sessions/claude/, read as it
+        // was after each of its three runs: every turn read before reads the same after.
+        let whole = fixture("claude/resumed.jsonl");
+        let runs: Vec<usize> =
+            serde_json::from_slice(&fixture("claude/resumed.runs.json")).unwrap();
+        assert_eq!(runs.last(), Some(&whole.len()));
+        let states: Vec<Transcript> = runs
+            .iter()
+            .map(|&end| parse(&whole[..end], None, "x").unwrap())
+            .collect();
+        assert_eq!(
+            states.iter().map(|t| t.turns.len()).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+        for pair in states.windows(2) {
+            let (before, after) = (&pair[0], &pair[1]);
+            assert_eq!(before.turns[..], after.turns[..before.turns.len()]);
+        }
+        let last = &states[2];
+        assert_eq!(last.turns[2].prompt, "/compact");
+        assert_eq!(last.turns[1].commands[0].command, "echo hello");
+        assert_eq!(last.turns[1].outcome, Outcome::Completed);
+        // The compaction `/compact` wrote before its own line covers the turns before it.
+        assert_eq!(last.episodes[0].last_turn, Some(1));
+        assert!(last.episodes[0].text.contains("both were answered"));
     }
 
     #[test]

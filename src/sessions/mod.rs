@@ -19,8 +19,10 @@
 //! # Turns
 //!
 //! A turn starts at a real prompt (each reader says what counts) and holds every line up to the
-//! next real prompt; `end_offset` is the byte just past its last line (its last active-branch
-//! entry for a pi tree). Lines before the first prompt belong to no turn. The answer is the
+//! next real prompt, but for lines its reader knows belong to the next one (Claude Code writes
+//! a run's opening lines before its prompt: see [`claude`]); `ended` is the time of its last
+//! line and `end_offset` the byte just past it (its last active-branch entry for a pi tree), so
+//! a turn read once reads the same however the transcript grows. Lines before the first prompt belong to no turn. The answer is the
 //! assistant's text, pieces joined with a blank line; thinking is not kept.
 //!
 //! # Outcomes
@@ -1382,7 +1384,10 @@ mod tests {
 
     /// Every fixture transcript: agent, file, turns and episodes counted by
     /// `tests/fixtures/sessions/count_prompts.py` (see the README there).
-    pub(crate) const COUNTS: [(Agent, &str, usize, usize); 8] = [
+    pub(crate) const COUNTS: [(Agent, &str, usize, usize); 9] = [
+        // A real Claude Code 2.1.332 session: `claude -p`, then `--resume` with a question,
+        // then `--resume` with `/compact` (made by record.mjs there).
+        (Agent::Claude, "claude/resumed.jsonl", 3, 1),
         (
             Agent::Claude,
             "claude-code/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
@@ -1499,8 +1504,12 @@ mod tests {
             let Some(second) = whole.turns.get(1) else {
                 continue;
             };
-            // Put the garbage just before the second prompt.
-            let at = whole.turns[0].end_offset as usize;
+            // Put the garbage just before the second prompt (the start of its line).
+            let at = bytes
+                .split_inclusive(|&b| b == b'\n')
+                .take(second.line - 1)
+                .map(<[u8]>::len)
+                .sum::<usize>();
             let mut spoiled = bytes[..at].to_vec();
             spoiled.extend_from_slice(b"this is {not json\n\n{\"type\":\"from-the-future\"}\n");
             spoiled.extend_from_slice(&bytes[at..]);

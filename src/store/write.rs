@@ -115,40 +115,80 @@ pub fn over_line(at: &str, len: u64) -> String {
     )
 }
 
-/// Checks a candidate's fields; the message names what is wrong.
+/// What the fields of a [`Candidate`] are called where it came from, for messages.
+#[derive(Debug, Clone, Copy)]
+pub struct FieldNames {
+    pub observation: &'static str,
+    pub timestamp: &'static str,
+    pub write_verdict: &'static str,
+    pub priority: &'static str,
+    pub category: &'static str,
+}
+
+/// The fields of an import line: the record's own names.
+pub const IMPORT_FIELDS: FieldNames = FieldNames {
+    observation: "observation",
+    timestamp: "timestamp",
+    write_verdict: "write_verdict",
+    priority: "priority",
+    category: "category_id",
+};
+
+/// The arguments of `cairn remember` and of the MCP tool `remember` (`text`, `at`,
+/// `priority`, `category`; the verdict comes from `hold`).
+pub const REMEMBER_FIELDS: FieldNames = FieldNames {
+    observation: "text",
+    timestamp: "at",
+    write_verdict: "hold",
+    priority: "priority",
+    category: "category",
+};
+
+/// Checks a candidate's fields; the message names what is wrong, by its import name.
 pub fn validate(c: &Candidate, raw: bool) -> Result<(), String> {
+    validate_as(c, raw, &IMPORT_FIELDS)
+}
+
+/// [`validate`], the message naming each field as `names` calls it.
+pub fn validate_as(c: &Candidate, raw: bool, names: &FieldNames) -> Result<(), String> {
     if c.observation.trim().is_empty() {
-        return Err("`observation` is empty".into());
+        return Err(format!("`{}` is empty", names.observation));
     }
     let chars = c.observation.trim().chars().count();
     if !raw && chars > MAX_CHARS {
         return Err(format!(
-            "`observation` is {chars} characters, more than {MAX_CHARS}: keep the fact, leave out the rest"
+            "`{}` is {chars} characters, more than {MAX_CHARS}: keep the fact, leave out the rest",
+            names.observation
         ));
     }
     if let Some(t) = &c.timestamp
         && DateTime::parse_from_rfc3339(t).is_err()
     {
-        return Err(format!("`timestamp` {t:?} is not RFC 3339"));
+        return Err(format!("`{}` {t:?} is not RFC 3339", names.timestamp));
     }
     if let Some(v) = &c.write_verdict
         && Verdict::parse(v).is_none()
     {
         return Err(format!(
-            "`write_verdict` {v:?} is not allow, hold or discard"
+            "`{}` {v:?} is not allow, hold or discard",
+            names.write_verdict
         ));
     }
     if let Some(p) = &c.priority
         && !matches!(p.as_str(), "high" | "medium" | "low")
     {
-        return Err(format!("`priority` {p:?} is not high, medium or low"));
+        return Err(format!(
+            "`{}` {p:?} is not high, medium or low",
+            names.priority
+        ));
     }
     if !raw
         && let Some(cat) = &c.category_id
         && !category::is_known(cat)
     {
         return Err(format!(
-            "`category_id` {cat:?} is not a category of taxonomy v{TAXONOMY_VERSION}"
+            "`{}` {cat:?} is not a category of taxonomy v{TAXONOMY_VERSION}",
+            names.category
         ));
     }
     Ok(())
@@ -266,6 +306,11 @@ mod tests {
         assert!(bad(r#"{"observation":"x","timestamp":"yesterday"}"#).contains("`timestamp`"));
         assert!(bad(r#"{"observation":"x","write_verdict":"maybe"}"#).contains("`write_verdict`"));
         assert!(bad(r#"{"observation":"x","category_id":"misc"}"#).contains("`category_id`"));
+        let empty: Candidate = serde_json::from_str(r#"{"observation":" "}"#).unwrap();
+        assert_eq!(
+            validate_as(&empty, false, &REMEMBER_FIELDS).unwrap_err(),
+            "`text` is empty"
+        );
         let long = format!(r#"{{"observation":"{}"}}"#, "a".repeat(MAX_CHARS + 1));
         assert!(bad(&long).contains("more than 4000"));
         let at_cap = format!(r#"{{"observation":"{}"}}"#, "a".repeat(MAX_CHARS));

@@ -64,3 +64,15 @@ fn codex_for_real() {
 fn pi_for_real() {
     run_agent("pi.test.mjs", "@mariozechner/pi-coding-agent");
 }
+
+/// What Claude Code and Codex hand their model from cairn's MCP recall (issue 31, ADR 88).
+#[test]
+fn the_mcp_note_reaches_the_models_of_claude_code_and_codex() {
+    run_agent("mcp-note.test.mjs", "@anthropic-ai/claude-code");
+}
+
+/// A settings.json with a byte order mark: cairn edits it, Claude Code runs its hooks.
+#[test]
+fn a_settings_file_with_a_byte_order_mark_works_in_claude_code() {
+    run_agent("settings-bom.test.mjs", "@anthropic-ai/claude-code");
+}

@@ -5,6 +5,7 @@ mod support;
 
 mod adr;
 mod agent_hooks;
+mod agent_settings;
 mod agents;
 mod browser;
 mod crash;
@@ -19,6 +20,7 @@ mod library;
 mod load;
 mod maintain;
 mod mcp;
+mod mcp_results;
 mod memory;
 mod note;
 mod observe;

@@ -658,7 +658,7 @@ fn every_fixture_ingests_with_its_counted_turns_and_reingest_changes_nothing() {
         )
         .code(0)
         .data();
-    assert_eq!(data["transcripts"], 8, "{data}");
+    assert_eq!(data["transcripts"], 9, "{data}");
     assert_eq!(data["errors"].as_array().unwrap().len(), 0, "{data}");
     // The counts of tests/fixtures/sessions/README.md, made by count_prompts.py from the raw lines.
     let want: Vec<(&str, (usize, usize))> = vec![
@@ -666,6 +666,7 @@ fn every_fixture_ingests_with_its_counted_turns_and_reingest_changes_nothing() {
         ("claude/5c0375b4-57a5-4f26-b12d-d022ee4e51b7", (1, 0)),
         ("claude/624a4a58-b34c-462d-a70d-13421c8125a8", (15, 1)),
         ("claude/9eda1058-9706-484a-b992-d03f9cfa2546", (3, 16)),
+        ("claude/c3dfd0e6-ac71-4bba-a88f-dcdf5a3863aa", (3, 1)),
         ("claude/fe5e1c67-53e7-4862-81ae-d0e013e3270b", (2, 1)),
         ("codex/019e1625-789d-76c0-80ab-3724b5dd0e01", (2, 0)),
         ("codex/019e1625-789d-76c0-80ab-3724b5ddb799", (2, 0)),
@@ -678,8 +679,8 @@ fn every_fixture_ingests_with_its_counted_turns_and_reingest_changes_nothing() {
             .map(|(k, v)| (k.to_string(), v))
             .collect::<Vec<_>>()
     );
-    assert_eq!(data["cards"], 81);
-    assert_eq!(data["episodes"], 20);
+    assert_eq!(data["cards"], 84);
+    assert_eq!(data["episodes"], 21);
     assert_eq!(git_status(&env, &repo), "");
 
     // Again: every transcript unchanged, nothing written, no commit.
@@ -691,7 +692,7 @@ fn every_fixture_ingests_with_its_counted_turns_and_reingest_changes_nothing() {
         )
         .code(0)
         .data();
-    assert_eq!(again["unchanged"], 8, "{again}");
+    assert_eq!(again["unchanged"], 9, "{again}");
     assert_eq!(again["cards"], 0);
     assert_eq!(commits(&env, &repo), before);
     // Without the checkpoints (a fresh clone), the comparison alone still writes nothing.
@@ -1338,7 +1339,7 @@ fn streamed_ingest_writes_what_a_whole_read_renders_and_commits_it_streamed() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 8);
+    assert_eq!(checked, 9);
     env.git(&repo, &["fsck", "--strict", "--no-dangling"]);
     assert_eq!(git_status(&env, &repo), "");
 }
@@ -1393,4 +1394,48 @@ fn a_session_named_and_timed_only_after_its_first_turn_is_rendered_with_both() {
         .map(|r| serde_json::from_str(&cairn::cards::line(r)).unwrap())
         .collect();
     assert_eq!(cards, want);
+}
+
+#[test]
+fn a_resumed_claude_code_session_never_changes_the_cards_it_had() {
+    // Issue 31: `claude -p`, then `claude -p --resume SID`, then `--resume SID /compact`
+    // rewrote turn 1's and turn 2's cards (their durations grew by the time to the next run).
+    // The fixture is the real Claude Code's transcript after each of the three runs.
+    // The fixture is the real Claude Code's transcript; resumed.runs.json says where each of
+    // the three runs ended in it (Claude Code only appends).
+    let (env, repo) = Env::repo();
+    let whole = std::fs::read(fixtures().join("sessions/claude/resumed.jsonl")).unwrap();
+    let runs: Vec<usize> =
+        serde_json::from_str(&read(&fixtures(), "sessions/claude/resumed.runs.json")).unwrap();
+    let session = write(env.path(), "t/session.jsonl", "");
+    let mut before = String::new();
+    for (state, (end, cards)) in (1..).zip(runs.into_iter().zip([1, 2, 3])) {
+        std::fs::write(&session, &whole[..end]).unwrap();
+        let data = env
+            .cairn_in(
+                &repo,
+                &["--json", "sessions", "ingest", session.to_str().unwrap()],
+            )
+            .code(0)
+            .data();
+        assert_eq!(data["rewritten"], 0, "state {state}: {data}");
+        let file = std::fs::read_dir(repo.join("vault/sessions/claude"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let now = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            now.starts_with(&before),
+            "state {state}: an earlier card changed\nbefore:\n{before}\nnow:\n{now}"
+        );
+        let kept: Vec<Value> = now
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let n = kept.iter().filter(|r| r["type"] == "card").count();
+        assert_eq!(n, cards, "state {state}: {now}");
+        before = now;
+    }
 }

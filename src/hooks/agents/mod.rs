@@ -37,13 +37,14 @@
 //! hooks run EVENT --agent NAME`): an agent runs hooks in the project's folder, which is often
 //! not the knowledge repository, and a hook must not depend on `CAIRN_REPO` being set in the
 //! agent's environment. `cairn` itself is found on PATH, as the git hook scripts find it. A
-//! matcher group whose one hook runs `hooks run … --agent NAME` is cairn's ([`is_ours`]);
-//! uninstall removes those groups and nothing else, by cutting exactly the bytes install
-//! inserted ([`splice`]), so the person's other settings and hooks stay byte for byte. One
-//! exception, found by fuzzing: an event list (or a `hooks` object) that was empty before
-//! install, and so holds only cairn's group after it, is removed whole, as one install made
-//! would be; the text cannot tell the two apart, and to both agents an empty list and none
-//! mean the same.
+//! hook that runs `hooks run … --agent NAME` is cairn's ([`is_ours`]); uninstall removes the
+//! matcher groups that hold only such hooks, and only cairn's hook from a group a person has
+//! added a hook of their own to, by cutting exactly the bytes install inserted ([`splice`]),
+//! so the person's other settings and hooks stay byte for byte. A container install found
+//! empty (`{}` as the whole file, `"hooks": {}`, `"SessionEnd": []`) keeps its bytes: install
+//! writes its first entry after one space, which tells uninstall the container was there
+//! ([`splice::Doc::was_there`]); a container install created goes with what it holds, and a
+//! file install created is deleted. A file that starts with a UTF-8 byte order mark keeps it.
 //!
 //! This module decides and never prints; `cli/hooks/agent.rs` reports.
 
@@ -239,15 +240,36 @@ fn group(repo_root: &Path, agent: Agent, event: Event) -> Value {
     })
 }
 
-/// Whether a matcher group is cairn's: an object whose hooks are exactly one command of ours.
-fn is_our_group(agent: Agent, group: &Value) -> bool {
-    let hooks = group.get("hooks").and_then(Value::as_array);
-    match hooks.map(Vec::as_slice) {
-        Some([hook]) => hook
-            .get("command")
-            .and_then(Value::as_str)
-            .is_some_and(|c| is_ours(agent, c)),
-        _ => false,
+/// What of a matcher group is cairn's.
+#[derive(Debug, PartialEq, Eq)]
+enum Ours {
+    /// Nothing.
+    Nothing,
+    /// The whole group: every hook in it runs a command of ours.
+    Group,
+    /// These hooks of the group (by index), beside hooks a person added to it.
+    Hooks(Vec<usize>),
+}
+
+/// Which of a matcher group's hooks are cairn's.
+fn ours_in_group(agent: Agent, group: &Value) -> Ours {
+    let Some(hooks) = group.get("hooks").and_then(Value::as_array) else {
+        return Ours::Nothing;
+    };
+    let ours: Vec<usize> = (0..hooks.len())
+        .filter(|&i| {
+            hooks[i]
+                .get("command")
+                .and_then(Value::as_str)
+                .is_some_and(|c| is_ours(agent, c))
+        })
+        .collect();
+    if ours.is_empty() {
+        Ours::Nothing
+    } else if ours.len() == hooks.len() {
+        Ours::Group
+    } else {
+        Ours::Hooks(ours)
     }
 }
 
@@ -337,34 +359,53 @@ fn hooks_object(doc: &splice::Doc, file: &Path) -> Result<Option<splice::Member>
     }
 }
 
-/// Cuts every group of ours (and the lists and `hooks` object left empty by that) from `doc`;
-/// returns the events that had one.
+/// Cuts every group of ours, and every hook of ours from a group a person added to, from
+/// `doc`; then the event lists and the `hooks` object left empty by that, unless they were
+/// there before install ([`splice::Doc::was_there`]). Returns the events that had one.
 fn remove_ours(doc: &mut splice::Doc, agent: Agent, file: &Path) -> Result<Vec<Event>> {
     let mut removed = Vec::new();
     let Some(hooks) = hooks_object(doc, file)? else {
         return Ok(removed);
     };
+    let hooks_there = doc.was_there(&hooks.value);
     for m in doc.members(&hooks.value).into_iter().rev() {
         if !doc.is_array(&m.value) {
             continue;
         }
-        let elements = doc.elements(&m.value);
-        let ours: Vec<usize> = (0..elements.len())
-            .filter(|&i| is_our_group(agent, &doc.value(&elements[i])))
-            .collect();
-        if ours.is_empty() {
-            continue;
-        }
+        let list_there = doc.was_there(&m.value);
+        let groups = doc.elements(&m.value).len();
+        let mut any = false;
         // Spans move as text is cut: cut from the last, finding the list again each time.
-        for &i in ours.iter().rev() {
+        for i in (0..groups).rev() {
             let list = find_list(doc, &m.key).expect("the list was just found");
-            doc.remove_element(&list, i);
+            let group = doc.elements(&list)[i].clone();
+            match ours_in_group(agent, &doc.value(&group)) {
+                Ours::Nothing => {}
+                Ours::Group => {
+                    doc.remove_element(&list, i);
+                    any = true;
+                }
+                Ours::Hooks(indices) => {
+                    for &j in indices.iter().rev() {
+                        let list = find_list(doc, &m.key).expect("the list is there");
+                        let group = doc.elements(&list)[i].clone();
+                        // The last `hooks` of the group, as the value read it (and the agents).
+                        let hooks = doc.members(&group).into_iter().rfind(|h| h.key == "hooks");
+                        let hooks = hooks.expect("the group has hooks").value;
+                        doc.remove_element(&hooks, j);
+                    }
+                    any = true;
+                }
+            }
+        }
+        if !any {
+            continue;
         }
         if let Some(e) = Event::ALL.into_iter().find(|e| e.config_name() == m.key) {
             removed.push(e);
         }
         let list = find_list(doc, &m.key).expect("the list is still there");
-        if doc.elements(&list).is_empty() {
+        if doc.elements(&list).is_empty() && !list_there {
             let hooks = doc.member(&doc.root(), "hooks").expect("hooks is there");
             let index = doc
                 .members(&hooks.value)
@@ -376,7 +417,7 @@ fn remove_ours(doc: &mut splice::Doc, agent: Agent, file: &Path) -> Result<Vec<E
     }
     let root = doc.root();
     let hooks = doc.member(&root, "hooks").expect("hooks is there");
-    if doc.members(&hooks.value).is_empty() && !removed.is_empty() {
+    if doc.members(&hooks.value).is_empty() && !removed.is_empty() && !hooks_there {
         let index = doc
             .members(&root)
             .iter()
@@ -461,7 +502,7 @@ fn install_json(agent: Agent, file: &Path, repo_root: &Path) -> Result<Outcome> 
     }
     let changed = doc.text != original.text;
     if changed {
-        files::write_atomic(file, doc.text.as_bytes())?;
+        files::write_atomic(file, doc.contents().as_bytes())?;
     }
     Ok(Outcome {
         file: file.to_path_buf(),
@@ -483,18 +524,20 @@ fn uninstall_json(agent: Agent, file: &Path) -> Result<Outcome> {
     let Some(mut doc) = read_doc(file)? else {
         return Ok(outcome);
     };
+    let root_there = doc.was_there(&doc.root());
     outcome.events = remove_ours(&mut doc, agent, file)?;
     if outcome.events.is_empty() {
         return Ok(outcome);
     }
     outcome.changed = true;
-    // A file left an empty object held only what cairn added (a settings file made by install).
-    if doc.members(&doc.root()).is_empty() {
+    // A file left an empty object that was not there before held only what cairn added (a
+    // settings file made by install).
+    if doc.members(&doc.root()).is_empty() && !root_there {
         std::fs::remove_file(file).map_err(|e| Error::io(file.display(), &e))?;
         outcome.deleted = true;
         remove_empty_parents(file);
     } else {
-        files::write_atomic(file, doc.text.as_bytes())?;
+        files::write_atomic(file, doc.contents().as_bytes())?;
     }
     Ok(outcome)
 }

@@ -8,8 +8,17 @@
 //! Uninstall after install therefore gives back the original file byte for byte, and the only
 //! bytes that ever change are cairn's own.
 //!
+//! An entry added to a container that was already there and empty goes in right after its
+//! opening bracket, after one space (`[]` → `[ {…}]`); a container install creates starts with
+//! its first entry (`[{…}]`) or a line break. So the text itself says which containers were
+//! there before: [`Doc::was_there`] reads that space, and removing the only entry cuts it with
+//! the entry, giving back the container as it was (issue 31: uninstall used to delete a
+//! settings file that was `{}` and drop an empty list it had not made).
+//!
 //! The scanner assumes valid JSON: [`Doc::parse`] checks the whole text with serde_json first,
-//! so a malformed file is refused (naming its line and column) before anything is written.
+//! so a malformed file is refused (naming its line and column) before anything is written. A
+//! UTF-8 byte order mark (which Claude Code reads past) is set aside while editing and given
+//! back by [`Doc::contents`].
 
 use std::ops::Range;
 
@@ -27,7 +36,10 @@ pub struct Member {
 /// A JSON text being edited.
 #[derive(Debug, Clone)]
 pub struct Doc {
+    /// The text, without its byte order mark.
     pub text: String,
+    /// The file started with a UTF-8 byte order mark.
+    bom: bool,
     /// One level of indentation as the file writes it (two spaces when it shows none).
     unit: String,
     /// The file's line ending.
@@ -38,6 +50,10 @@ impl Doc {
     /// The text, checked to be JSON whose top level is an object. The error is a message
     /// naming the line and column (serde_json's).
     pub fn parse(text: String) -> Result<Doc, String> {
+        let (text, bom) = match text.strip_prefix(BOM) {
+            Some(rest) => (rest.to_string(), true),
+            None => (text, false),
+        };
         match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(_)) => {}
             Ok(_) => return Err("the top level is not a JSON object".to_string()),
@@ -47,9 +63,30 @@ impl Doc {
         let unit = indent_unit(&text);
         Ok(Doc {
             text,
+            bom,
             unit,
             newline,
         })
+    }
+
+    /// The file's new contents: the text, after the byte order mark it had.
+    pub fn contents(&self) -> String {
+        if self.bom {
+            format!("{BOM}{}", self.text)
+        } else {
+            self.text.clone()
+        }
+    }
+
+    /// Whether the object or array at `span` was there before its first entry was added: that
+    /// entry follows the opening bracket after exactly one space, as [`Doc::push_member`] and
+    /// [`Doc::push_element`] write into an empty container and never into one they create.
+    pub fn was_there(&self, span: &Range<usize>) -> bool {
+        let b = self.text.as_bytes();
+        let first = skip_ws(b, span.start + 1);
+        first < span.end
+            && !matches!(b[first], b'}' | b']')
+            && &self.text[span.start + 1..first] == " "
     }
 
     /// The span of the top-level object.
@@ -158,8 +195,9 @@ impl Doc {
                 }
                 None => (last.end, format!(", {prefix}{}", compact(value))),
             },
-            // An empty container gets the entry inline: nothing of its own layout to follow.
-            None => (container.start + 1, format!("{prefix}{}", compact(value))),
+            // An empty container gets the entry inline (nothing of its own layout to follow),
+            // after the space that marks the container as there before (see the module docs).
+            None => (container.start + 1, format!(" {prefix}{}", compact(value))),
         };
         self.text.insert_str(at, &text);
     }
@@ -168,23 +206,27 @@ impl Doc {
     /// [`Doc::push_member`].
     pub fn remove_member(&mut self, span: &Range<usize>, index: usize) {
         let spans: Vec<Range<usize>> = self.members(span).into_iter().map(|m| m.span).collect();
-        self.remove(&spans, index);
+        self.remove(span, &spans, index);
     }
 
     /// Removes the element at `index` of the array at `span`: the inverse of
     /// [`Doc::push_element`].
     pub fn remove_element(&mut self, span: &Range<usize>, index: usize) {
         let spans = self.elements(span);
-        self.remove(&spans, index);
+        self.remove(span, &spans, index);
     }
 
-    /// Cuts entry `index` of `spans` with the separator before it (after the previous entry);
-    /// the first of several with the separator after it; an only entry alone.
-    fn remove(&mut self, spans: &[Range<usize>], index: usize) {
+    /// Cuts entry `index` of `spans` (the entries of the container at `container`) with the
+    /// separator before it (after the previous entry); the first of several with the separator
+    /// after it; an only entry alone, with the one space before it when that space marks the
+    /// container as there before ([`Doc::was_there`]).
+    fn remove(&mut self, container: &Range<usize>, spans: &[Range<usize>], index: usize) {
         let cut = if index > 0 {
             spans[index - 1].end..spans[index].end
         } else if spans.len() > 1 {
             spans[0].start..spans[1].start
+        } else if self.was_there(container) {
+            container.start + 1..spans[0].end
         } else {
             spans[0].clone()
         };
@@ -221,6 +263,9 @@ pub fn fresh(value: &Value) -> String {
     text.push('\n');
     text
 }
+
+/// The byte order mark a UTF-8 file may start with.
+const BOM: &str = "\u{feff}";
 
 fn compact(value: &Value) -> String {
     serde_json::to_string(value).expect("a JSON value serializes")
@@ -368,6 +413,47 @@ mod tests {
             d.text,
             "{\n    \"a\": 1,\n    \"b\": [\n        1\n    ]\n}\n"
         );
+    }
+
+    #[test]
+    fn a_container_says_whether_it_was_there_before_its_first_entry() {
+        // (A person's own `{ "a"` reads the same: it is asked only of a container that holds
+        // nothing but cairn's entries.)
+        for (original, there) in [
+            ("{}", true),
+            ("{\n}\n", true),
+            ("{ \"a\": [] }", true),
+            ("{\"a\": 1}", false),
+            ("{\n  \"a\": 1\n}", false),
+        ] {
+            let mut d = doc(original);
+            let root = d.root();
+            d.push_member(&root, "new", &json!([1]));
+            assert_eq!(d.was_there(&d.root()), there, "{original}");
+        }
+        // What install creates is never read as there before, compact or pretty.
+        let mut d = doc("{\"a\": {\"b\": 1}}");
+        let a = d.member(&d.root(), "a").unwrap();
+        d.push_member(&a.value, "list", &json!([{"k": 1}]));
+        let list = d
+            .member(&d.member(&d.root(), "a").unwrap().value, "list")
+            .unwrap();
+        assert!(!d.was_there(&list.value));
+        let mut d = doc("{\n  \"a\": 1\n}\n");
+        let root = d.root();
+        d.push_member(&root, "list", &json!([{"k": 1}]));
+        let list = d.member(&d.root(), "list").unwrap();
+        assert!(!d.was_there(&list.value));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_read_past_and_kept() {
+        let mut d = doc("\u{feff}{\"a\": 1}\n");
+        assert_eq!(d.text, "{\"a\": 1}\n");
+        let root = d.root();
+        d.push_member(&root, "b", &json!(2));
+        assert_eq!(d.contents(), "\u{feff}{\"a\": 1, \"b\": 2}\n");
+        assert_eq!(doc("{}").contents(), "{}");
     }
 
     #[test]
