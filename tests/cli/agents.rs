@@ -64,3 +64,10 @@ fn codex_for_real() {
 fn pi_for_real() {
     run_agent("pi.test.mjs", "@mariozechner/pi-coding-agent");
 }
+
+/// The briefing fitted to what Claude Code and Codex keep reaches the model whole; unfitted,
+/// the agent cuts it (ADRs 84, 85).
+#[test]
+fn briefings_fit_the_real_agents() {
+    run_agent("budget.test.mjs", "@openai/codex");
+}
