@@ -718,6 +718,8 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
         let meta = json!({
             "query": crate::telemetry::query(&repo, &query), "results": results.len(),
             "agent": agent.map(crate::hooks::agents::name),
+            "entries_left_out": fitted.as_ref().map(|f| in_order.len() - f.entries),
+            "results_left_out": fitted.as_ref().map(|f| total_results - f.results),
         });
         warnings.extend(crate::telemetry::emit(
             &repo, ctx.now, "recall", "brief", true, started, meta,
