@@ -225,13 +225,6 @@ pub struct Fitted {
     pub fits: bool,
 }
 
-impl Fitted {
-    /// Whether anything was left out.
-    pub fn cut(&self, entries: usize, results: usize) -> bool {
-        self.entries < entries || self.results < results
-    }
-}
-
 /// The briefing with the most of `entries` MEMORY.md entries and then the most of `results`
 /// recalled results that `limit` holds. `render(e, r)` is the briefing with the first `e`
 /// entries and the first `r` results, and its note of what it leaves out when it leaves out
