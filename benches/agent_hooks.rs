@@ -311,9 +311,18 @@ fn check(out: &Output) {
     let context = v["hookSpecificOutput"]["additionalContext"]
         .as_str()
         .unwrap_or_default();
+    // The bench's MEMORY.md is over Claude Code's limit: the briefing ends with what it left
+    // out instead of the recalled section (ADR 85), within the 10,000 characters Claude Code
+    // keeps (UTF-16 code units).
     assert!(
-        context.starts_with("# Briefing: billing-api") && context.contains("## Recalled"),
+        context.starts_with("# Briefing: billing-api")
+            && (context.contains("## Recalled") || context.contains("**Left out**")),
         "not a briefing: {context}"
+    );
+    assert!(
+        context.encode_utf16().count() <= 10_000,
+        "over Claude Code's limit: {} characters",
+        context.encode_utf16().count()
     );
 }
 

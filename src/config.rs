@@ -179,6 +179,25 @@ queries = false
 # holds, in milliseconds; then the call is a tool error of kind `busy` and nothing is written.
 # Reads never wait for it.
 lock_wait_ms = 10000
+
+[agents.claude-code]
+# The longest briefing cairn's session-start hook gives Claude Code, in characters of its
+# additionalContext as Claude Code counts them (JavaScript's length: UTF-16 code units, so a
+# character outside the Basic Multilingual Plane, such as an emoji, counts 2). Claude Code
+# 2.1.332 keeps up to 10,000 inline and puts a longer one in a file, showing the model a 2 KB
+# preview. The briefing is filled by priority (MEMORY.md, then what is recalled), whole
+# entries only, and says what it left out; 0 is no limit. ADR 84.
+briefing_chars = 9500
+
+[agents.codex]
+# The same for Codex, in Codex's own token estimate (UTF-8 bytes / 4, rounded up). Codex
+# 0.171.0 keeps up to 2,500 and cuts the middle out of a longer one.
+briefing_tokens = 2400
+
+[agents.pi]
+# pi appends the briefing to its system prompt whole: no limit (0). A limit counts characters
+# as pi's JavaScript does, like briefing_chars for Claude Code.
+briefing_chars = 0
 "#;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -197,6 +216,7 @@ pub struct Config {
     pub maintain: Maintain,
     pub telemetry: Telemetry,
     pub mcp: Mcp,
+    pub agents: Agents,
 }
 
 impl Default for Config {
@@ -223,6 +243,7 @@ impl Default for Config {
             maintain: Maintain::default(),
             telemetry: Telemetry::default(),
             mcp: Mcp::default(),
+            agents: Agents::default(),
         }
     }
 }
@@ -394,6 +415,57 @@ impl Default for Mcp {
             lock_wait_ms: 10_000,
         }
     }
+}
+
+/// `[agents.NAME]`: what each agent's session-start hook may print, in the agent's own unit;
+/// 0 is no limit (ADR 84).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Agents {
+    #[serde(rename = "claude-code")]
+    pub claude_code: ClaudeCodeAgent,
+    pub codex: CodexAgent,
+    pub pi: PiAgent,
+}
+
+/// `[agents.claude-code]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClaudeCodeAgent {
+    /// In characters as Claude Code's JavaScript counts them (UTF-16 code units).
+    pub briefing_chars: usize,
+}
+
+impl Default for ClaudeCodeAgent {
+    fn default() -> Self {
+        ClaudeCodeAgent {
+            briefing_chars: 9_500,
+        }
+    }
+}
+
+/// `[agents.codex]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CodexAgent {
+    /// In Codex's token estimate (UTF-8 bytes / 4, rounded up).
+    pub briefing_tokens: usize,
+}
+
+impl Default for CodexAgent {
+    fn default() -> Self {
+        CodexAgent {
+            briefing_tokens: 2_400,
+        }
+    }
+}
+
+/// `[agents.pi]`.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PiAgent {
+    /// In characters as pi's JavaScript counts them; 0 (the default): pi keeps it whole.
+    pub briefing_chars: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]

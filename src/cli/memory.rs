@@ -156,13 +156,21 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
             } else {
                 Status::NothingOrFailed
             };
+            // Within budget, and still more than an agent keeps of a hook's output: a warning,
+            // since the briefing then leaves entries out (ADR 84).
+            let agents =
+                crate::hooks::agents::budget::measure_memory(memory::FILE, &text, &repo.config);
+            let warnings: Vec<String> = agents.iter().filter_map(|m| m.warning.clone()).collect();
             let data = json!({
                 "problems": problems,
                 "entries": parsed.entry_count(),
                 "tokens": memory::tokens(&text),
                 "budget_tokens": repo.config.memory.budget_tokens,
+                "agents": agents,
             });
-            Ok(Report::new("memory_lint", data, human).status(status))
+            Ok(Report::new("memory_lint", data, human)
+                .status(status)
+                .warnings(warnings))
         }
     }
 }

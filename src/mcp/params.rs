@@ -242,6 +242,7 @@ impl BriefParams {
         Ok(Command::Brief(recall::BriefArgs {
             profile: self.profile.map(|p| p.as_str().to_string()),
             project: self.project.map(Into::into),
+            agent: None,
         }))
     }
 }

@@ -395,48 +395,118 @@ pub fn within_budget(text: &str, budget_tokens: usize) -> Budgeted {
     if total <= budget_tokens {
         return out;
     }
-    let memory = parse(text);
-    let mut entries: Vec<(&str, &Entry)> = memory.loose.iter().map(|e| ("", e)).collect();
-    for s in &memory.sections {
-        entries.extend(s.entries.iter().map(|e| (s.title.as_str(), e)));
-    }
-    entries.sort_by_key(|(_, e)| e.line);
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let order = InOrder::new(text);
     let upto = |line: usize| -> usize {
-        lines[..line.min(lines.len())]
+        order.lines[..line.min(order.lines.len())]
             .iter()
             .map(|l| l.chars().count())
             .sum()
     };
-    let Some(first_cut) = entries
+    let Some(first_cut) = order
+        .entries
         .iter()
-        .position(|(_, e)| upto(e.end).div_ceil(4) > budget_tokens)
+        .position(|e| upto(e.end).div_ceil(4) > budget_tokens)
     else {
         return out;
     };
-    let cut_line = entries[first_cut].1.line;
-    out.cut_from_line = Some(cut_line);
-    let mut kept = &lines[..(cut_line - 1).min(lines.len())];
-    // A heading whose entries were all left out goes with them.
-    while let Some((last, rest)) = kept.split_last()
-        && (last.trim().is_empty() || last.starts_with("##"))
-    {
-        kept = rest;
-    }
-    out.text = kept.concat();
-    out.cut_entries = entries.len() - first_cut;
-    for (section, _) in &entries[first_cut..] {
-        let name = if section.is_empty() {
-            "outside any section"
-        } else {
-            section
+    let kept = order.first(first_cut);
+    out.text = kept.text;
+    out.cut_entries = kept.cut_entries;
+    out.cut_sections = kept.cut_sections;
+    out.cut_from_line = kept.cut_from_line;
+    out
+}
+
+/// MEMORY.md's entries in file order, to keep the first few of: what a briefing fitted to an
+/// agent's limit shows (`hooks::agents::budget`).
+pub struct InOrder<'a> {
+    lines: Vec<&'a str>,
+    entries: Vec<Placed>,
+}
+
+/// An entry's place: its section's title ("" outside any) and its first and last line.
+struct Placed {
+    section: String,
+    line: usize,
+    end: usize,
+}
+
+/// The start of MEMORY.md up to an entry, and what it leaves out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    pub text: String,
+    pub cut_entries: usize,
+    /// The sections of the entries left out, in file order, with how many each.
+    pub cut_sections: Vec<(String, usize)>,
+    /// The first line left out (1-based), if any was.
+    pub cut_from_line: Option<usize>,
+}
+
+impl<'a> InOrder<'a> {
+    pub fn new(text: &'a str) -> InOrder<'a> {
+        let memory = parse(text);
+        let place = |section: &str, e: &Entry| Placed {
+            section: section.to_string(),
+            line: e.line,
+            end: e.end,
         };
-        match out.cut_sections.last_mut() {
-            Some((s, n)) if s == name => *n += 1,
-            _ => out.cut_sections.push((name.to_string(), 1)),
+        let mut entries: Vec<Placed> = memory.loose.iter().map(|e| place("", e)).collect();
+        for s in &memory.sections {
+            entries.extend(s.entries.iter().map(|e| place(&s.title, e)));
+        }
+        entries.sort_by_key(|e| e.line);
+        InOrder {
+            lines: text.split_inclusive('\n').collect(),
+            entries,
         }
     }
-    out
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The file as it is up to its `k`th entry (the whole file when `k` is every entry): the
+    /// entries after it left out, with the blank lines and the headings of sections left
+    /// empty before them.
+    pub fn first(&self, k: usize) -> Kept {
+        let Some(cut) = self.entries.get(k) else {
+            return Kept {
+                text: self.lines.concat(),
+                cut_entries: 0,
+                cut_sections: Vec::new(),
+                cut_from_line: None,
+            };
+        };
+        let mut kept = &self.lines[..(cut.line - 1).min(self.lines.len())];
+        // A heading whose entries were all left out goes with them.
+        while let Some((last, rest)) = kept.split_last()
+            && (last.trim().is_empty() || last.starts_with("##"))
+        {
+            kept = rest;
+        }
+        let mut cut_sections: Vec<(String, usize)> = Vec::new();
+        for e in &self.entries[k..] {
+            let name = if e.section.is_empty() {
+                "outside any section"
+            } else {
+                e.section.as_str()
+            };
+            match cut_sections.last_mut() {
+                Some((s, n)) if s == name => *n += 1,
+                _ => cut_sections.push((name.to_string(), 1)),
+            }
+        }
+        Kept {
+            text: kept.concat(),
+            cut_entries: self.entries.len() - k,
+            cut_sections,
+            cut_from_line: Some(cut.line),
+        }
+    }
 }
 
 /// One lint finding.
@@ -605,6 +675,29 @@ mod tests {
             add(HAND, "operations", &long, day(), false),
             Err(Error::TooLong { .. })
         ));
+    }
+
+    #[test]
+    fn in_order_keeps_the_first_entries_whole() {
+        let order = InOrder::new(HAND);
+        assert_eq!(order.len(), 3);
+        assert_eq!(order.first(3).text, HAND);
+        assert_eq!(order.first(3).cut_entries, 0);
+        let two = order.first(2);
+        // The Preferences heading goes with its one entry; the comment stays.
+        assert!(two.text.ends_with("<!-- a comment -->\n"), "{:?}", two.text);
+        assert_eq!(two.cut_entries, 1);
+        assert_eq!(two.cut_sections, vec![("Preferences".to_string(), 1)]);
+        assert_eq!(two.cut_from_line, Some(13));
+        let none = order.first(0);
+        assert_eq!(none.text, "# Memory\n\nSome words a person wrote.\n");
+        assert_eq!(
+            none.cut_sections,
+            vec![
+                ("Operations".to_string(), 2),
+                ("Preferences".to_string(), 1)
+            ]
+        );
     }
 
     #[test]

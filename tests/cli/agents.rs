@@ -76,3 +76,10 @@ fn the_mcp_note_reaches_the_models_of_claude_code_and_codex() {
 fn a_settings_file_with_a_byte_order_mark_works_in_claude_code() {
     run_agent("settings-bom.test.mjs", "@anthropic-ai/claude-code");
 }
+
+/// The briefing fitted to what Claude Code and Codex keep reaches the model whole; unfitted,
+/// the agent cuts it (ADRs 84, 85).
+#[test]
+fn briefings_fit_the_real_agents() {
+    run_agent("budget.test.mjs", "@openai/codex");
+}

@@ -4,6 +4,7 @@
 mod support;
 
 mod adr;
+mod agent_budget;
 mod agent_hooks;
 mod agent_settings;
 mod agents;

@@ -341,9 +341,11 @@ fn session_start(ctx: &Ctx, agent: Agent, input: &agents::Input) -> Done {
         held: None,
         pending: Default::default(),
     };
+    // Fitted to what this agent keeps of a hook's output (ADR 84).
     let args = super::super::recall::BriefArgs {
         profile: None,
         project: None,
+        agent: Some(agents::name(agent).to_string()),
     };
     match super::super::recall::brief(&at, args) {
         Ok(report) => {

@@ -48,6 +48,7 @@
 //!
 //! This module decides and never prints; `cli/hooks/agent.rs` reports.
 
+pub mod budget;
 pub mod pi;
 pub mod splice;
 
