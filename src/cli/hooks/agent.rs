@@ -31,7 +31,7 @@ pub struct Target {
     #[arg(long, value_name = "AGENT")]
     pub agent: Option<String>,
     /// With --agent: the person's own configuration (~/.claude/settings.json,
-    /// ~/.codex/hooks.json or $CODEX_HOME, ~/.pi/agent/extensions/)
+    /// ~/.codex/hooks.json or $CODEX_HOME, ~/.pi/agent/extensions/ or $PI_CODING_AGENT_DIR)
     #[arg(long, requires = "agent", conflicts_with = "project")]
     pub global: bool,
     /// With --agent: the project in DIR (DIR/.claude/settings.json, DIR/.codex/hooks.json,
@@ -73,10 +73,16 @@ fn scope(ctx: &Ctx, target: &Target) -> Result<Scope> {
                 Error::bad_input("HOME is not set: cannot find the agents' configuration")
                     .with_fix("set HOME, or install into a project with --project DIR")
             })?;
-        let codex_home = std::env::var_os("CODEX_HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from);
-        return Ok(Scope::Global { home, codex_home });
+        let set = |name: &str| {
+            std::env::var_os(name)
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from)
+        };
+        return Ok(Scope::Global {
+            home,
+            codex_home: set("CODEX_HOME"),
+            pi_agent_dir: set("PI_CODING_AGENT_DIR"),
+        });
     }
     let dir = match &target.project {
         Some(dir) => {
@@ -149,10 +155,23 @@ pub fn install(ctx: &Ctx, target: &Target, _commit: CommitArgs) -> Result<Report
             );
         }
     }
-    if agent == Agent::Pi && matches!(scope, Scope::Project(_)) {
-        notes.push(
-            "pi loads a project's .pi/extensions/ only when it trusts the project".to_string(),
-        );
+    if agent == Agent::Pi {
+        if let Scope::Project(dir) = &scope {
+            notes.push(format!(
+                "pi loads it when started in {} (not in a folder below it)",
+                dir.display()
+            ));
+        }
+        let folder = file.parent().unwrap_or(&file);
+        if let Some(other) = agents::pi::shadowed_by(folder) {
+            notes.push(format!(
+                "pi will not load {}: {} makes {} one extension; import {} from it, or move it away",
+                crate::hooks::agents::pi::FILE_NAME,
+                other.display(),
+                folder.display(),
+                crate::hooks::agents::pi::FILE_NAME,
+            ));
+        }
     }
     for n in &notes {
         human.push_str(&format!("\n{n}"));
