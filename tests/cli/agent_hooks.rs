@@ -530,7 +530,9 @@ fn pi_session_start_returns_the_briefing_as_plain_markdown() {
 }
 
 /// The extension itself, run by node (it is plain JavaScript inside) against a stand-in for
-/// pi's API: session_start returns the briefing as systemPromptAppend.
+/// pi 0.73's API: the briefing is fetched at session_start and added to the system prompt
+/// before_agent_start hands it, once, at every prompt; a compaction is left alone. (The real pi
+/// is run by tests/agents/pi.test.mjs.)
 #[test]
 fn the_pi_extension_hands_the_briefing_to_pi() {
     if std::process::Command::new("node")
@@ -562,8 +564,12 @@ const handlers = {{}};
 ext({{ on: (name, fn) => {{ handlers[name] = fn; }} }});
 const ctx = {{ cwd: {cwd}, sessionManager: {{ getSessionId: () => "s1", getSessionFile: () => undefined }} }};
 const started = await handlers["session_start"]({{ type: "session_start", reason: "startup" }}, ctx);
-const compacted = await handlers["session_before_compact"]({{ reason: "manual" }}, ctx);
-console.log(JSON.stringify({{ started, compacted: compacted ?? null, names: Object.keys(handlers).sort() }}));
+const base = "You are pi.";
+const first = await handlers["before_agent_start"]({{ type: "before_agent_start", prompt: "a", systemPrompt: base }}, ctx);
+const second = await handlers["before_agent_start"]({{ type: "before_agent_start", prompt: "b", systemPrompt: base }}, ctx);
+const again = await handlers["before_agent_start"]({{ type: "before_agent_start", prompt: "c", systemPrompt: first.systemPrompt }}, ctx);
+const compacted = await handlers["session_compact"]({{ type: "session_compact" }}, ctx);
+console.log(JSON.stringify({{ started: started ?? null, first, second, again: again ?? null, compacted: compacted ?? null, names: Object.keys(handlers).sort() }}));
 "#,
         module = json!(module),
         cwd = json!(project),
@@ -580,13 +586,24 @@ console.log(JSON.stringify({{ started, compacted: compacted ?? null, names: Obje
     assert_eq!(
         out["names"],
         json!([
-            "session_before_compact",
+            "agent_start",
+            "before_agent_start",
+            "session_compact",
             "session_shutdown",
             "session_start"
         ])
     );
-    let text = out["started"]["systemPromptAppend"].as_str().unwrap();
-    assert!(text.contains("Run cargo fmt before every commit"), "{text}");
+    // pi drops what session_start returns: the briefing goes in before every prompt.
+    assert_eq!(out["started"], Value::Null);
+    let prompt = out["first"]["systemPrompt"].as_str().unwrap();
+    assert!(prompt.starts_with("You are pi.\n\n# Briefing"), "{prompt}");
+    assert_eq!(
+        prompt.matches("Run cargo fmt before every commit").count(),
+        1
+    );
+    assert_eq!(out["second"], out["first"]);
+    // A system prompt that holds it already is left as it is.
+    assert_eq!(out["again"], Value::Null);
     // A compaction is neither cancelled nor replaced.
     assert_eq!(out["compacted"], Value::Null);
 }

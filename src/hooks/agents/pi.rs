@@ -95,27 +95,35 @@ function say(ctx, message) {
   console.error(line);
 }
 
-function input(name, reason, ctx) {
-  const sessions = ctx && ctx.sessionManager;
-  return {
-    hook_event_name: name,
-    session_id: sessions && sessions.getSessionId ? sessions.getSessionId() ?? null : null,
-    transcript_path: sessions && sessions.getSessionFile ? sessions.getSessionFile() ?? null : null,
-    cwd: ctx && ctx.cwd ? ctx.cwd : process.cwd(),
-    reason: reason ?? null,
-  };
-}
-
-function handOver(event, name, reason, ctx) {
-  const file = input(name, reason, ctx);
-  if (file.transcript_path && existsSync(file.transcript_path)) cairn(event, file, ctx);
+// The session as ctx tells it, or null once pi has made ctx stale (it does at shutdown, and a
+// compaction that finishes after it then finds the ctx it was given stale).
+function session(ctx) {
+  try {
+    const sessions = ctx.sessionManager;
+    return {
+      session_id: sessions.getSessionId() ?? null,
+      transcript_path: sessions.getSessionFile() ?? null,
+      cwd: ctx.cwd || process.cwd(),
+    };
+  } catch {
+    return null;
+  }
 }
 
 export default function (pi) {
   let briefing = null;
+  let known = { session_id: null, transcript_path: null, cwd: process.cwd() };
+  const input = (name, reason, ctx) => {
+    known = session(ctx) ?? known;
+    return { hook_event_name: name, ...known, reason: reason ?? null };
+  };
   const brief = (reason, ctx) => {
     if (briefing === null) briefing = cairn("session-start", input("session_start", reason, ctx), ctx);
     return briefing;
+  };
+  const handOver = (event, name, reason, ctx) => {
+    const file = input(name, reason, ctx);
+    if (file.transcript_path && existsSync(file.transcript_path)) cairn(event, file, ctx);
   };
   pi.on("session_start", async (event, ctx) => {
     briefing = null;
@@ -129,7 +137,11 @@ export default function (pi) {
   });
   pi.on("agent_start", async (event, ctx) => {
     if (!briefing || !ctx || typeof ctx.getSystemPrompt !== "function") return;
-    if (!ctx.getSystemPrompt().includes(briefing)) {
+    let prompt = null;
+    try {
+      prompt = ctx.getSystemPrompt();
+    } catch {}
+    if (typeof prompt === "string" && !prompt.includes(briefing)) {
       say(ctx, `pi did not put the briefing (${briefing.length} characters) into its system prompt: this pi is not the one cairn's extension was written for`);
     }
   });
@@ -239,11 +251,42 @@ mod tests {
         );
         for event in [
             "session_start",
-            "session_before_compact",
+            "before_agent_start",
+            "agent_start",
+            "session_compact",
             "session_shutdown",
         ] {
             assert!(text.contains(&format!("pi.on(\"{event}\"")), "{event}");
         }
-        assert!(text.contains("systemPromptAppend"));
+        // pi 0.73 has no systemPromptAppend, and drops what session_start returns.
+        assert!(!text.contains("systemPromptAppend"));
+        assert!(!text.contains("{MARK}") && !text.contains("{REPO}"));
+    }
+
+    #[test]
+    fn an_index_or_a_manifest_in_the_folder_shadows_cairn_ts() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert_eq!(shadowed_by(d), None);
+        std::fs::write(d.join("cairn.ts"), "x").unwrap();
+        std::fs::write(d.join("package.json"), r#"{"name": "mine"}"#).unwrap();
+        assert_eq!(shadowed_by(d), None, "a package.json without pi.extensions");
+        std::fs::write(d.join("index.js"), "x").unwrap();
+        assert_eq!(shadowed_by(d), Some(d.join("index.js")));
+        std::fs::write(d.join("index.ts"), "x").unwrap();
+        assert_eq!(shadowed_by(d), Some(d.join("index.ts")));
+        std::fs::write(d.join("a.ts"), "x").unwrap();
+        std::fs::write(
+            d.join("package.json"),
+            r#"{"pi": {"extensions": ["a.ts"]}}"#,
+        )
+        .unwrap();
+        assert_eq!(shadowed_by(d), Some(d.join("package.json")));
+        std::fs::write(
+            d.join("package.json"),
+            r#"{"pi": {"extensions": ["a.ts", "cairn.ts"]}}"#,
+        )
+        .unwrap();
+        assert_eq!(shadowed_by(d), None, "the manifest names cairn.ts");
     }
 }
