@@ -26,14 +26,14 @@ export const PROVIDER = 'cairnmock';
  * `promptTokens(body)` (default 100): pi compacts when that passes its threshold.
  */
 export async function startPiMock({ reply, promptTokens, onRequest } = {}) {
-  return startMock((req, res, body) => {
+  return startMock(async (req, res, body) => {
     onRequest?.(Date.now());
     if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: `no ${req.method} ${req.url} here` } }));
       return;
     }
-    const text = reply ? reply(body) : 'Noted.';
+    const text = reply ? await reply(body) : 'Noted.';
     const id = 'chatcmpl-mock';
     const chunk = (delta, finish = null) => ({
       data: { id, object: 'chat.completion.chunk', created: 1, model: MODEL, choices: [{ index: 0, delta, finish_reason: finish }] },

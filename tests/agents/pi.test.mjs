@@ -46,7 +46,6 @@ test('the briefing reaches the model in the system prompt, once, at every prompt
     await cairn(['--repo', s.repo, 'memory', 'add', '--section', 'Rules and conventions',
       'Run cargo fmt before every commit of the billing service'], { env: s.env });
     const install = await cairn(['--repo', s.repo, 'hooks', 'install', '--agent', 'pi'], { env: s.env, cwd: s.project });
-    assert.doesNotMatch(install.stdout + install.stderr, /trust/, 'pi 0.73 asks no trust');
     const briefing = await briefingFor(s, s.project);
     assert.match(briefing, /Run cargo fmt before every commit/);
 
@@ -59,6 +58,7 @@ test('the briefing reaches the model in the system prompt, once, at every prompt
       assert.equal(occurrences(systemPrompt(request), briefing), 1, systemPrompt(request));
       assert.ok(systemPrompt(request).startsWith('You are'), "pi's own prompt comes first");
     }
+    assert.doesNotMatch(install.stdout + install.stderr, /trust/, 'pi 0.73 asks no trust');
   } finally {
     await s.done();
   }
@@ -147,9 +147,13 @@ test('a compaction runs the pre-compact hook, which stores the episode', async (
   let turnsSeen = 0;
   const s = await setup({
     mock: {
-      reply: (body) => (JSON.stringify(body).includes('context summarization assistant')
-        ? 'Summary: the person asked how billing deploys; blue-green.'
-        : 'Billing deploys blue-green.'),
+      // A summary takes a model a while: 3 s, in which an ingest started before the
+      // compaction (pi's session_before_compact) would read a file without the compaction.
+      reply: async (body) => {
+        if (!JSON.stringify(body).includes('context summarization assistant')) return 'Billing deploys blue-green.';
+        await new Promise((ok) => setTimeout(ok, 3_000));
+        return 'Summary: the person asked how billing deploys; blue-green.';
+      },
       promptTokens: (body) => (JSON.stringify(body).includes('context summarization assistant') || turnsSeen++ > 0 ? 100 : 3_500),
     },
     home: { contextWindow: 4_000, settings: { compaction: { enabled: true, reserveTokens: 1_000, keepRecentTokens: 10 } } },
@@ -166,6 +170,8 @@ test('a compaction runs the pre-compact hook, which stores the episode', async (
     const ingested = await until(() => hookEvents(s.repo).find((e) => e.action === 'pre-compact-ingest'));
     assert.ok(ingested, `no pre-compact ingest; telemetry: ${JSON.stringify(hookEvents(s.repo))}`);
     assert.equal(ingested.success, true, JSON.stringify(ingested));
+    // The compaction's own ingest stored its episode (not only the one at session end).
+    assert.equal(ingested.metadata.episodes, 1, JSON.stringify(ingested));
     const hook = hookEvents(s.repo).find((e) => e.action === 'pre-compact');
     assert.equal(hook.metadata.session, compactions.length && JSON.parse(fs.readFileSync(file, 'utf8').split('\n')[0]).id);
     const episodes = await until(() => {

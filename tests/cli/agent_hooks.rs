@@ -400,6 +400,68 @@ fn pi_install_never_overwrites_an_extension_of_the_persons_own() {
     );
 }
 
+/// pi 0.73 loads a project's extensions with no trust asked (install said it would ask), from
+/// the folder it starts in only; an index.ts there makes it load nothing else.
+#[test]
+fn pi_install_says_what_pi_0_73_does_with_the_extension() {
+    let (env, repo, project) = repo_and_project();
+    let r = repo.to_str().unwrap();
+    let run = env
+        .cairn_in(
+            &project,
+            &["--repo", r, "hooks", "install", "--agent", "pi"],
+        )
+        .code(0);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(!said.contains("trust"), "{said}");
+    assert!(said.contains("pi loads it when started in"), "{said}");
+    assert!(!said.contains("will not load"), "{said}");
+    let folder = project.join(".pi/extensions");
+    std::fs::write(folder.join("index.ts"), "export default function (pi) {}\n").unwrap();
+    env.cairn_in(
+        &project,
+        &["--repo", r, "hooks", "uninstall", "--agent", "pi"],
+    )
+    .code(0);
+    let run = env
+        .cairn_in(
+            &project,
+            &["--repo", r, "hooks", "install", "--agent", "pi"],
+        )
+        .code(0);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(said.contains("pi will not load cairn.ts"), "{said}");
+    assert!(said.contains("index.ts"), "{said}");
+}
+
+/// pi reads its agent folder from PI_CODING_AGENT_DIR when that is set (pi's config.js
+/// getAgentDir), so --global writes there.
+#[test]
+fn pi_global_install_follows_pi_coding_agent_dir() {
+    let (env, repo, _project) = repo_and_project();
+    let agent_dir = env.path().join("pi-agent");
+    let args = [
+        "--repo",
+        repo.to_str().unwrap(),
+        "hooks",
+        "install",
+        "--agent",
+        "pi",
+        "--global",
+    ];
+    let mut cmd = env.command(BIN, env.path());
+    cmd.args(args).env("PI_CODING_AGENT_DIR", &agent_dir);
+    Run::from(cmd.output().unwrap()).code(0);
+    let ext = std::fs::read_to_string(agent_dir.join("extensions/cairn.ts")).unwrap();
+    assert!(ext.starts_with("// cairn: agent hooks for pi"), "{ext}");
+    assert!(!env.home().join(".pi").exists());
+    let mut cmd = env.command(BIN, env.path());
+    cmd.args(["hooks", "uninstall", "--agent", "pi", "--global"])
+        .env("PI_CODING_AGENT_DIR", &agent_dir);
+    Run::from(cmd.output().unwrap()).code(0);
+    assert!(!agent_dir.join("extensions/cairn.ts").exists());
+}
+
 #[test]
 fn install_outside_a_git_work_tree_asks_for_a_scope() {
     let (env, repo, _project) = repo_and_project();

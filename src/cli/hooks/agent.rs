@@ -269,6 +269,9 @@ pub fn run(ctx: &Ctx, event: &str, target: &RunTarget) -> Result<Report> {
             "session": input.session_id,
             "why": input.why,
             "detached": done.detached,
+            // What the hook handed the agent on stdout (session-start), so that an agent
+            // which drops it shows as a briefing of N characters that never arrived.
+            "output_chars": done.output.chars().count(),
             "errors": problems,
         });
         warnings.extend(crate::telemetry::emit(
@@ -450,6 +453,7 @@ fn work(ctx: &Ctx, agent: Agent, event: Event, transcript: &Path) -> Report {
     let started = Instant::now();
     let mut errors: Vec<String> = Vec::new();
     let mut cards = 0;
+    let mut episodes = 0;
     let mut observed = Value::Null;
     let ingest = super::super::sessions::ingest(
         ctx,
@@ -463,6 +467,7 @@ fn work(ctx: &Ctx, agent: Agent, event: Event, transcript: &Path) -> Report {
     let files: Vec<String> = match &ingest {
         Ok(r) => {
             cards = r.data["cards"].as_u64().unwrap_or(0);
+            episodes = r.data["episodes"].as_u64().unwrap_or(0);
             r.data["files"]
                 .as_array()
                 .map(|a| {
@@ -498,6 +503,7 @@ fn work(ctx: &Ctx, agent: Agent, event: Event, transcript: &Path) -> Report {
             "agent": agents::name(agent),
             "transcript": transcript,
             "cards": cards,
+            "episodes": episodes,
             "sessions": files,
             "observed": observed,
             "errors": errors,
@@ -517,6 +523,7 @@ fn work(ctx: &Ctx, agent: Agent, event: Event, transcript: &Path) -> Report {
         "agent": agents::name(agent),
         "transcript": transcript,
         "cards": cards,
+        "episodes": episodes,
         "sessions": files,
         "observed": observed,
         "errors": errors,
