@@ -49,6 +49,7 @@ test('the briefing reaches the model in the system prompt, once, at every prompt
     const briefing = await briefingFor(s, s.project);
     assert.match(briefing, /Run cargo fmt before every commit/);
 
+    const before = hookEvents(s.repo).filter((e) => e.action === 'session-start').length;
     const r = await runPi({ home: s.home, cwd: s.project, prompts: ['What are the rules here?', 'And the second question?'] });
     assert.equal(r.code, 0, r.stderr);
     assert.doesNotMatch(r.stderr, /cairn:/, r.stderr);
@@ -59,6 +60,25 @@ test('the briefing reaches the model in the system prompt, once, at every prompt
       assert.ok(systemPrompt(request).startsWith('You are'), "pi's own prompt comes first");
     }
     assert.doesNotMatch(install.stdout + install.stderr, /trust/, 'pi 0.73 asks no trust');
+    // The hook ran once for the session, and its telemetry says what it handed over.
+    const starts = hookEvents(s.repo).filter((e) => e.action === 'session-start').slice(before);
+    assert.equal(starts.length, 1, JSON.stringify(starts));
+    assert.ok(starts[0].metadata.output_chars >= briefing.length, JSON.stringify(starts[0]));
+  } finally {
+    await s.done();
+  }
+});
+
+test('without cairn on PATH pi says so on stderr and answers all the same', async () => {
+  const s = await setup();
+  try {
+    await cairn(['--repo', s.repo, 'hooks', 'install', '--agent', 'pi'], { env: s.env, cwd: s.project });
+    const env = { ...piEnv(s.home), PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` };
+    const r = await run(piBin, ['-p', '--offline', 'hello'], { env, cwd: s.project, timeoutMs: 90_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), 'Noted.');
+    assert.match(r.stderr, /cairn: session-start: cannot run cairn: .*ENOENT/, r.stderr);
+    assert.match(r.stderr, /cairn: session-end: cannot run cairn/, r.stderr);
   } finally {
     await s.done();
   }

@@ -631,6 +631,10 @@ const first = await handlers["before_agent_start"]({{ type: "before_agent_start"
 const second = await handlers["before_agent_start"]({{ type: "before_agent_start", prompt: "b", systemPrompt: base }}, ctx);
 const again = await handlers["before_agent_start"]({{ type: "before_agent_start", prompt: "c", systemPrompt: first.systemPrompt }}, ctx);
 const compacted = await handlers["session_compact"]({{ type: "session_compact" }}, ctx);
+// A pi that did not take the briefing into its system prompt is told on stderr.
+await handlers["agent_start"]({{ type: "agent_start" }}, {{ ...ctx, getSystemPrompt: () => first.systemPrompt }});
+console.error("-- now one that dropped it --");
+await handlers["agent_start"]({{ type: "agent_start" }}, {{ ...ctx, getSystemPrompt: () => base }});
 console.log(JSON.stringify({{ started: started ?? null, first, second, again: again ?? null, compacted: compacted ?? null, names: Object.keys(handlers).sort() }}));
 "#,
         module = json!(module),
@@ -666,6 +670,16 @@ console.log(JSON.stringify({{ started: started ?? null, first, second, again: ag
     assert_eq!(out["second"], out["first"]);
     // A system prompt that holds it already is left as it is.
     assert_eq!(out["again"], Value::Null);
+    // The check at agent_start is quiet when the briefing is there, loud when it is not.
+    let (kept, dropped) = run
+        .stderr
+        .split_once("-- now one that dropped it --")
+        .unwrap();
+    assert!(!kept.contains("cairn:"), "{kept}");
+    assert!(
+        dropped.contains("cairn: pi did not put the briefing"),
+        "{dropped}"
+    );
     // A compaction is neither cancelled nor replaced.
     assert_eq!(out["compacted"], Value::Null);
 }

@@ -172,7 +172,7 @@ pub fn shadowed_by(dir: &Path) -> Option<std::path::PathBuf> {
             .collect();
         if !named.is_empty() {
             let ours = dir.join(FILE_NAME);
-            return (!named.iter().any(|p| *p == ours)).then_some(manifest);
+            return (!named.contains(&ours)).then_some(manifest);
         }
     }
     ["index.ts", "index.js"]
