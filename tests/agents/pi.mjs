@@ -6,8 +6,9 @@
 // Completions, streamed: POST `<baseUrl>/chat/completions` with `stream: true`, the system
 // prompt as the first message (role `system`, or `developer` for a reasoning model), answered
 // with `chat.completion.chunk` events and `data: [DONE]`. `pi -p --offline` (print mode, no
-// start-up network calls: version check, package updates) sends each prompt, prints the
-// answer and exits; it writes its session file to `~/.pi/agent/sessions/--<cwd>--/`.
+// start-up network calls: version check, package updates, tool downloads; PI_TELEMETRY=0
+// besides) sends each prompt, prints the answer and exits; it writes its session file to
+// `~/.pi/agent/sessions/--<cwd>--/` once the model has answered.
 // Extensions are loaded from `~/.pi/agent/extensions/` and `.pi/extensions/` of the folder pi
 // starts in; they run `cairn` from PATH, so the bin folder of the cairn under test goes first.
 
@@ -105,6 +106,7 @@ export function piEnv(home, cairnBin = defaultCairnBin) {
     HOME: home,
     PATH: `${path.dirname(cairnBin)}:${process.env.PATH}`,
     PI_OFFLINE: '1',
+    PI_TELEMETRY: '0',
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_CONFIG_GLOBAL: path.join(home, '.gitconfig'),
   };
