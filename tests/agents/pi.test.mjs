@@ -69,6 +69,29 @@ test('the briefing reaches the model in the system prompt, once, at every prompt
   }
 });
 
+test('a --global install briefs pi in any folder, and its uninstall leaves pi\'s folder as it was', async () => {
+  const s = await setup();
+  try {
+    const before = snapshot(s.agentDir);
+    await cairn(['--repo', s.repo, 'hooks', 'install', '--agent', 'pi', '--global'], { env: s.env, cwd: s.dir });
+    assert.ok(fs.existsSync(path.join(s.agentDir, 'extensions', 'cairn.ts')));
+    const elsewhere = path.join(s.dir, 'scratch');
+    fs.mkdirSync(elsewhere);
+    const r = await runPi({ home: s.home, cwd: elsewhere, prompts: ['hello'] });
+    assert.equal(r.code, 0, r.stderr);
+    const briefing = await briefingFor(s, elsewhere);
+    assert.ok(briefing.length > 0);
+    assert.equal(occurrences(systemPrompt(turns(s.mock.requests)[0]), briefing), 1);
+    await cairn(['--repo', s.repo, 'hooks', 'uninstall', '--agent', 'pi', '--global'], { env: s.env, cwd: s.dir });
+    const after = snapshot(s.agentDir);
+    // What pi itself wrote meanwhile: its sessions, and an empty auth.json.
+    for (const f of Object.keys(after)) if (f.startsWith('sessions') || f === 'auth.json') delete after[f];
+    assert.deepEqual(after, before);
+  } finally {
+    await s.done();
+  }
+});
+
 test('without cairn on PATH pi says so on stderr and answers all the same', async () => {
   const s = await setup();
   try {
