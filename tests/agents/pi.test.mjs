@@ -183,6 +183,30 @@ test('the session file pi wrote is ingested as cards when pi ends', async () => 
   }
 });
 
+test('a continued session (pi -c) is briefed again and adds its turn without touching the first card', async () => {
+  const s = await setup({ mock: { reply: (body) => `Answer ${body.messages.filter((m) => m.role === 'user').length}.` } });
+  try {
+    await cairn(['--repo', s.repo, 'hooks', 'install', '--agent', 'pi'], { env: s.env, cwd: s.project });
+    const first = await runPi({ home: s.home, cwd: s.project, prompts: ['First question?'] });
+    assert.equal(first.code, 0, first.stderr);
+    const cardsOf = () => stored(s.repo).filter((c) => c.type === 'card');
+    const one = await until(() => cardsOf().length === 1 && cardsOf());
+    assert.ok(one, 'the first run was ingested');
+    const second = await runPi({ home: s.home, cwd: s.project, prompts: ['Second question?'], args: ['-c'] });
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(sessionFiles(s.sessions).length, 1, 'pi went on in the same session file');
+    const two = await until(() => cardsOf().length === 2 && cardsOf());
+    assert.ok(two, `the continued run was ingested: ${JSON.stringify(cardsOf())}`);
+    assert.deepEqual(two[0], one[0], 'the first card is as it was');
+    assert.equal(two[1].prompt, 'Second question?');
+    assert.equal(two[1].answer, 'Answer 2.');
+    const briefing = await briefingFor(s, s.project);
+    for (const request of turns(s.mock.requests)) assert.equal(occurrences(systemPrompt(request), briefing), 1);
+  } finally {
+    await s.done();
+  }
+});
+
 test('a compaction runs the pre-compact hook, which stores the episode', async () => {
   // pi compacts when a turn's context passes contextWindow - reserveTokens: the mock reports
   // 3,500 prompt tokens for the first turn of a 4,000-token model, so pi compacts before it
