@@ -400,6 +400,68 @@ fn pi_install_never_overwrites_an_extension_of_the_persons_own() {
     );
 }
 
+/// pi 0.73 loads a project's extensions with no trust asked (install said it would ask), from
+/// the folder it starts in only; an index.ts there makes it load nothing else.
+#[test]
+fn pi_install_says_what_pi_0_73_does_with_the_extension() {
+    let (env, repo, project) = repo_and_project();
+    let r = repo.to_str().unwrap();
+    let run = env
+        .cairn_in(
+            &project,
+            &["--repo", r, "hooks", "install", "--agent", "pi"],
+        )
+        .code(0);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(!said.contains("trust"), "{said}");
+    assert!(said.contains("pi loads it when started in"), "{said}");
+    assert!(!said.contains("will not load"), "{said}");
+    let folder = project.join(".pi/extensions");
+    std::fs::write(folder.join("index.ts"), "export default function (pi) {}\n").unwrap();
+    env.cairn_in(
+        &project,
+        &["--repo", r, "hooks", "uninstall", "--agent", "pi"],
+    )
+    .code(0);
+    let run = env
+        .cairn_in(
+            &project,
+            &["--repo", r, "hooks", "install", "--agent", "pi"],
+        )
+        .code(0);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(said.contains("pi will not load cairn.ts"), "{said}");
+    assert!(said.contains("index.ts"), "{said}");
+}
+
+/// pi reads its agent folder from PI_CODING_AGENT_DIR when that is set (pi's config.js
+/// getAgentDir), so --global writes there.
+#[test]
+fn pi_global_install_follows_pi_coding_agent_dir() {
+    let (env, repo, _project) = repo_and_project();
+    let agent_dir = env.path().join("pi-agent");
+    let args = [
+        "--repo",
+        repo.to_str().unwrap(),
+        "hooks",
+        "install",
+        "--agent",
+        "pi",
+        "--global",
+    ];
+    let mut cmd = env.command(BIN, env.path());
+    cmd.args(args).env("PI_CODING_AGENT_DIR", &agent_dir);
+    Run::from(cmd.output().unwrap()).code(0);
+    let ext = std::fs::read_to_string(agent_dir.join("extensions/cairn.ts")).unwrap();
+    assert!(ext.starts_with("// cairn: agent hooks for pi"), "{ext}");
+    assert!(!env.home().join(".pi").exists());
+    let mut cmd = env.command(BIN, env.path());
+    cmd.args(["hooks", "uninstall", "--agent", "pi", "--global"])
+        .env("PI_CODING_AGENT_DIR", &agent_dir);
+    Run::from(cmd.output().unwrap()).code(0);
+    assert!(!agent_dir.join("extensions/cairn.ts").exists());
+}
+
 #[test]
 fn install_outside_a_git_work_tree_asks_for_a_scope() {
     let (env, repo, _project) = repo_and_project();
@@ -530,7 +592,9 @@ fn pi_session_start_returns_the_briefing_as_plain_markdown() {
 }
 
 /// The extension itself, run by node (it is plain JavaScript inside) against a stand-in for
-/// pi's API: session_start returns the briefing as systemPromptAppend.
+/// pi 0.73's API: the briefing is fetched at session_start and added to the system prompt
+/// before_agent_start hands it, once, at every prompt; a compaction is left alone. (The real pi
+/// is run by tests/agents/pi.test.mjs.)
 #[test]
 fn the_pi_extension_hands_the_briefing_to_pi() {
     if std::process::Command::new("node")
@@ -562,8 +626,16 @@ const handlers = {{}};
 ext({{ on: (name, fn) => {{ handlers[name] = fn; }} }});
 const ctx = {{ cwd: {cwd}, sessionManager: {{ getSessionId: () => "s1", getSessionFile: () => undefined }} }};
 const started = await handlers["session_start"]({{ type: "session_start", reason: "startup" }}, ctx);
-const compacted = await handlers["session_before_compact"]({{ reason: "manual" }}, ctx);
-console.log(JSON.stringify({{ started, compacted: compacted ?? null, names: Object.keys(handlers).sort() }}));
+const base = "You are pi.";
+const first = await handlers["before_agent_start"]({{ type: "before_agent_start", prompt: "a", systemPrompt: base }}, ctx);
+const second = await handlers["before_agent_start"]({{ type: "before_agent_start", prompt: "b", systemPrompt: base }}, ctx);
+const again = await handlers["before_agent_start"]({{ type: "before_agent_start", prompt: "c", systemPrompt: first.systemPrompt }}, ctx);
+const compacted = await handlers["session_compact"]({{ type: "session_compact" }}, ctx);
+// A pi that did not take the briefing into its system prompt is told on stderr.
+await handlers["agent_start"]({{ type: "agent_start" }}, {{ ...ctx, getSystemPrompt: () => first.systemPrompt }});
+console.error("-- now one that dropped it --");
+await handlers["agent_start"]({{ type: "agent_start" }}, {{ ...ctx, getSystemPrompt: () => base }});
+console.log(JSON.stringify({{ started: started ?? null, first, second, again: again ?? null, compacted: compacted ?? null, names: Object.keys(handlers).sort() }}));
 "#,
         module = json!(module),
         cwd = json!(project),
@@ -580,13 +652,34 @@ console.log(JSON.stringify({{ started, compacted: compacted ?? null, names: Obje
     assert_eq!(
         out["names"],
         json!([
-            "session_before_compact",
+            "agent_start",
+            "before_agent_start",
+            "session_compact",
             "session_shutdown",
             "session_start"
         ])
     );
-    let text = out["started"]["systemPromptAppend"].as_str().unwrap();
-    assert!(text.contains("Run cargo fmt before every commit"), "{text}");
+    // pi drops what session_start returns: the briefing goes in before every prompt.
+    assert_eq!(out["started"], Value::Null);
+    let prompt = out["first"]["systemPrompt"].as_str().unwrap();
+    assert!(prompt.starts_with("You are pi.\n\n# Briefing"), "{prompt}");
+    assert_eq!(
+        prompt.matches("Run cargo fmt before every commit").count(),
+        1
+    );
+    assert_eq!(out["second"], out["first"]);
+    // A system prompt that holds it already is left as it is.
+    assert_eq!(out["again"], Value::Null);
+    // The check at agent_start is quiet when the briefing is there, loud when it is not.
+    let (kept, dropped) = run
+        .stderr
+        .split_once("-- now one that dropped it --")
+        .unwrap();
+    assert!(!kept.contains("cairn:"), "{kept}");
+    assert!(
+        dropped.contains("cairn: pi did not put the briefing"),
+        "{dropped}"
+    );
     // A compaction is neither cancelled nor replaced.
     assert_eq!(out["compacted"], Value::Null);
 }

@@ -31,7 +31,7 @@ pub struct Target {
     #[arg(long, value_name = "AGENT")]
     pub agent: Option<String>,
     /// With --agent: the person's own configuration (~/.claude/settings.json,
-    /// ~/.codex/hooks.json or $CODEX_HOME, ~/.pi/agent/extensions/)
+    /// ~/.codex/hooks.json or $CODEX_HOME, ~/.pi/agent/extensions/ or $PI_CODING_AGENT_DIR)
     #[arg(long, requires = "agent", conflicts_with = "project")]
     pub global: bool,
     /// With --agent: the project in DIR (DIR/.claude/settings.json, DIR/.codex/hooks.json,
@@ -73,10 +73,16 @@ fn scope(ctx: &Ctx, target: &Target) -> Result<Scope> {
                 Error::bad_input("HOME is not set: cannot find the agents' configuration")
                     .with_fix("set HOME, or install into a project with --project DIR")
             })?;
-        let codex_home = std::env::var_os("CODEX_HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from);
-        return Ok(Scope::Global { home, codex_home });
+        let set = |name: &str| {
+            std::env::var_os(name)
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from)
+        };
+        return Ok(Scope::Global {
+            home,
+            codex_home: set("CODEX_HOME"),
+            pi_agent_dir: set("PI_CODING_AGENT_DIR"),
+        });
     }
     let dir = match &target.project {
         Some(dir) => {
@@ -149,10 +155,23 @@ pub fn install(ctx: &Ctx, target: &Target, _commit: CommitArgs) -> Result<Report
             );
         }
     }
-    if agent == Agent::Pi && matches!(scope, Scope::Project(_)) {
-        notes.push(
-            "pi loads a project's .pi/extensions/ only when it trusts the project".to_string(),
-        );
+    if agent == Agent::Pi {
+        if let Scope::Project(dir) = &scope {
+            notes.push(format!(
+                "pi loads it when started in {} (not in a folder below it)",
+                dir.display()
+            ));
+        }
+        let folder = file.parent().unwrap_or(&file);
+        if let Some(other) = agents::pi::shadowed_by(folder) {
+            notes.push(format!(
+                "pi will not load {}: {} makes {} one extension; import {} from it, or move it away",
+                crate::hooks::agents::pi::FILE_NAME,
+                other.display(),
+                folder.display(),
+                crate::hooks::agents::pi::FILE_NAME,
+            ));
+        }
     }
     for n in &notes {
         human.push_str(&format!("\n{n}"));
@@ -250,6 +269,9 @@ pub fn run(ctx: &Ctx, event: &str, target: &RunTarget) -> Result<Report> {
             "session": input.session_id,
             "why": input.why,
             "detached": done.detached,
+            // What the hook handed the agent on stdout (session-start), so that an agent
+            // which drops it shows as a briefing of N characters that never arrived.
+            "output_chars": done.output.chars().count(),
             "errors": problems,
         });
         warnings.extend(crate::telemetry::emit(
@@ -433,6 +455,7 @@ fn work(ctx: &Ctx, agent: Agent, event: Event, transcript: &Path) -> Report {
     let started = Instant::now();
     let mut errors: Vec<String> = Vec::new();
     let mut cards = 0;
+    let mut episodes = 0;
     let mut observed = Value::Null;
     let ingest = super::super::sessions::ingest(
         ctx,
@@ -446,6 +469,7 @@ fn work(ctx: &Ctx, agent: Agent, event: Event, transcript: &Path) -> Report {
     let files: Vec<String> = match &ingest {
         Ok(r) => {
             cards = r.data["cards"].as_u64().unwrap_or(0);
+            episodes = r.data["episodes"].as_u64().unwrap_or(0);
             r.data["files"]
                 .as_array()
                 .map(|a| {
@@ -481,6 +505,7 @@ fn work(ctx: &Ctx, agent: Agent, event: Event, transcript: &Path) -> Report {
             "agent": agents::name(agent),
             "transcript": transcript,
             "cards": cards,
+            "episodes": episodes,
             "sessions": files,
             "observed": observed,
             "errors": errors,
@@ -500,6 +525,7 @@ fn work(ctx: &Ctx, agent: Agent, event: Event, transcript: &Path) -> Report {
         "agent": agents::name(agent),
         "transcript": transcript,
         "cards": cards,
+        "episodes": episodes,
         "sessions": files,
         "observed": observed,
         "errors": errors,

@@ -24,12 +24,14 @@
 //!   hook a person has not reviewed and trusted (`/hooks` in the CLI) not at all, and a
 //!   project's `.codex/` only in a trusted project: install says so, and never stamps trust
 //!   itself.
-//! - **pi**: an extension, a TypeScript module auto-discovered in `~/.pi/agent/extensions/` or
-//!   the project's `.pi/extensions/` (pi-mono `packages/coding-agent/docs/extensions.md`).
-//!   cairn writes `cairn.ts` there ([`pi::extension`]): `session_start` returns the briefing
-//!   as `systemPromptAppend`; `session_before_compact` and `session_shutdown` pass the session
-//!   file. pi has no stdin protocol of its own, so the extension sends the same JSON object
-//!   the other two do (`hook_event_name`, `session_id`, `transcript_path`, `cwd`, `reason`).
+//! - **pi** (0.73): an extension, a TypeScript module pi loads, with no trust asked, from
+//!   `~/.pi/agent/extensions/` (`$PI_CODING_AGENT_DIR/extensions/` when that is set) and from
+//!   `.pi/extensions/` of the folder pi starts in (not its parents). cairn writes `cairn.ts`
+//!   there ([`pi::extension`]): the briefing is fetched at `session_start` and added to the
+//!   system prompt by `before_agent_start`, before every prompt; `session_compact` and
+//!   `session_shutdown` pass the session file. pi has no stdin protocol of its own, so the
+//!   extension sends the same JSON object the other two do (`hook_event_name`, `session_id`,
+//!   `transcript_path`, `cwd`, `reason`).
 //!
 //! # What install adds, and how uninstall finds it
 //!
@@ -170,10 +172,12 @@ pub fn session_start_output(agent: Agent, markdown: &str) -> String {
 /// Where an install writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
-    /// The person's own configuration under `home` (`codex_home`: `$CODEX_HOME`, if set).
+    /// The person's own configuration under `home` (`codex_home`: `$CODEX_HOME`, if set;
+    /// `pi_agent_dir`: `$PI_CODING_AGENT_DIR`, if set, which pi reads instead of `~/.pi/agent`).
     Global {
         home: PathBuf,
         codex_home: Option<PathBuf>,
+        pi_agent_dir: Option<PathBuf>,
     },
     /// A project's configuration, in its folder.
     Project(PathBuf),
@@ -184,14 +188,26 @@ pub fn config_file(agent: Agent, scope: &Scope) -> PathBuf {
     match (agent, scope) {
         (Agent::Claude, Scope::Global { home, .. }) => home.join(".claude/settings.json"),
         (Agent::Claude, Scope::Project(dir)) => dir.join(".claude/settings.json"),
-        (Agent::Codex, Scope::Global { home, codex_home }) => codex_home
+        (
+            Agent::Codex,
+            Scope::Global {
+                home, codex_home, ..
+            },
+        ) => codex_home
             .clone()
             .unwrap_or_else(|| home.join(".codex"))
             .join("hooks.json"),
         (Agent::Codex, Scope::Project(dir)) => dir.join(".codex/hooks.json"),
-        (Agent::Pi, Scope::Global { home, .. }) => {
-            home.join(".pi/agent/extensions").join(pi::FILE_NAME)
-        }
+        (
+            Agent::Pi,
+            Scope::Global {
+                home, pi_agent_dir, ..
+            },
+        ) => pi_agent_dir
+            .clone()
+            .unwrap_or_else(|| home.join(".pi/agent"))
+            .join("extensions")
+            .join(pi::FILE_NAME),
         (Agent::Pi, Scope::Project(dir)) => dir.join(".pi/extensions").join(pi::FILE_NAME),
     }
 }
