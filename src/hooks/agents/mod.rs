@@ -227,14 +227,29 @@ pub fn is_ours(agent: Agent, command: &str) -> bool {
             .ends_with(&format!("--agent {}", name(agent)))
 }
 
+/// The `timeout` (seconds) install writes for `event`, within what `agent` allows. Codex 0.171
+/// gives SessionEnd 1 s unless told otherwise and at most 3 s, clamping a larger value with a
+/// warning on stderr at every run (codex-rs `hooks/src/events/session_end.rs`
+/// `SESSION_END_MAX_TIMEOUT_SEC`); its other events take any value of at least 1 s (unset is
+/// 600). session-end only starts the background ingest and returns (tens of milliseconds), so
+/// 3 s is room enough. Everything else: 10 s, a bound on a briefing that should take well
+/// under one.
+fn timeout_secs(agent: Agent, event: Event) -> u64 {
+    match (agent, event) {
+        (Agent::Codex, Event::SessionEnd) => 3,
+        _ => 10,
+    }
+}
+
 /// The matcher group install adds for `event`: no matcher, so that it runs for every source
-/// (a SessionStart after `/clear` or a compaction briefs again) and trigger.
+/// (a SessionStart after `/clear` or a compaction briefs again) and trigger. An install made
+/// with another timeout is replaced by the next install (it is not `==` to this group).
 fn group(repo_root: &Path, agent: Agent, event: Event) -> Value {
     json!({
         "hooks": [{
             "type": "command",
             "command": command(repo_root, agent, event),
-            "timeout": 10,
+            "timeout": timeout_secs(agent, event),
         }]
     })
 }
