@@ -250,17 +250,25 @@ async function appServer(w) {
  */
 export async function timeToFirstRequest({ repo, hooks, cairnBin = defaultCairnBin }) {
   const w = await world({ cairnBin, kb: false });
+  // The installed hooks call `cairn` from PATH.
+  w.env.PATH = `${path.dirname(cairnBin)}:${process.env.PATH}`;
   const mock = await mockModel();
   try {
     writeConfig(w, mock.url);
     if (hooks) {
-      await run(cairnBin, ['--repo', repo, 'hooks', 'install', '--agent', 'codex', '--global'], { env: w.env, cwd: w.project });
-      await trustHooks(w);
+      const r = await run(cairnBin, ['--repo', repo, 'hooks', 'install', '--agent', 'codex', '--global'], { env: w.env, cwd: w.project });
+      if (r.code !== 0) throw new Error(`cairn hooks install failed\n${r.stderr}`);
     }
+    // Also without hooks: Codex's first start in a fresh CODEX_HOME sets it up (skills,
+    // databases), which the app server here does for both cases alike.
+    await trustHooks(w);
     const started = Date.now();
     const r = await codexExec(w, 'hello', { timeoutMs: 120_000 });
     const req = mock.modelRequests()[0];
     if (!req) throw new Error(`codex made no model request (exit ${r.code})\n${r.stderr}`);
+    if (hooks && !req.text.includes('cairn brief')) {
+      throw new Error(`cairn's SessionStart hook did not brief the model\n${r.stderr}`);
+    }
     return req.epoch - started;
   } finally {
     await mock.close();

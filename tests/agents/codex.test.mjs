@@ -41,9 +41,25 @@ async function setup(script, { extraConfig = '', install = true } = {}) {
     if (install && fs.existsSync(path.join(w.codexHome, 'sessions'))) {
       await poll(() => telemetry(w).some((e) => e.action === 'session-end-ingest'), 30_000);
     }
-    fs.rmSync(w.dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 });
+    await removeWorld(w);
   };
   return { w, mock, done };
+}
+
+/**
+ * Removes the world. The knowledge repository's post-commit hook starts `cairn index` in the
+ * background after each commit, so a folder may still be written to for a moment.
+ */
+async function removeWorld(w) {
+  for (let i = 0; ; i += 1) {
+    try {
+      fs.rmSync(w.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+      return;
+    } catch (e) {
+      if (i === 20) throw e;
+      await new Promise((ok) => setTimeout(ok, 500));
+    }
+  }
 }
 
 /** Runs codex exec; asserts it succeeded without Codex clamping any hook timeout (item 3). */
