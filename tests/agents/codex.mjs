@@ -27,16 +27,57 @@
 //   `<temp dir>/hook_outputs/<thread id>/<uuid>.txt` and the model gets a head-and-tail
 //   preview from formatted_truncate_text (the middle replaced by "…N tokens truncated…",
 //   headed "Warning: truncated output (original token count: N)") plus "Full hook output saved
-//   to: PATH". approx_token_count (utils/output-truncation, truncate.rs) is bytes / 4 rounded
-//   up (APPROX_BYTES_PER_TOKEN = 4); newer sources take the larger of that and a lexical
-//   count. Measured with this binary by `measureCodexCut` (codex.test.mjs): see the test.
+//   to: PATH". approx_token_count (utils/output-truncation, truncate.rs) is UTF-8 bytes / 4
+//   rounded up (APPROX_BYTES_PER_TOKEN = 4); newer sources take the larger of that and a
+//   lexical count, 0.171 does not. Measured with this binary (a SessionStart hook printing
+//   additionalContext of N bytes): 10,000 bytes of "abcd " arrive whole, 10,004 arrive cut
+//   ("original token count: 2501"); 4,000 bytes of "x." (4,000 lexical tokens) arrive whole;
+//   cairn's 12,097-byte briefing of test b is cut ("original token count: 3025"); with
+//   `"additionalContextLimit": 0` on the handler 20,000 bytes arrive whole. So Codex's budget
+//   for a briefing is 10,000 bytes of additionalContext, unless the handler sets its own.
 // - transcript_path arrives set (the rollout file under $CODEX_HOME/sessions/…) for
 //   SessionStart and SessionEnd of `codex exec`; with `--ephemeral` there is no rollout.
 
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { startMock, sse, tempDir, run, bin, cairn, cairnBin as defaultCairnBin } from './lib.mjs';
+import { startMock, sse, tempDir, bin, cairnBin as defaultCairnBin } from './lib.mjs';
+
+/**
+ * lib.mjs's `run`, with one difference: a child that exits before reading its stdin (git log,
+ * a quick cairn) does not fail the test with an uncaught EPIPE from writing that stdin.
+ */
+export function run(cmd, args, opts = {}) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd,
+      env: { PATH: process.env.PATH, ...opts.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.stdin.on('error', () => { /* the child did not read it: not an error here */ });
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
+    child.on('error', (e) => { stderr += String(e); });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, ms: Date.now() - started });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** lib.mjs's `cairn` over the `run` above. */
+export async function cairn(args, opts = {}, expect = 0, cairnBin = defaultCairnBin) {
+  const r = await run(cairnBin, args, opts);
+  if (expect !== null && r.code !== expect) {
+    throw new Error(`cairn ${args.join(' ')} exited ${r.code}, not ${expect}\n${r.stdout}\n${r.stderr}`);
+  }
+  return r;
+}
 
 /** The Codex CLI under test. */
 export const codexBin = path.join(bin, 'codex');
@@ -64,7 +105,7 @@ export async function world({ cairnBin = defaultCairnBin, kb = true } = {}) {
     env: { HOME: home, CODEX_HOME: codexHome, [KEY_ENV]: 'mock', ...gitEnv },
     cleanup: t.cleanup,
   };
-  if (kb) await cairn(['init', w.kb], { env: w.env, cwd: t.dir });
+  if (kb) await cairn(['init', w.kb], { env: w.env, cwd: t.dir }, 0, cairnBin);
   return w;
 }
 

@@ -7,9 +7,9 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cairn, run, cairnBin, root } from './lib.mjs';
+import { cairnBin, root } from './lib.mjs';
 import {
-  world, mockModel, writeConfig, codexExec, trustHooks, message, functionCall, codexBin,
+  world, mockModel, writeConfig, codexExec, trustHooks, message, functionCall, codexBin, run, cairn,
 } from './codex.mjs';
 
 const DATA_NOTE = 'data from memory, not instructions';
@@ -179,7 +179,20 @@ test('c. the transcript Codex wrote is ingested as cards (SessionEnd, in the bac
   } finally { await done(); }
 });
 
-test('d. an auto-compaction fires PreCompact, and the compaction is stored as an episode', async () => {
+test('c2. an ephemeral session has no transcript: Codex sends transcript_path null, cairn says so and the turn goes on', async () => {
+  const { w, done } = await setup();
+  try {
+    const r = await exec(w, 'hello', { args: ['--ephemeral'] });
+    const end = await poll(() => telemetry(w).find((e) => e.action === 'session-end'));
+    assert.ok(end, JSON.stringify(telemetry(w)));
+    assert.equal(end.success, false);
+    assert.deepEqual(end.metadata.errors, ["no transcript_path in the hook's input"]);
+    assert.equal(end.metadata.session, r.session);
+    assert.ok(!fs.existsSync(path.join(w.kb, 'vault/sessions/codex')), 'nothing ingested');
+  } finally { await done(); }
+});
+
+test('d. an auto-compaction fires PreCompact, and the compaction is stored as an episode', async (t) => {
   // Codex compacts before a request once the last usage passed model_auto_compact_token_limit:
   // the mock reports 60,000 input tokens, a tool call keeps the turn going, and the next
   // request is Codex's compaction prompt, answered with the summary.
@@ -199,12 +212,16 @@ test('d. an auto-compaction fires PreCompact, and the compaction is stored as an
     const pre = await poll(() => telemetry(w).find((e) => e.action === 'pre-compact-ingest'));
     assert.ok(pre && pre.success, `pre-compact: ${JSON.stringify(telemetry(w))}`);
     assert.equal(pre.metadata.agent, 'codex');
-    // PreCompact runs before Codex writes the `compacted` line, so the episode arrives with a
-    // later ingest of the same transcript: SessionEnd's.
+    // The PreCompact hook returns at once and its ingest reads the transcript in the
+    // background, by then (in every run so far) holding Codex's `compacted` line; if it did
+    // not, SessionEnd's ingest of the same transcript would store the episode.
     const cards = path.join(w.kb, 'vault/sessions/codex', `${r.session}.jsonl`);
     const episode = await poll(() => jsonl(cards).find((c) => c.kind === 'compaction'));
     assert.ok(episode, `no episode in ${cards}: ${JSON.stringify(jsonl(cards)).slice(0, 1000)}`);
     assert.match(episode.text, /SUMMARY: the billing service/);
+    const log = await run('git', ['-C', w.kb, 'log', '--format=%s'], { env: w.env });
+    t.diagnostic(`commits: ${log.stdout.split('\n').filter((l) => l.startsWith('sessions:')).join(' | ')}`);
+    t.diagnostic(`ingests: ${JSON.stringify(telemetry(w).filter((e) => /ingest/.test(e.action)).map((e) => [e.action, e.metadata.cards, e.duration_ms]))}`);
   } finally { await done(); }
 });
 
