@@ -23,7 +23,13 @@
 //!   (codex-rs `hooks/src/events/session_start.rs`). Hooks are on by default, but Codex runs a
 //!   hook a person has not reviewed and trusted (`/hooks` in the CLI) not at all, and a
 //!   project's `.codex/` only in a trusted project: install says so, and never stamps trust
-//!   itself.
+//!   itself. Trust is the hook's hash (event, matcher, command, timeout…) in config.toml's
+//!   `hooks.state`, so an install that changes a hook's line asks for `/hooks` again.
+//!   `transcript_path` is null only for `codex exec --ephemeral` (no rollout file). Codex 0.171
+//!   keeps a hook's additionalContext whole up to 2,500 approximate tokens, UTF-8 bytes / 4
+//!   rounded up (10,000 bytes; a handler's `additionalContextLimit` changes it, 0 lifts it) and
+//!   sends a longer one as a head-and-tail preview (codex-rs `hooks/src/output_spill.rs`;
+//!   measured in tests/agents/codex.mjs).
 //! - **pi**: an extension, a TypeScript module auto-discovered in `~/.pi/agent/extensions/` or
 //!   the project's `.pi/extensions/` (pi-mono `packages/coding-agent/docs/extensions.md`).
 //!   cairn writes `cairn.ts` there ([`pi::extension`]): `session_start` returns the briefing
