@@ -925,3 +925,58 @@ fn codex_and_pi_session_ends_ingest_their_transcripts_concurrently_under_the_loc
         );
     }
 }
+
+/// The `timeout` of every hook in `event`'s groups of a hooks file.
+fn timeouts(settings: &Value, event: &str) -> Vec<u64> {
+    settings["hooks"][event]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["hooks"].as_array().cloned().unwrap_or_default())
+        .filter_map(|h| h["timeout"].as_u64())
+        .collect()
+}
+
+#[test]
+fn codex_hooks_get_timeouts_codex_does_not_clamp_and_reinstall_mends_an_old_one() {
+    // Codex 0.171 allows a SessionEnd hook at most 3 s and clamps more, with "warning: clamping
+    // SessionEnd hook timeout to 3s" at every run (issue 31, item 3); its other events take any
+    // value of at least 1 s.
+    let (env, repo, _project) = repo_and_project();
+    let r = repo.to_str().unwrap();
+    let install = || {
+        env.cairn(&[
+            "--repo", r, "hooks", "install", "--agent", "codex", "--global",
+        ])
+        .code(0)
+    };
+    install();
+    let file = env.home().join(".codex/hooks.json");
+    let hooks: Value = serde_json::from_str(&read(&env.home(), ".codex/hooks.json")).unwrap();
+    assert_eq!(timeouts(&hooks, "SessionEnd"), vec![3]);
+    assert_eq!(timeouts(&hooks, "SessionStart"), vec![10]);
+    assert_eq!(timeouts(&hooks, "PreCompact"), vec![10]);
+
+    // A hooks.json from an earlier install (SessionEnd at 10 s) is mended in place.
+    let fresh = std::fs::read_to_string(&file).unwrap();
+    let old = fresh.replacen("\"timeout\": 3", "\"timeout\": 10", 1);
+    assert_ne!(old, fresh, "{fresh}");
+    std::fs::write(&file, &old).unwrap();
+    install();
+    let mended: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(timeouts(&mended, "SessionEnd"), vec![3]);
+
+    // Claude Code's hooks keep their 10 s.
+    env.cairn(&[
+        "--repo",
+        r,
+        "hooks",
+        "install",
+        "--agent",
+        "claude-code",
+        "--global",
+    ])
+    .code(0);
+    let claude: Value = serde_json::from_str(&read(&env.home(), ".claude/settings.json")).unwrap();
+    assert_eq!(timeouts(&claude, "SessionEnd"), vec![10]);
+}

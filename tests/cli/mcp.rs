@@ -675,3 +675,35 @@ async fn mcp_reads_do_not_wait_for_the_lock_and_writes_give_up_after_lock_wait_m
     .await;
     assert!(stored["data"]["commit"]["id"].is_string(), "{stored}");
 }
+
+#[tokio::test]
+async fn mcp_tools_say_whether_they_write_so_agents_run_the_reads_without_asking() {
+    // Codex runs an MCP tool without asking only when its annotations say it only reads (or
+    // neither destroys nor reaches the open world); a tool without annotations needs approval,
+    // which `codex exec` (approval "never") refuses (ADR 80).
+    let (env, repo) = Env::repo();
+    let client = connect(&env, &repo, &["--now", NOW, "mcp"]).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    for t in &tools {
+        let a = t
+            .annotations
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has annotations", t.name));
+        let reads = [
+            "recall",
+            "search",
+            "brief",
+            "slog_query",
+            "adr_list",
+            "adr_show",
+            "memory_show",
+            "review_list",
+        ]
+        .contains(&t.name.as_ref());
+        assert_eq!(a.read_only_hint, Some(reads), "{}", t.name);
+        if !reads {
+            assert_eq!(a.destructive_hint, Some(false), "{} only adds", t.name);
+        }
+        assert_eq!(a.open_world_hint, Some(t.name == "note"), "{}", t.name);
+    }
+}

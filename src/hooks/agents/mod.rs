@@ -23,7 +23,13 @@
 //!   (codex-rs `hooks/src/events/session_start.rs`). Hooks are on by default, but Codex runs a
 //!   hook a person has not reviewed and trusted (`/hooks` in the CLI) not at all, and a
 //!   project's `.codex/` only in a trusted project: install says so, and never stamps trust
-//!   itself.
+//!   itself. Trust is the hook's hash (event, matcher, command, timeout…) in config.toml's
+//!   `hooks.state`, so an install that changes a hook's line asks for `/hooks` again.
+//!   `transcript_path` is null only for `codex exec --ephemeral` (no rollout file). Codex 0.171
+//!   keeps a hook's additionalContext whole up to 2,500 approximate tokens, UTF-8 bytes / 4
+//!   rounded up (10,000 bytes; a handler's `additionalContextLimit` changes it, 0 lifts it) and
+//!   sends a longer one as a head-and-tail preview (codex-rs `hooks/src/output_spill.rs`;
+//!   measured in tests/agents/codex.mjs).
 //! - **pi** (0.73): an extension, a TypeScript module pi loads, with no trust asked, from
 //!   `~/.pi/agent/extensions/` (`$PI_CODING_AGENT_DIR/extensions/` when that is set) and from
 //!   `.pi/extensions/` of the folder pi starts in (not its parents). cairn writes `cairn.ts`
@@ -245,14 +251,29 @@ pub fn is_ours(agent: Agent, command: &str) -> bool {
             .ends_with(&format!("--agent {}", name(agent)))
 }
 
+/// The `timeout` (seconds) install writes for `event`, within what `agent` allows. Codex 0.171
+/// gives SessionEnd 1 s unless told otherwise and at most 3 s, clamping a larger value with a
+/// warning on stderr at every run (codex-rs `hooks/src/events/session_end.rs`
+/// `SESSION_END_MAX_TIMEOUT_SEC`); its other events take any value of at least 1 s (unset is
+/// 600). session-end only starts the background ingest and returns (tens of milliseconds), so
+/// 3 s is room enough. Everything else: 10 s, a bound on a briefing that should take well
+/// under one.
+fn timeout_secs(agent: Agent, event: Event) -> u64 {
+    match (agent, event) {
+        (Agent::Codex, Event::SessionEnd) => 3,
+        _ => 10,
+    }
+}
+
 /// The matcher group install adds for `event`: no matcher, so that it runs for every source
-/// (a SessionStart after `/clear` or a compaction briefs again) and trigger.
+/// (a SessionStart after `/clear` or a compaction briefs again) and trigger. An install made
+/// with another timeout is replaced by the next install (it is not `==` to this group).
 fn group(repo_root: &Path, agent: Agent, event: Event) -> Value {
     json!({
         "hooks": [{
             "type": "command",
             "command": command(repo_root, agent, event),
-            "timeout": 10,
+            "timeout": timeout_secs(agent, event),
         }]
     })
 }
