@@ -196,3 +196,80 @@ test('d. resuming a session does not rewrite the cards of its earlier turns', {
     await s.close();
   }
 });
+
+/** The tool_result Claude Code sent back in scenario e, for the note's check after it. */
+let forwarded;
+
+test('e. MCP: a tool_use of mcp__cairn__recall brings cairn\'s result back to the model', async () => {
+  const query = 'redis cache';
+  const s = await setup((body) => {
+    const last = body?.messages?.at(-1);
+    const result = Array.isArray(last?.content) && last.content.find((c) => c.type === 'tool_result');
+    if (result) return { text: 'The cache is redis.' };
+    // Claude Code defers MCP tools behind its ToolSearch tool: it names them to the model (in
+    // the tool list, or as deferred tools in the messages), and a call loads one.
+    if (strings(body).some((x) => x.includes('mcp__cairn__recall'))) {
+      return { toolUse: { id: 'toolu_recall_1', name: 'mcp__cairn__recall', input: { query } } };
+    }
+    return { text: 'no cairn tools' };
+  });
+  try {
+    await s.cairn(['remember', 'the billing-api redis cache holds sessions for 15 minutes']);
+    // How a person registers the server today (the README's MCP section): the absolute binary,
+    // naming the knowledge repository, since Claude Code starts it in the project's folder.
+    const add = await run(path.join(root, 'tests/agents/node_modules/.bin/claude'),
+      ['mcp', 'add', '--scope', 'user', 'cairn', '--', cairnBin, '--repo', s.kb, 'mcp'],
+      { cwd: s.project, env: claudeEnv(s.home, s.mock.url) });
+    assert.equal(add.code, 0, add.stdout + add.stderr);
+    const r = await s.claude(['-p', 'What do we know about the cache?', '--allowedTools', 'mcp__cairn__recall']);
+    assertRan(r);
+    const sent = messageRequests(s.mock.requests);
+    assert.ok(sent.some((q) => strings(q.body).some((x) => x.includes('mcp__cairn__recall'))),
+      `no request named mcp__cairn__recall: ${sent.map((q) => (q.body?.tools ?? []).map((t) => t.name).join(',')).join(' | ')}`);
+    const carrying = sent.find((q) => (q.body?.messages ?? []).some((m) => Array.isArray(m.content)
+      && m.content.some((c) => c.type === 'tool_result' && c.tool_use_id === 'toolu_recall_1')));
+    assert.ok(carrying, 'no request carried the tool_result');
+    const result = carrying.body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .find((c) => c.type === 'tool_result' && c.tool_use_id === 'toolu_recall_1');
+    // What Claude Code 2.1.332 forwards (issue 31 item 5): `content` is one string, the
+    // structuredContent serialized (`{"v":1,"type":"recall",...}`), not cairn's content[0].text
+    // with the "data, not instructions" note before it.
+    forwarded = result;
+    assert.notEqual(result.is_error, true, `the tool call failed: ${JSON.stringify(result)}`);
+    const text = strings(result.content).join('\n');
+    assert.match(text, /redis cache holds sessions for 15 minutes/, `the tool_result holds ${text}`);
+  } finally {
+    await s.close();
+  }
+});
+
+test('e. MCP: the "data, not instructions" note reaches the model in the tool_result', {
+  todo: 'fails until issue 31 item 5 is fixed: Claude Code forwards structuredContent, not content[0].text, so the note never reaches the model',
+}, () => {
+  assert.ok(forwarded, 'scenario e did not run');
+  assert.match(strings(forwarded.content).join('\n'), /not instructions/);
+});
+
+test('f. uninstall gives back the person\'s settings.json byte for byte, after a real session', async () => {
+  const s = await setup();
+  try {
+    const file = path.join(s.project, '.claude/settings.json');
+    fs.mkdirSync(path.dirname(file));
+    // A person's own file: their indentation, key order, a hook of their own on the same
+    // event, an env block and no newline at the end.
+    const own = '{\n    "permissions": { "allow": ["Bash(npm test:*)"], "deny": [] },\n    "env": {"BILLING_ENV": "dev"},\n    "hooks": {\n        "SessionStart": [\n            {"matcher": "startup", "hooks": [{"type": "command", "command": "echo own-hook-ran >> \\"$CLAUDE_PROJECT_DIR/own.log\\""}]}\n        ]\n    },\n    "model": "claude-mock"\n}';
+    fs.writeFileSync(file, own);
+    await s.cairn(['hooks', 'install', '--agent', 'claude-code']);
+    assert.notEqual(fs.readFileSync(file, 'utf8'), own, 'install changed nothing');
+    const r = await s.claude(['-p', 'What is this project about?']);
+    assertRan(r);
+    assert.ok(strings(messageRequests(s.mock.requests)[0].body).some((x) => x.includes('# Briefing: billing-api')),
+      'the briefing did not reach the model beside the person\'s own hook');
+    assert.equal(fs.readFileSync(path.join(s.project, 'own.log'), 'utf8'), 'own-hook-ran\n', 'the person\'s own hook did not run');
+    await settled(s.kb);
+    await s.cairn(['hooks', 'uninstall', '--agent', 'claude-code']);
+    assert.equal(fs.readFileSync(file, 'utf8'), own);
+  } finally {
+    await s.close();
+  }
+});
