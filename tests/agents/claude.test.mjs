@@ -273,3 +273,44 @@ test('f. uninstall gives back the person\'s settings.json byte for byte, after a
     await s.close();
   }
 });
+
+/** The shell lines of the README's "### Claude Code" under "## Wiring cairn into an agent". */
+function readmeLines(readme) {
+  const wiring = readme.split(/^## /m).find((part) => part.startsWith('Wiring cairn into an agent'));
+  assert.ok(wiring, 'README has no "## Wiring cairn into an agent"');
+  const section = wiring.split(/^### /m).find((part) => part.startsWith('Claude Code\n'));
+  assert.ok(section, 'README has no "### Claude Code" under "## Wiring cairn into an agent"');
+  const block = section.match(/^```sh\n([\s\S]*?)^```/m);
+  assert.ok(block, 'the Claude Code section has no ```sh block');
+  return block[1].split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
+}
+
+test('README: every line of the Claude Code section runs from a project folder', async () => {
+  const s = await setup();
+  try {
+    const project = await makeProject(path.join(s.home, 'code/billing-api'));
+    const lines = readmeLines(fs.readFileSync(path.join(root, 'README.md'), 'utf8'));
+    assert.ok(lines.length >= 5, lines.join('\n'));
+    const env = {
+      ...claudeEnv(s.home, s.mock.url),
+      PATH: `${path.dirname(cairnBin)}:${path.join(root, 'tests/agents/node_modules/.bin')}:${process.env.PATH}`,
+    };
+    const outputs = [];
+    for (const line of lines) {
+      const r = await run('bash', ['-euo', 'pipefail', '-c', line], { cwd: project, env, timeoutMs: 90_000 });
+      assert.equal(r.code, 0, `README line failed (exit ${r.code}): ${line}\n${r.stdout}\n${r.stderr}`);
+      outputs.push(r.stdout);
+    }
+    const kb = path.join(s.home, 'kb');
+    assert.ok(fs.existsSync(path.join(kb, 'cairn.toml')), 'no knowledge repository at ~/kb');
+    assert.ok(strings(messageRequests(s.mock.requests)[0]?.body).some((x) => x.includes('# Briefing: billing-api')),
+      'the briefing did not reach the model');
+    const listed = outputs[lines.findIndex((l) => l.startsWith('claude mcp list'))];
+    assert.match(listed, /cairn:.*Connected/, `claude mcp list said: ${listed}`);
+    await waitFor('the session\'s card', () => sessionRecords(kb)
+      .some((r) => r.type === 'card' && /What do we know about this project/.test(r.prompt)));
+    assert.ok(!fs.existsSync(path.join(project, '.claude/settings.json')), 'uninstall left .claude/settings.json');
+  } finally {
+    await s.close();
+  }
+});
