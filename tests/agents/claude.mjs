@@ -174,8 +174,10 @@ export async function timeToFirstRequest({ repo, hooks, cairnBin = defaultCairn,
     let stderr = '';
     child.stderr.on('data', (d) => { stderr += d; });
     const ended = new Promise((ok) => child.on('close', (code) => ok({ code })));
-    const timer = new Promise((ok) => setTimeout(() => ok({ timeout: true }), timeoutMs));
-    const got = await Promise.race([arrived.then(() => ({ ok: true })), ended, timer]);
+    let timer;
+    const late = new Promise((ok) => { timer = setTimeout(() => ok({ timeout: true }), timeoutMs); });
+    const got = await Promise.race([arrived.then(() => ({ ok: true })), ended, late]);
+    clearTimeout(timer);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     if (!got.ok) throw new Error(`claude made no request (${got.timeout ? 'timed out' : `exit ${got.code}`}): ${stderr}`);
     if (hooks && !mock.requests.some((r) => strings(r.body).some((s) => s.includes('# Briefing')))) {
