@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { run, tempDir, cairn, cairnBin, root } from './lib.mjs';
+import { tempDir, cairnBin, root } from './lib.mjs';
 import {
-  anthropicMock, claude, claudeEnv, makeProject, makeKnowledgeRepo, messageRequests,
+  anthropicMock, cairn, claude, claudeEnv, run, makeProject, makeKnowledgeRepo, messageRequests,
   sessionRecords, settled, strings, telemetry, waitFor,
 } from './claude.mjs';
 
