@@ -100,6 +100,46 @@ test('b. a MEMORY.md of 97 entries reaches the model whole, not as a persisted-o
   }
 });
 
+/**
+ * What Claude Code does with a SessionStart hook's additionalContext of `text`: 'inline' when
+ * the model gets it whole, 'persisted' when it gets a <persisted-output> preview instead.
+ */
+async function keeps(text) {
+  const s = await setup();
+  try {
+    const out = path.join(s.t.dir, 'hook-output.json');
+    fs.writeFileSync(out, JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: text } }));
+    fs.mkdirSync(path.join(s.home, '.claude'));
+    fs.writeFileSync(path.join(s.home, '.claude/settings.json'),
+      JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: 'command', command: `cat '${out}'` }] }] } }));
+    assertRan(await s.claude(['-p', 'hello']));
+    const said = strings(messageRequests(s.mock.requests)[0].body);
+    if (said.some((x) => x.includes(text))) return 'inline';
+    const preview = said.find((x) => x.includes('<persisted-output>'));
+    assert.ok(preview, 'the context reached the model neither whole nor as a preview');
+    const body = preview.slice(preview.indexOf('Preview (first 2KB):\n') + 21, preview.indexOf('\n...\n</persisted-output>'));
+    assert.equal(body, text.slice(0, 2000), 'the preview is not the first 2,000 UTF-16 code units');
+    return 'persisted';
+  } finally {
+    await s.close();
+  }
+}
+
+// The limit cairn's per-agent budget for Claude Code comes from (issue 31 item 2). In Claude
+// Code 2.1.332's bundled cli.js: `QDe=1e4`, the default threshold of the function that every
+// hook's additionalContext goes through (`jEe(text, ..., "additionalContext", ...)`:
+// `if(e.length<=o)return e;` else the text is saved under tool-results/ and replaced by a
+// 2,000-unit preview). `e.length` is a JavaScript string's length: UTF-16 code units, so a
+// character outside the BMP (an emoji) counts twice. A Claude Code upgrade that moves it fails
+// here first.
+test('Claude Code keeps additionalContext inline up to 10,000 UTF-16 code units', async () => {
+  const x = (n) => 'B' + 'x'.repeat(n - 2) + 'E';
+  assert.equal(await keeps(x(10_000)), 'inline');
+  assert.equal(await keeps(x(10_001)), 'persisted');
+  assert.equal(await keeps('\u{1F600}'.repeat(5_000)), 'inline', '5,000 emoji are 10,000 units');
+  assert.equal(await keeps('\u{1F600}'.repeat(5_001)), 'persisted', '5,001 emoji: 5,001 characters, 10,002 units');
+});
+
 /** Runs `claude -p PROMPT --output-format json [...more]`; returns its result object. */
 async function ask(s, prompt, more = []) {
   const r = await s.claude(['-p', prompt, '--output-format', 'json', ...more]);
