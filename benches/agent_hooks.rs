@@ -19,6 +19,13 @@
 //!    repository and `rg -c` (or `grep -rc`) for the project's name over the same files, each
 //!    the same number of times.
 //!
+//! With `--real-agents` (`scripts/bench-agents`), each size's repository then goes to
+//! `node tests/agents/bench.mjs --repo PATH --runs N`: the real agents (Claude Code, and Codex
+//! and pi where their drivers exist in tests/agents/) started headless against a local mock
+//! model, timed from the agent's start to its first request at the mock, with and without
+//! cairn's hooks installed in a fresh project (issue 31). Its medians are printed per size and
+//! agent, with the difference: the hook's cost as the agent experiences it.
+//!
 //! Target (issue 12): the session-start hook prints within 50 ms at 10,000 records.
 
 use std::fmt::Write as _;
@@ -143,6 +150,7 @@ fn main() {
         .filter_map(|s| s.trim().parse().ok())
         .collect();
     let mut runs: usize = setting("CAIRN_BENCH_RUNS", "20").parse().unwrap_or(20);
+    let mut real_agents = false;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < args.len() {
@@ -158,6 +166,7 @@ fn main() {
                 runs = args[i + 1].parse().expect("--runs N");
                 i += 1;
             }
+            "--real-agents" => real_agents = true,
             _ => {}
         }
         i += 1;
@@ -177,6 +186,7 @@ fn main() {
     );
     let project = make_project(&work.path().join("billing-api"));
     let mut rows = Vec::new();
+    let mut agent_rows: Vec<(usize, Vec<AgentRow>)> = Vec::new();
     for &size in &sizes {
         let repo = work.path().join(format!("repo-{size}"));
         let started = Instant::now();
@@ -237,6 +247,9 @@ fn main() {
             brief: percentiles(&mut brief).0,
             scan: percentiles(&mut scan).0,
         });
+        if real_agents {
+            agent_rows.push((size, real_agents_pass(&repo, runs)));
+        }
     }
     println!();
     println!(
@@ -267,12 +280,36 @@ fn main() {
         );
     }
     println!(
-        "(generated in {}; times are whole-process wall time, release build)",
+        "(generated in {}; times are whole-process wall time, {} build)",
         rows.iter()
             .map(|r| format!("{:.1} s at {}", r.generate.as_secs_f64(), r.size))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+        if cfg!(debug_assertions) {
+            "dev"
+        } else {
+            "release"
+        }
     );
+    if real_agents {
+        println!();
+        println!(
+            "records   agent     start to first request: without hooks   with cairn's hooks   difference   ({} build of cairn)",
+            if cfg!(debug_assertions) {
+                "dev"
+            } else {
+                "release"
+            }
+        );
+        for (size, agents) in &agent_rows {
+            for a in agents {
+                println!(
+                    "{size:>7}   {:<8}  {:>30.0} ms   {:>15.0} ms   {:>+7.0} ms",
+                    a.agent, a.without_ms, a.with_ms, a.difference_ms
+                );
+            }
+        }
+    }
     if std::env::var_os("CAIRN_BENCH_KEEP").is_some() {
         let kept = work.keep();
         println!("kept {}", kept.display());
@@ -289,6 +326,53 @@ struct Row {
     scan: Duration,
     start: Duration,
     brief: Duration,
+}
+
+/// One agent's medians from tests/agents/bench.mjs.
+#[derive(serde::Deserialize)]
+struct AgentRow {
+    agent: String,
+    without_ms: f64,
+    with_ms: f64,
+    difference_ms: f64,
+}
+
+#[derive(serde::Deserialize)]
+struct AgentRows {
+    agents: Vec<AgentRow>,
+}
+
+/// `node tests/agents/bench.mjs --repo REPO --runs N` with this bench's cairn: its lines as they
+/// come, then its medians (its last line, JSON).
+fn real_agents_pass(repo: &Path, runs: usize) -> Vec<AgentRow> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents");
+    assert!(
+        dir.join("node_modules").exists(),
+        "--real-agents needs node and tests/agents/node_modules: npm ci --prefix tests/agents"
+    );
+    println!(
+        "real agents at {} (node tests/agents/bench.mjs):",
+        repo.display()
+    );
+    let out = Command::new("node")
+        .arg(dir.join("bench.mjs"))
+        .arg("--repo")
+        .arg(repo)
+        .args(["--runs", &runs.to_string(), "--cairn", CAIRN])
+        .env("CAIRN_BIN", CAIRN)
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run node tests/agents/bench.mjs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "bench.mjs failed:\n{stdout}");
+    let mut lines: Vec<&str> = stdout.lines().collect();
+    let last = lines.pop().unwrap_or_default();
+    for l in lines {
+        println!("  {l}");
+    }
+    serde_json::from_str::<AgentRows>(last)
+        .unwrap_or_else(|e| panic!("bench.mjs's last line is not its JSON ({e}): {last}"))
+        .agents
 }
 
 fn setting(name: &str, default: &str) -> String {
