@@ -16,7 +16,8 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
-    let repo = crate::repo::Repo::discover_as_is(ctx.repo_arg.as_deref(), &ctx.cwd)?;
+    let repo =
+        crate::repo::Repo::discover_as_is(ctx.repo_arg.as_deref(), &ctx.cwd, super::default_repo)?;
     let repair = !args.dry_run;
     // A `.cairn` that is a link or holds one: named with its fix, and nothing else is done,
     // since every other check reads or writes there (ADR 66).

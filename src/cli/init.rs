@@ -14,6 +14,10 @@ pub struct Args {
     /// Where to make the repository (made if missing) [default: --repo, else $CAIRN_REPO, else
     /// the current directory]
     pub dir: Option<PathBuf>,
+    /// Also make it your default knowledge repository, the one every command, hook and `cairn
+    /// mcp` uses from a folder outside any repository (`repo` in ~/.config/cairn/config.toml)
+    #[arg(long)]
+    pub default: bool,
     #[command(flatten)]
     pub commit: CommitArgs,
 }
@@ -56,11 +60,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             ctx.short(&commit)
         )
     };
+    let mut human = human;
+    let mut default_file = None;
+    if args.default {
+        let set = super::config::set_default(&done.root)?;
+        human.push_str(&format!("\n{}", set.human));
+        default_file = set.data.get("file").cloned();
+    }
     let data = json!({
         "root": done.root,
         "created_git": done.created_git,
         "written": done.written,
         "commit": commit,
+        "default": default_file,
     });
     Ok(Report::new("init", data, human)
         .next(Next::new(

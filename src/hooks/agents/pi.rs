@@ -30,8 +30,9 @@ pub const FILE_NAME: &str = "cairn.ts";
 /// The first line, by which uninstall knows the file is cairn's.
 pub const MARK: &str = "// cairn: agent hooks for pi";
 
-/// The extension for the knowledge repository at `repo_root`.
-pub fn extension(repo_root: &Path) -> String {
+/// The extension that runs the binary `exe` for the knowledge repository at `repo_root`.
+pub fn extension(exe: &Path, repo_root: &Path) -> String {
+    let exe = serde_json::to_string(&exe.to_string_lossy()).expect("a string serializes");
     let repo = serde_json::to_string(&repo_root.to_string_lossy()).expect("a string serializes");
     format!(
         r#"{MARK} (written by `cairn hooks install --agent pi`; `cairn hooks uninstall --agent pi` removes it).
@@ -39,11 +40,12 @@ pub fn extension(repo_root: &Path) -> String {
 // shutdown the session file goes to cairn, which ingests and observes it in the background.
 import {{ spawnSync }} from "node:child_process";
 
+const CAIRN = {exe};
 const REPO = {repo};
 
 function cairn(event, input) {{
   try {{
-    const run = spawnSync("cairn", ["--repo", REPO, "hooks", "run", event, "--agent", "pi"], {{
+    const run = spawnSync(CAIRN, ["--repo", REPO, "hooks", "run", event, "--agent", "pi"], {{
       input: JSON.stringify(input),
       encoding: "utf8",
       timeout: 10000,
@@ -83,8 +85,8 @@ export default function (pi) {{
 
 /// Writes the extension, unless it is there as it would be written; a file of that name that
 /// is not cairn's is an error, never overwritten.
-pub fn install(file: &Path, repo_root: &Path) -> Result<Outcome> {
-    let want = extension(repo_root);
+pub fn install(file: &Path, exe: &Path, repo_root: &Path) -> Result<Outcome> {
+    let want = extension(exe, repo_root);
     let existing = files::read_optional(file)?;
     if let Some(text) = &existing
         && !text.starts_with(MARK)
@@ -143,12 +145,14 @@ mod tests {
 
     #[test]
     fn the_extension_names_the_repository_as_a_js_string() {
-        let text = extension(Path::new("/home/a \"b\"/repo"));
+        let text = extension(Path::new("/opt/cairn"), Path::new("/home/a \"b\"/repo"));
         assert!(text.starts_with(MARK));
         assert!(
             text.contains(r#"const REPO = "/home/a \"b\"/repo";"#),
             "{text}"
         );
+        assert!(text.contains(r#"const CAIRN = "/opt/cairn";"#), "{text}");
+        assert!(text.contains("spawnSync(CAIRN, "), "{text}");
         for event in [
             "session_start",
             "session_before_compact",
