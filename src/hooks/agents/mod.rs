@@ -48,6 +48,7 @@
 //!
 //! This module decides and never prints; `cli/hooks/agent.rs` reports.
 
+pub mod check;
 pub mod exe;
 pub mod mcp;
 pub mod pi;
