@@ -92,9 +92,21 @@ pub fn run(ctx: &Ctx, cmd: Command) -> Result<Report> {
     }
 }
 
-/// `dir` as an absolute path without `.` parts or a trailing slash.
+/// `dir` as an absolute path without `.` or `..` parts or a trailing slash (`..` taken
+/// lexically, as the shell's `cd ..` does).
 pub(crate) fn absolute(cwd: &Path, dir: &Path) -> PathBuf {
-    cwd.join(dir).components().collect()
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in cwd.join(dir).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Makes `dir`, a cairn repository, the default knowledge repository (`cairn config set repo`
