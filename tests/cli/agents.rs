@@ -64,3 +64,10 @@ fn codex_for_real() {
 fn pi_for_real() {
     run_agent("pi.test.mjs", "@mariozechner/pi-coding-agent");
 }
+
+// `cairn mcp install` from a project folder: Claude Code's `mcp list` connects, Codex's `mcp
+// get` shows it enabled; uninstall gives each file back (issue 31, item 4).
+#[test]
+fn mcp_install_for_real() {
+    run_agent("mcp.test.mjs", "@anthropic-ai/claude-code");
+}
