@@ -329,7 +329,6 @@ fn agent_hooks_run_with_no_cairn_on_path() {
         String::from_utf8_lossy(&out.stderr)
     );
     let command = installed_command(&project.join(".claude/settings.json"), "SessionStart");
-    assert!(command.starts_with(BIN), "{command}");
     // The agent runs it through /bin/sh, in the project, with its own PATH.
     let mut child = env
         .command("/bin/sh", &project)
@@ -357,6 +356,7 @@ fn agent_hooks_run_with_no_cairn_on_path() {
         .as_str()
         .unwrap();
     assert!(context.contains("blue pipeline"), "{context}");
+    assert!(command.starts_with(BIN), "{command}");
 }
 
 // Issue 31 item 8: a binary moved after install is named by doctor, with the file that holds
