@@ -3,7 +3,7 @@
 // cairn's absolute path, and each agent's own `mcp list` / `mcp get` then shows the server
 // connected (Claude Code starts it and speaks MCP) or enabled (Codex; the server is then
 // started as Codex would, in the project folder, and asked for its tools). The README's
-// `claude mcp add cairn -- cairn mcp` and `codex mcp add cairn -- cairn mcp` work from the
+// `claude mcp add --scope user cairn -- cairn mcp` and `codex mcp add cairn -- cairn mcp` work from the
 // project folder once the default knowledge repository is set. Uninstall gives each file back
 // byte for byte. Every run has a throwaway HOME, CODEX_HOME and a PATH without cairn (but
 // where a test puts it there itself). Nothing here touches the network.
@@ -149,7 +149,7 @@ test('codex: cairn mcp install from a project folder, codex mcp get shows cairn 
   }
 });
 
-test("the README's `claude mcp add cairn -- cairn mcp` and `codex mcp add` work from a project folder", async () => {
+test("the README's `claude mcp add --scope user cairn -- cairn mcp` and `codex mcp add` work from a project folder", async () => {
   const m = await machine();
   try {
     // cairn on PATH, as `cargo install` puts it there; the default repository set by init.
@@ -158,7 +158,7 @@ test("the README's `claude mcp add cairn -- cairn mcp` and `codex mcp add` work 
     fs.symlinkSync(cairnBin, path.join(cargoBin, 'cairn'));
     const env = { ...m.env, PATH: `${cargoBin}:${m.env.PATH}` };
 
-    await must(claudeBin, ['mcp', 'add', 'cairn', '--', 'cairn', 'mcp'], { cwd: m.project, env });
+    await must(claudeBin, ['mcp', 'add', '--scope', 'user', 'cairn', '--', 'cairn', 'mcp'], { cwd: m.project, env });
     const list = await must(claudeBin, ['mcp', 'list'], { cwd: m.project, env });
     assert.match(list.stdout, /^cairn: cairn mcp - .*Connected/m, list.stdout);
 
