@@ -320,23 +320,25 @@ fn toml_entry(table: &toml::Table) -> Option<(Option<String>, Option<Vec<String>
 
 fn toml_install(before: Option<&str>, exe: &Path, repo_root: &Path, file: &Path) -> Result<String> {
     let block = toml_block(exe, repo_root);
-    let mut text = before.unwrap_or_default().to_string();
-    let table = parse_toml(&text, file)?;
-    if toml_entry(&table).is_some() {
+    let mut text = before.map(str::to_string);
+    let table = parse_toml(text.as_deref().unwrap_or_default(), file)?;
+    if let (Some(had), Some(_)) = (&text, toml_entry(&table)) {
         // Refused when it is not cairn's; unchanged when it is this very registration.
-        let removed = toml_uninstall(&text, file)?;
-        if text.contains(&block) {
-            return Ok(text);
+        let removed = toml_uninstall(had, file)?;
+        if had.contains(&block) {
+            return Ok(had.clone());
         }
         text = match removed {
-            Removed::Text(t) => t,
-            Removed::File | Removed::NotThere => String::new(),
+            Removed::Text(t) => Some(t),
+            Removed::File | Removed::NotThere => None,
         };
     }
-    // A blank line before the table, or only the newline a last line lacked: two texts never
-    // give the same result, so uninstall knows which one it was.
-    let sep = if text.is_empty() { "" } else { "\n" };
-    Ok(format!("{text}{sep}{block}"))
+    // In a file that exists, a newline before the table (a blank line, or the newline a last
+    // line lacked): no two files give the same result, so uninstall knows which one it was.
+    Ok(match text {
+        None => block,
+        Some(text) => format!("{text}\n{block}"),
+    })
 }
 
 fn toml_uninstall(text: &str, file: &Path) -> Result<Removed> {
@@ -458,12 +460,11 @@ mod tests {
             let table = parse_toml(&after, file).unwrap();
             assert!(toml_entry(&table).is_some(), "{after}");
             let back = toml_uninstall(&after, file).unwrap();
-            if before.is_empty() {
-                assert_eq!(back, Removed::File);
-            } else {
-                assert_eq!(back, Removed::Text(before.to_string()), "{after:?}");
-            }
+            assert_eq!(back, Removed::Text(before.to_string()), "{after:?}");
         }
+        let made = toml_install(None, Path::new(EXE), Path::new(KB), file).unwrap();
+        assert_eq!(made, block);
+        assert_eq!(toml_uninstall(&made, file).unwrap(), Removed::File);
         // A table added after cairn's stays.
         let after = format!("a = 1\n\n{block}[x]\ny = 2\n");
         assert_eq!(
