@@ -74,10 +74,21 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         "commit": commit,
         "default": default_file,
     });
-    Ok(Report::new("init", data, human)
+    let mut report = Report::new("init", data, human)
         .next(Next::new(
             "cairn slog configure cairn \"made the knowledge repository\"",
             "log what you do",
         ))
-        .next(Next::new("cairn adr new \"TITLE\"", "record a decision")))
+        .next(Next::new("cairn adr new \"TITLE\"", "record a decision"));
+    // No default yet: say how to reach this one from a code project's folder (ADR 86).
+    if !args.default && matches!(super::default_repo(), Ok(None)) {
+        report = report.next(Next::new(
+            format!(
+                "cairn config set repo {}",
+                crate::hooks::agents::shell_word(&done.root.to_string_lossy())
+            ),
+            "use it from every folder, where agents start their hooks and MCP server",
+        ));
+    }
+    Ok(report)
 }

@@ -117,6 +117,10 @@ fn the_default_repository_serves_a_project_folder() {
 fn init_default_makes_the_repository_the_default() {
     let env = Env::new();
     let kb = env.path().join("kb");
+    // Without a default, init says how to set one.
+    let out = env.cairn(&["init", "first", "--json"]).code(0);
+    let next = out.json()["next"].to_string();
+    assert!(next.contains("cairn config set repo"), "{next}");
     let out = env.cairn(&["init", "kb", "--default", "--json"]).code(0);
     assert_eq!(out.data()["default"], json!(config_file(&env)));
     let got = env.cairn(&["config", "get", "repo"]).code(0);
