@@ -6,7 +6,8 @@
 // `claude mcp add --scope user cairn -- cairn mcp` and `codex mcp add cairn -- cairn mcp` work from the
 // project folder once the default knowledge repository is set. Uninstall gives each file back
 // byte for byte. Every run has a throwaway HOME, CODEX_HOME and a PATH without cairn (but
-// where a test puts it there itself). Nothing here touches the network.
+// where a test puts it there itself). The hooks installed with no cairn on PATH still brief
+// the real Claude Code (a local mock of the Messages API). Nothing here touches the network.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
 
-import { bin, cairnBin, run, tempDir } from './lib.mjs';
+import { bin, cairnBin, run, sse, startMock, tempDir } from './lib.mjs';
 
 const claudeBin = path.join(bin, 'claude');
 const codexBin = path.join(bin, 'codex');
@@ -168,6 +169,52 @@ test("the README's `claude mcp add --scope user cairn -- cairn mcp` and `codex m
     const tools = await listTools(got.transport.command, got.transport.args, { cwd: m.project, env });
     assert.ok(tools.includes('recall'), tools.join(','));
   } finally {
+    m.cleanup();
+  }
+});
+
+/** A mock of the Anthropic Messages API that answers every request "Done." (streamed or not). */
+function anthropicMock() {
+  return startMock(async (req, res, body) => {
+    if (req.url.startsWith('/v1/messages/count_tokens')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ input_tokens: 100 }));
+    }
+    const usage = { input_tokens: 100, output_tokens: 2 };
+    const message = { id: 'msg_1', type: 'message', role: 'assistant', model: body?.model || 'm', content: [], stop_reason: null, stop_sequence: null, usage };
+    if (!body?.stream) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ ...message, content: [{ type: 'text', text: 'Done.' }], stop_reason: 'end_turn' }));
+    }
+    sse(res, [
+      { event: 'message_start', data: { type: 'message_start', message } },
+      { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
+      { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Done.' } } },
+      { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+      { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } } },
+      { event: 'message_stop', data: { type: 'message_stop' } },
+    ]);
+  });
+}
+
+// Issue 31, item 8: the hooks ran `cairn` from PATH; Claude Code without it on PATH printed
+// `/bin/sh: cairn: not found` and the model got no briefing.
+test('claude-code: hooks installed from a project folder brief the model with no cairn on PATH', async () => {
+  const m = await machine();
+  const mock = await anthropicMock();
+  try {
+    await must(cairnBin, ['memory', 'add', '--section', 'operations', 'Deploys go through the tangerine pipeline'], { cwd: m.project, env: m.env });
+    const installed = await must(cairnBin, ['hooks', 'install', '--agent', 'claude-code', '--json'], { cwd: m.project, env: m.env });
+    const start = JSON.parse(installed.stdout).data.commands['session-start'];
+    assert.ok(start.startsWith(`${cairnBin} --repo `), start);
+    const env = { ...m.env, ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: 'sk-ant-api03-mock-key-for-a-local-server' };
+    const r = await run(claudeBin, ['-p', 'hello'], { cwd: m.project, env, timeoutMs: 90_000 });
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    assert.ok(!r.stderr.includes('not found'), r.stderr);
+    const sent = mock.requests.filter((q) => q.path.startsWith('/v1/messages') && !q.path.includes('count_tokens'));
+    assert.ok(sent.some((q) => q.text.includes('tangerine pipeline')), 'the briefing reached the model');
+  } finally {
+    await mock.close();
     m.cleanup();
   }
 });

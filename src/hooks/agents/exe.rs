@@ -1,7 +1,7 @@
 //! The binary an agent's hook and MCP registration run: the one `cairn … install` was run as,
 //! by its absolute path, so that an agent whose PATH lacks cairn (a GUI's launcher, a service,
 //! a shell without `~/.cargo/bin`) still runs it instead of printing `cairn: not found` and
-//! going on with nothing ingested (issue 31, item 8).
+//! going on with nothing ingested (issue 31, item 8; ADR 87).
 //!
 //! The path is the one the person ran, not the file it resolves to: `/usr/local/bin/cairn`
 //! that links to `/usr/local/Cellar/cairn/1.2/bin/cairn` stays the link, which a package
