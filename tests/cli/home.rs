@@ -414,3 +414,67 @@ fn doctor_names_a_hook_whose_binary_moved() {
         assert_eq!(f["repaired"], false);
     }
 }
+
+#[test]
+fn mcp_install_in_a_project_writes_its_mcp_json_and_uninstall_removes_it() {
+    let (env, project, kb) = project_and_kb();
+    let kb_arg = kb.to_str().unwrap();
+    let out = env
+        .cairn_in(
+            &project,
+            &[
+                "--repo",
+                kb_arg,
+                "mcp",
+                "install",
+                "--agent",
+                "claude-code",
+                "--project",
+                ".",
+                "--json",
+            ],
+        )
+        .code(0);
+    let file = project.canonicalize().unwrap().join(".mcp.json");
+    assert_eq!(out.data()["file"], json!(file));
+    assert_eq!(out.data()["scope"], "project");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["mcpServers"]["cairn"]["command"], BIN);
+    env.cairn_in(
+        &project,
+        &[
+            "mcp",
+            "uninstall",
+            "--agent",
+            "claude-code",
+            "--project",
+            ".",
+        ],
+    )
+    .code(0);
+    assert!(!file.exists());
+    // A server of that name the person wrote is theirs: refused, the file untouched.
+    let theirs = "{\"mcpServers\": {\"cairn\": {\"command\": \"cairn\", \"args\": [\"mcp\"]}}}\n";
+    std::fs::write(&file, theirs).unwrap();
+    let out = env
+        .cairn_in(
+            &project,
+            &[
+                "--repo",
+                kb_arg,
+                "mcp",
+                "install",
+                "--agent",
+                "claude-code",
+                "--project",
+                ".",
+            ],
+        )
+        .code(2);
+    assert!(
+        out.stderr.contains("claude mcp remove cairn"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), theirs);
+}
