@@ -478,3 +478,75 @@ fn mcp_install_in_a_project_writes_its_mcp_json_and_uninstall_removes_it() {
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), theirs);
 }
+
+// Issue 31 item 8, for pi: the extension ran `spawnSync("cairn", …)`, which fails where PATH
+// has no cairn. Run by node (the extension is plain JavaScript inside) with a PATH holding only
+// node, every handler it registered is called; one of them hands pi the briefing.
+#[test]
+fn the_pi_extension_briefs_with_no_cairn_on_path() {
+    let Some(node) = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("node"))
+            .find(|n| n.is_file())
+    }) else {
+        eprintln!("node is not installed: the pi extension is not run here");
+        return;
+    };
+    let node_dir = node.parent().unwrap().to_path_buf();
+    if node_dir.join("cairn").exists() {
+        eprintln!("cairn is beside node: this test needs a PATH without it");
+        return;
+    }
+    let (env, project, kb) = project_and_kb();
+    env.cairn(&[
+        "--repo",
+        kb.to_str().unwrap(),
+        "memory",
+        "add",
+        "--section",
+        "operations",
+        "Releases wait for the amber light",
+    ])
+    .code(0);
+    env.cairn(&["config", "set", "repo", "kb"]).code(0);
+    let out = env
+        .command(BIN, &project)
+        .env("PATH", "/usr/bin:/bin")
+        .args(["hooks", "install", "--agent", "pi"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let module = env.path().join("cairn-extension.mjs");
+    std::fs::copy(project.join(".pi/extensions/cairn.ts"), &module).unwrap();
+    let driver = format!(
+        r#"const ext = (await import({module})).default;
+const handlers = {{}};
+ext({{ on: (name, fn) => {{ handlers[name] = fn; }} }});
+const ctx = {{ cwd: {cwd}, sessionManager: {{ getSessionId: () => "s1", getSessionFile: () => undefined }} }};
+const results = {{}};
+for (const name of Object.keys(handlers).filter((n) => !/shutdown|compact/.test(n))) {{
+  results[name] = await handlers[name]({{ type: name, reason: "startup", systemPrompt: "", prompt: "hi" }}, ctx);
+}}
+console.log(JSON.stringify(results));
+"#,
+        module = json!(module),
+        cwd = json!(project),
+    );
+    let out = env
+        .command(node.to_str().unwrap(), &project)
+        .env("PATH", &node_dir)
+        .args(["--input-type=module", "-e", &driver])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("amber light"), "{stdout}");
+}
