@@ -134,6 +134,17 @@ fn install(ctx: &Ctx, target: &Target) -> Result<Report> {
             file.display()
         )
     };
+    // A local-scope `cairn` (the README's old `claude mcp add cairn -- cairn mcp`) wins over
+    // the user scope in its folder.
+    let mut warnings = Vec::new();
+    if agent == Agent::Claude && target.project.is_none() {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        for folder in mcp::claude_shadowing(&text) {
+            warnings.push(format!(
+                "in {folder}, Claude Code starts the local-scope server named cairn instead of this one: run `claude mcp remove cairn --scope local` there"
+            ));
+        }
+    }
     let check = match agent {
         Agent::Codex => "codex mcp get cairn",
         _ => "claude mcp list",
@@ -154,6 +165,7 @@ fn install(ctx: &Ctx, target: &Target) -> Result<Report> {
         "repo": root,
     });
     Ok(Report::new("mcp_install", data, human)
+        .warnings(warnings)
         .next(Next::new(check, "see the server the agent will start"))
         .next(Next::new(
             format!("cairn mcp uninstall --agent {name}{project}"),

@@ -550,3 +550,40 @@ console.log(JSON.stringify(results));
     );
     assert!(stdout.contains("amber light"), "{stdout}");
 }
+
+// The README's old `claude mcp add cairn -- cairn mcp` (local scope, which failed to connect)
+// wins over the user scope in its folder: install names it, with the command that removes it.
+#[test]
+fn mcp_install_names_a_local_scope_cairn_that_would_shadow_it() {
+    let (env, project, kb) = project_and_kb();
+    let claude = env.home().join(".claude.json");
+    let local = json!({"projects": {project.to_str().unwrap(): {"mcpServers": {"cairn": {
+        "type": "stdio", "command": "cairn", "args": ["mcp"], "env": {}}}}}});
+    std::fs::write(&claude, serde_json::to_string_pretty(&local).unwrap()).unwrap();
+    let out = env
+        .cairn_in(
+            &project,
+            &[
+                "--repo",
+                kb.to_str().unwrap(),
+                "mcp",
+                "install",
+                "--agent",
+                "claude-code",
+            ],
+        )
+        .code(0);
+    assert!(
+        out.stderr.contains(&format!(
+            "in {}, Claude Code starts the local-scope server",
+            project.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("claude mcp remove cairn --scope local"),
+        "{}",
+        out.stderr
+    );
+}

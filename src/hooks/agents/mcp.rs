@@ -155,6 +155,24 @@ fn not_ours(file: &Path, agent_remove: &str) -> Error {
     ))
 }
 
+/// The folders whose local-scope `cairn` server (`claude mcp add cairn …` without `--scope`,
+/// kept under `projects[FOLDER].mcpServers` of `.claude.json`) Claude Code starts there
+/// instead of the user-scope one install writes: local wins over user.
+pub fn claude_shadowing(claude_json: &str) -> Vec<String> {
+    let Ok(value) = serde_json::from_str::<Value>(claude_json.trim_start_matches('\u{feff}'))
+    else {
+        return Vec::new();
+    };
+    let Some(projects) = value.get("projects").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    projects
+        .iter()
+        .filter(|(_, p)| p.get("mcpServers").and_then(|s| s.get(SERVER)).is_some())
+        .map(|(folder, _)| folder.clone())
+        .collect()
+}
+
 // ---- Claude Code: JSON ----
 
 fn json_entry(exe: &Path, repo_root: &Path) -> Value {
@@ -397,6 +415,14 @@ mod tests {
             None => assert_eq!(back, Removed::File),
             Some(b) => assert_eq!(back, Removed::Text(b.to_string()), "{after}"),
         }
+    }
+
+    #[test]
+    fn local_scope_servers_that_shadow_the_user_scope_are_named() {
+        let text =
+            r#"{"projects": {"/p": {"mcpServers": {"cairn": {}}}, "/q": {"mcpServers": {}}}}"#;
+        assert_eq!(claude_shadowing(text), vec!["/p".to_string()]);
+        assert!(claude_shadowing("not json").is_empty());
     }
 
     #[test]
