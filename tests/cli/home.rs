@@ -453,6 +453,36 @@ fn mcp_install_in_a_project_writes_its_mcp_json_and_uninstall_removes_it() {
     )
     .code(0);
     assert!(!file.exists());
+    // Codex: the project's .codex/config.toml, made and then removed with its folder.
+    let out = env
+        .cairn_in(
+            &project,
+            &[
+                "--repo",
+                kb_arg,
+                "mcp",
+                "install",
+                "--agent",
+                "codex",
+                "--project",
+                ".",
+                "--json",
+            ],
+        )
+        .code(0);
+    let codex = project.canonicalize().unwrap().join(".codex/config.toml");
+    assert_eq!(out.data()["file"], json!(codex));
+    assert!(
+        std::fs::read_to_string(&codex)
+            .unwrap()
+            .starts_with("[mcp_servers.cairn]\n")
+    );
+    env.cairn_in(
+        &project,
+        &["mcp", "uninstall", "--agent", "codex", "--project", "."],
+    )
+    .code(0);
+    assert!(!project.join(".codex").exists());
     // A server of that name the person wrote is theirs: refused, the file untouched.
     let theirs = "{\"mcpServers\": {\"cairn\": {\"command\": \"cairn\", \"args\": [\"mcp\"]}}}\n";
     std::fs::write(&file, theirs).unwrap();
