@@ -127,10 +127,11 @@ pub fn install(ctx: &Ctx, target: &Target, _commit: CommitArgs) -> Result<Report
     let events: Vec<&str> = outcome.events.iter().map(|e| e.as_str()).collect();
     let mut human = if outcome.changed {
         format!(
-            "installed cairn's {name} hooks in {} ({}), for the knowledge repository {}",
+            "installed cairn's {name} hooks in {} ({}), for the knowledge repository {}, run as {}",
             file.display(),
             events.join(", "),
-            root.display()
+            root.display(),
+            exe.display()
         )
     } else {
         format!(
