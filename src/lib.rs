@@ -46,6 +46,7 @@
 //! - [`init`]: making or adopting a knowledge repository.
 //! - [`doctor`]: health checks and repairs of the files.
 //! - [`time`]: parsing the times and spans users type.
+//! - [`user_config`]: the person's own `config.toml`: the default knowledge repository.
 
 #![deny(unsafe_code)]
 
@@ -89,6 +90,7 @@ pub mod sync;
 pub mod telemetry;
 pub mod time;
 pub mod triage;
+pub mod user_config;
 pub mod why;
 
 pub use cli::run;

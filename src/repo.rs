@@ -2,7 +2,9 @@
 //!
 //! A knowledge repository is a directory holding `cairn.toml` (section 1 of DESIGN.md). It is
 //! found like git finds its own: `--repo DIR`, else `CAIRN_REPO` (both arrive here as
-//! `explicit`), else the nearest ancestor of the working directory holding `cairn.toml`.
+//! `explicit`), else the nearest ancestor of the working directory holding `cairn.toml`, else
+//! the person's default knowledge repository (`repo` in [`crate::user_config`], ADR 86), read
+//! only when nothing before it named one.
 //!
 //! Writers serialize on the repository lock, an advisory lock on `cairn.lock` in the git
 //! directory (not in `.cairn/`, which may be deleted at any moment; ADR 3). Readers never take
@@ -18,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::{self, Config};
 use crate::error::{Error, Kind, Result};
+use crate::user_config::DefaultRepo;
 
 /// Folders of the layout, relative to the root.
 pub const DIRS: &[&str] = &[
@@ -40,17 +43,26 @@ pub struct Repo {
 }
 
 impl Repo {
-    /// Finds the repository from an explicit path or by walking up from `cwd`; refuses one
-    /// whose derived folder is a link or holds one ([`Repo::open`]).
-    pub fn discover(explicit: Option<&Path>, cwd: &Path) -> Result<Repo> {
-        let repo = Repo::discover_as_is(explicit, cwd)?;
+    /// Finds the repository from an explicit path, by walking up from `cwd`, else the default
+    /// `fallback` gives; refuses one whose derived folder is a link or holds one
+    /// ([`Repo::open`]).
+    pub fn discover(
+        explicit: Option<&Path>,
+        cwd: &Path,
+        fallback: impl FnOnce() -> Result<Option<DefaultRepo>>,
+    ) -> Result<Repo> {
+        let repo = Repo::discover_as_is(explicit, cwd, fallback)?;
         repo.check_derived()?;
         Ok(repo)
     }
 
     /// [`Repo::discover`] without refusing links in `.cairn/`: for `cairn doctor`, which names
     /// them instead (and touches nothing under `.cairn/` while one is there).
-    pub fn discover_as_is(explicit: Option<&Path>, cwd: &Path) -> Result<Repo> {
+    pub fn discover_as_is(
+        explicit: Option<&Path>,
+        cwd: &Path,
+        fallback: impl FnOnce() -> Result<Option<DefaultRepo>>,
+    ) -> Result<Repo> {
         if let Some(dir) = explicit {
             let dir = absolute(dir, cwd);
             if !dir.join(config::FILE_NAME).is_file() {
@@ -73,15 +85,35 @@ impl Repo {
             }
             dir = d.parent();
         }
+        if let Some(default) = fallback()? {
+            if !default.dir.join(config::FILE_NAME).is_file() {
+                return Err(Error::new(
+                    Kind::NotARepository,
+                    format!(
+                        "the default knowledge repository {} (repo in {}) is not a cairn repository (no {})",
+                        default.dir.display(),
+                        default.file.display(),
+                        config::FILE_NAME
+                    ),
+                )
+                .with_fix(format!(
+                    "run `cairn init {}`, or `cairn config set repo DIR` to name another",
+                    default.dir.display()
+                )));
+            }
+            return Repo::open_as_is(default.dir);
+        }
         Err(Error::new(
             Kind::NotARepository,
             format!(
-                "not inside a cairn repository (no {} in {} or any parent)",
+                "not inside a cairn repository (no {} in {} or any parent), and no default knowledge repository is set",
                 config::FILE_NAME,
                 cwd.display()
             ),
         )
-        .with_fix("run `cairn init` here, or pass `--repo DIR` (or set CAIRN_REPO)"))
+        .with_fix(
+            "pass `--repo DIR` (or set CAIRN_REPO), or name your knowledge repository once for every folder: `cairn config set repo DIR` (or `cairn init DIR --default` to make one)",
+        ))
     }
 
     /// Opens the repository rooted at `root`, reading its configuration. Refused (exit 2,

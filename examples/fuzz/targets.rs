@@ -5,7 +5,7 @@
 //! unbounded memory is a failure. File-reading entry points get the input as a file of a
 //! scratch repository (a temporary folder, one per target).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
@@ -347,7 +347,7 @@ pub fn all() -> Vec<Target> {
         },
         Target {
             name: "agent_settings",
-            calls: "hooks::agents::install and uninstall (splice::Doc) on a Claude Code settings.json and a Codex hooks.json; hooks::agents::read_input (the hook's stdin)",
+            calls: "hooks::agents::install and uninstall (splice::Doc) on a Claude Code settings.json and a Codex hooks.json; hooks::agents::mcp::install and uninstall on a .claude.json and a config.toml; hooks::agents::read_input (the hook's stdin)",
             max_len: 16 * KB,
             dict: &[
                 "\"hooks\":{",
@@ -642,10 +642,11 @@ fn agent_settings(bytes: &[u8]) {
     use cairn::hooks::agents::{self, Agent};
     thread_local!(static REPO: Repo = scratch("agent_settings"));
     let _ = agents::read_input(bytes);
+    REPO.with(|repo| mcp_registration(repo, bytes));
     REPO.with(|repo| {
         for agent in [Agent::Claude, Agent::Codex] {
             let file = write(repo, "settings.json", bytes);
-            let installed = agents::install(agent, &file, repo.root());
+            let installed = agents::install(agent, &file, Path::new("/opt/bin/cairn"), repo.root());
             let Ok(removed) = agents::uninstall(agent, &file) else {
                 continue;
             };
@@ -663,6 +664,31 @@ fn agent_settings(bytes: &[u8]) {
             }
         }
     });
+}
+
+/// `cairn mcp install` then `uninstall` on the same bytes as Claude Code's `.claude.json` and
+/// Codex's `config.toml`: a file that held no `cairn` server comes back byte for byte.
+fn mcp_registration(repo: &Repo, bytes: &[u8]) {
+    use cairn::hooks::agents::{Agent, mcp};
+    for (agent, name) in [
+        (Agent::Claude, ".claude.json"),
+        (Agent::Codex, "config.toml"),
+    ] {
+        let file = write(repo, name, bytes);
+        let installed = mcp::install(agent, &file, Path::new("/opt/bin/cairn"), repo.root());
+        if !installed.is_ok_and(|o| o.changed) {
+            continue;
+        }
+        let removed = mcp::uninstall(agent, &file).expect("uninstall what install wrote");
+        assert!(removed.changed && !removed.deleted, "{agent:?}");
+        if !String::from_utf8_lossy(bytes).contains("cairn") {
+            let after = std::fs::read(&file).unwrap_or_default();
+            assert!(
+                after == bytes,
+                "mcp install then uninstall changed the file ({agent:?})"
+            );
+        }
+    }
 }
 
 fn mcp(bytes: &[u8]) {

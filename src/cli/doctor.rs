@@ -16,7 +16,8 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
-    let repo = crate::repo::Repo::discover_as_is(ctx.repo_arg.as_deref(), &ctx.cwd)?;
+    let repo =
+        crate::repo::Repo::discover_as_is(ctx.repo_arg.as_deref(), &ctx.cwd, super::default_repo)?;
     let repair = !args.dry_run;
     // A `.cairn` that is a link or holds one: named with its fix, and nothing else is done,
     // since every other check reads or writes there (ADR 66).
@@ -61,7 +62,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         }
     }
     let interrupted = interrupted || !left.is_empty();
-    let (findings, changed) = crate::doctor::check(&repo, repair)?;
+    let (mut findings, changed) = crate::doctor::check(&repo, repair)?;
+    findings.extend(agent_findings(ctx));
     // After the check, which names (and finishes) a commit cut short.
     if repair {
         finished.extend(ctx.finish_all_pending(&repo)?);
@@ -116,4 +118,48 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     Ok(Report::new("doctor", data, human)
         .status(status)
         .warnings(finished))
+}
+
+/// The agents' files (the person's own, and those of the git work tree around the working
+/// folder) whose cairn hooks or MCP registration run a binary that is gone.
+fn agent_findings(ctx: &Ctx) -> Vec<crate::doctor::Finding> {
+    use crate::hooks::agents::{Scope, check, shell_word};
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+    };
+    let mut scopes = Vec::new();
+    if let Some(home) = var("HOME") {
+        let global = Scope::Global {
+            home,
+            codex_home: var("CODEX_HOME"),
+            pi_agent_dir: var("PI_CODING_AGENT_DIR"),
+        };
+        scopes.push((global, " --global".to_string()));
+    }
+    if let Some(dir) = crate::git::work_tree_of(&ctx.cwd) {
+        let dir = dir.canonicalize().unwrap_or(dir);
+        let flags = format!(" --project {}", shell_word(&dir.to_string_lossy()));
+        scopes.push((Scope::Project(dir), flags));
+    }
+    let claude_dir = var("CLAUDE_CONFIG_DIR");
+    let mut out = Vec::new();
+    for (scope, flags) in scopes {
+        for gone in check::gone(&scope, claude_dir.as_deref(), &flags) {
+            out.push(crate::doctor::Finding {
+                path: gone.file.display().to_string(),
+                line: None,
+                problem: format!(
+                    "runs cairn as {}, which is no longer there: run `{}` with the cairn you use now",
+                    gone.binary.display(),
+                    gone.fix
+                ),
+                repaired: false,
+                saved_to: None,
+                restored: false,
+            });
+        }
+    }
+    out
 }

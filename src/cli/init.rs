@@ -14,6 +14,10 @@ pub struct Args {
     /// Where to make the repository (made if missing) [default: --repo, else $CAIRN_REPO, else
     /// the current directory]
     pub dir: Option<PathBuf>,
+    /// Also make it your default knowledge repository, the one every command, hook and `cairn
+    /// mcp` uses from a folder outside any repository (`repo` in ~/.config/cairn/config.toml)
+    #[arg(long)]
+    pub default: bool,
     #[command(flatten)]
     pub commit: CommitArgs,
 }
@@ -56,16 +60,35 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             ctx.short(&commit)
         )
     };
+    let mut human = human;
+    let mut default_file = None;
+    if args.default {
+        let set = super::config::set_default(&done.root)?;
+        human.push_str(&format!("\n{}", set.human));
+        default_file = set.data.get("file").cloned();
+    }
     let data = json!({
         "root": done.root,
         "created_git": done.created_git,
         "written": done.written,
         "commit": commit,
+        "default": default_file,
     });
-    Ok(Report::new("init", data, human)
+    let mut report = Report::new("init", data, human)
         .next(Next::new(
             "cairn slog configure cairn \"made the knowledge repository\"",
             "log what you do",
         ))
-        .next(Next::new("cairn adr new \"TITLE\"", "record a decision")))
+        .next(Next::new("cairn adr new \"TITLE\"", "record a decision"));
+    // No default yet: say how to reach this one from a code project's folder (ADR 86).
+    if !args.default && matches!(super::default_repo(), Ok(None)) {
+        report = report.next(Next::new(
+            format!(
+                "cairn config set repo {}",
+                crate::hooks::agents::shell_word(&done.root.to_string_lossy())
+            ),
+            "use it from every folder, where agents start their hooks and MCP server",
+        ));
+    }
+    Ok(report)
 }

@@ -6,6 +6,7 @@
 
 // The nouns the MCP server calls are visible to the crate: it builds their arguments.
 pub(crate) mod adr;
+mod config;
 mod doctor;
 mod eval;
 mod forget;
@@ -55,7 +56,7 @@ pub struct Cli {
     pub json: bool,
 
     /// The knowledge repository, else $CAIRN_REPO [default: the nearest ancestor holding
-    /// cairn.toml]
+    /// cairn.toml, else `repo` in ~/.config/cairn/config.toml (`cairn config set repo DIR`)]
     #[arg(long, global = true, value_name = "DIR")]
     pub repo: Option<PathBuf>,
 
@@ -71,6 +72,10 @@ pub struct Cli {
 pub enum Command {
     /// Make a knowledge repository, or adopt an existing git repository
     Init(init::Args),
+    /// Your own settings, outside every repository (~/.config/cairn/config.toml): `repo`, the
+    /// default knowledge repository of every folder
+    #[command(subcommand)]
+    Config(config::Command),
     /// Append to the operational log, or query it
     Slog(slog::Args),
     /// Architecture decision records
@@ -116,7 +121,8 @@ pub enum Command {
     Triage(triage::Args),
     /// Decide the proposed MEMORY.md changes that wait for a person (prompts on a terminal)
     Review(review::Args),
-    /// Serve the knowledge repository to agents: a Model Context Protocol server on stdio
+    /// Serve the knowledge repository to agents: a Model Context Protocol server on stdio;
+    /// `mcp install --agent AGENT` registers it with Claude Code or Codex
     Mcp(mcp::Args),
     /// The console: a local web page to search memory, read turns, browse decisions and
     /// review proposals, with an authenticated JSON API
@@ -240,7 +246,7 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn repo(&self) -> Result<Repo> {
-        Repo::discover(self.repo_arg.as_deref(), &self.cwd)
+        Repo::discover(self.repo_arg.as_deref(), &self.cwd, default_repo)
     }
 
     /// The index of `repo`, up to date with its files: the server's held one brought up to
@@ -380,6 +386,41 @@ fn env_setting(name: &str) -> Option<OsString> {
     std::env::var_os(name).filter(|v| !v.is_empty())
 }
 
+/// The variables that place the person's own configuration ([`crate::user_config`]).
+pub(crate) fn user_vars() -> crate::user_config::Vars {
+    let path = |name: &str| env_setting(name).map(PathBuf::from);
+    crate::user_config::Vars {
+        cairn_config_dir: path("CAIRN_CONFIG_DIR"),
+        xdg_config_home: path("XDG_CONFIG_HOME"),
+        home: path("HOME"),
+    }
+}
+
+/// The absolute path of this binary, as the person ran it, for an agent's hook or MCP
+/// registration to run ([`crate::hooks::agents::exe`]).
+pub(crate) fn invoked_exe(cwd: &std::path::Path) -> Result<PathBuf> {
+    let current =
+        std::env::current_exe().map_err(|e| Error::io("the path of the running cairn", &e))?;
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    let path = std::env::var_os("PATH");
+    Ok(crate::hooks::agents::exe::invoked(
+        &argv0,
+        &current,
+        cwd,
+        path.as_deref(),
+    ))
+}
+
+/// The person's default knowledge repository (`repo` in their `config.toml`), if set: where
+/// a command finds its repository when nothing else names one (ADR 86).
+pub(crate) fn default_repo() -> Result<Option<crate::user_config::DefaultRepo>> {
+    let vars = user_vars();
+    match vars.file() {
+        Some(file) => crate::user_config::default_repo(&file, vars.home.as_deref()),
+        None => Ok(None),
+    }
+}
+
 /// Runs cairn with `args` (the first is the program name) and returns the exit code.
 pub fn run<I>(args: I) -> i32
 where
@@ -392,7 +433,7 @@ where
         Err(err) => return usage_error(&err, wants_json),
     };
     let json = cli.json;
-    if let Command::Mcp(_) = cli.command {
+    if let Command::Mcp(mcp::Args { action: None, .. }) = cli.command {
         // stdout is the protocol: nothing else may be written there, not even an error.
         // The time is pinned for the whole session when it is pinned at all.
         let pinned = cli.now.is_some() || env_setting("CAIRN_NOW").is_some();
@@ -539,6 +580,7 @@ impl Ctx {
 pub(crate) fn execute(ctx: &Ctx, command: Command) -> Result<Report> {
     match command {
         Command::Init(args) => init::run(ctx, args),
+        Command::Config(cmd) => config::run(ctx, cmd),
         Command::Slog(args) => slog::run(ctx, args),
         Command::Adr(cmd) => adr::run(ctx, cmd),
         Command::Memory(cmd) => memory::run(ctx, cmd),
@@ -567,6 +609,10 @@ pub(crate) fn execute(ctx: &Ctx, command: Command) -> Result<Report> {
         Command::Forget(args) => forget::run(ctx, args),
         Command::Note(args) => note::run(ctx, args),
         Command::Library(cmd) => library::run(ctx, cmd),
+        Command::Mcp(mcp::Args {
+            action: Some(action),
+            ..
+        }) => mcp::manage(ctx, action),
         Command::Mcp(_) => Err(Error::bad_input(
             "`cairn mcp` serves on stdio and cannot be called from a server",
         )),

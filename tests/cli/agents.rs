@@ -83,3 +83,10 @@ fn a_settings_file_with_a_byte_order_mark_works_in_claude_code() {
 fn briefings_fit_the_real_agents() {
     run_agent("budget.test.mjs", "@openai/codex");
 }
+
+// `cairn mcp install` from a project folder: Claude Code's `mcp list` connects, Codex's `mcp
+// get` shows it enabled; uninstall gives each file back (issue 31, item 4).
+#[test]
+fn mcp_install_for_real() {
+    run_agent("mcp.test.mjs", "@anthropic-ai/claude-code");
+}

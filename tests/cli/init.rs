@@ -115,13 +115,20 @@ fn repository_is_found_like_git_finds_its_own() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    // Outside any repository: a clear error saying how to make one.
+    // Outside any repository: a clear error saying how to name one (not `cairn init` here,
+    // which would make a code project a knowledge repository: ADR 86).
     let out = env.cairn(&["--json", "slog", "query"]).code(2);
     let err = out.json();
     assert_eq!(err["data"]["kind"], "not_a_repository");
-    assert!(err["data"]["fix"].as_str().unwrap().contains("cairn init"));
     assert!(
-        out.stderr.contains("to fix: run `cairn init`"),
+        err["data"]["fix"]
+            .as_str()
+            .unwrap()
+            .contains("cairn init DIR --default")
+    );
+    let out = env.cairn(&["slog", "query"]).code(2);
+    assert!(
+        out.stderr.contains("`cairn config set repo DIR`"),
         "{}",
         out.stderr
     );

@@ -13,6 +13,7 @@ mod crash;
 mod eval;
 mod forget;
 mod git;
+mod home;
 mod hooks;
 mod hooks_git;
 mod hostile;

@@ -58,6 +58,9 @@ impl Env {
             if key.starts_with("GIT_")
                 || key.starts_with("CAIRN_")
                 || key == "HOME"
+                || key == "XDG_CONFIG_HOME"
+                || key == "CODEX_HOME"
+                || key == "CLAUDE_CONFIG_DIR"
                 || key == "EMAIL"
             {
                 cmd.env_remove(&key);

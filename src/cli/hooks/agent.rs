@@ -127,15 +127,17 @@ pub fn install(ctx: &Ctx, target: &Target, _commit: CommitArgs) -> Result<Report
         .unwrap_or_else(|_| repo.root().to_path_buf());
     let scope = scope(ctx, target)?;
     let file = agents::config_file(agent, &scope);
-    let outcome = agents::install(agent, &file, &root)?;
+    let exe = super::super::invoked_exe(&ctx.cwd)?;
+    let outcome = agents::install(agent, &file, &exe, &root)?;
     let name = agents::name(agent);
     let events: Vec<&str> = outcome.events.iter().map(|e| e.as_str()).collect();
     let mut human = if outcome.changed {
         format!(
-            "installed cairn's {name} hooks in {} ({}), for the knowledge repository {}",
+            "installed cairn's {name} hooks in {} ({}), for the knowledge repository {}, run as {}",
             file.display(),
             events.join(", "),
-            root.display()
+            root.display(),
+            exe.display()
         )
     } else {
         format!(
@@ -182,7 +184,7 @@ pub fn install(ctx: &Ctx, target: &Target, _commit: CommitArgs) -> Result<Report
         .map(|e| {
             (
                 e.as_str().to_string(),
-                json!(agents::command(&root, agent, *e)),
+                json!(agents::command(&exe, &root, agent, *e)),
             )
         })
         .collect();
@@ -195,6 +197,7 @@ pub fn install(ctx: &Ctx, target: &Target, _commit: CommitArgs) -> Result<Report
         "events": outcome.events,
         "commands": commands,
         "repo": root,
+        "cairn": exe,
         "notes": notes,
     });
     Ok(

@@ -41,10 +41,11 @@
 //!
 //! # What install adds, and how uninstall finds it
 //!
-//! The command names the knowledge repository by its absolute path (`cairn --repo '/abs'
-//! hooks run EVENT --agent NAME`): an agent runs hooks in the project's folder, which is often
-//! not the knowledge repository, and a hook must not depend on `CAIRN_REPO` being set in the
-//! agent's environment. `cairn` itself is found on PATH, as the git hook scripts find it. A
+//! The command names the binary and the knowledge repository by their absolute paths
+//! (`/abs/cairn --repo '/abs/kb' hooks run EVENT --agent NAME`): an agent runs hooks in the
+//! project's folder, which is often not the knowledge repository, with a PATH that may lack
+//! cairn, and a hook must not depend on `CAIRN_REPO` being set in the agent's environment
+//! ([`exe`] says which path of the binary; `cairn doctor` names a hook whose binary is gone). A
 //! hook that runs `hooks run … --agent NAME` is cairn's ([`is_ours`]); uninstall removes the
 //! matcher groups that hold only such hooks, and only cairn's hook from a group a person has
 //! added a hook of their own to, by cutting exactly the bytes install inserted ([`splice`]),
@@ -57,6 +58,9 @@
 //! This module decides and never prints; `cli/hooks/agent.rs` reports.
 
 pub mod budget;
+pub mod check;
+pub mod exe;
+pub mod mcp;
 pub mod pi;
 pub mod splice;
 
@@ -232,10 +236,12 @@ pub fn shell_word(word: &str) -> String {
     }
 }
 
-/// The command an agent runs for `event`.
-pub fn command(repo_root: &Path, agent: Agent, event: Event) -> String {
+/// The command an agent runs for `event`: the binary `exe` (an absolute path) for the
+/// knowledge repository at `repo_root`.
+pub fn command(exe: &Path, repo_root: &Path, agent: Agent, event: Event) -> String {
     format!(
-        "cairn --repo {} hooks run {} --agent {}",
+        "{} --repo {} hooks run {} --agent {}",
+        shell_word(&exe.to_string_lossy()),
         shell_word(&repo_root.to_string_lossy()),
         event.as_str(),
         name(agent)
@@ -268,11 +274,11 @@ fn timeout_secs(agent: Agent, event: Event) -> u64 {
 /// The matcher group install adds for `event`: no matcher, so that it runs for every source
 /// (a SessionStart after `/clear` or a compaction briefs again) and trigger. An install made
 /// with another timeout is replaced by the next install (it is not `==` to this group).
-fn group(repo_root: &Path, agent: Agent, event: Event) -> Value {
+fn group(exe: &Path, repo_root: &Path, agent: Agent, event: Event) -> Value {
     json!({
         "hooks": [{
             "type": "command",
-            "command": command(repo_root, agent, event),
+            "command": command(exe, repo_root, agent, event),
             "timeout": timeout_secs(agent, event),
         }]
     })
@@ -325,11 +331,12 @@ pub struct Outcome {
     pub events: Vec<Event>,
 }
 
-/// Adds cairn's hooks for `agent` to `file`, keeping everything else in it.
-pub fn install(agent: Agent, file: &Path, repo_root: &Path) -> Result<Outcome> {
+/// Adds cairn's hooks for `agent` to `file`, keeping everything else in it: commands that run
+/// the binary `exe` for the knowledge repository at `repo_root`.
+pub fn install(agent: Agent, file: &Path, exe: &Path, repo_root: &Path) -> Result<Outcome> {
     match agent {
-        Agent::Claude | Agent::Codex => install_json(agent, file, repo_root),
-        Agent::Pi => pi::install(file, repo_root),
+        Agent::Claude | Agent::Codex => install_json(agent, file, exe, repo_root),
+        Agent::Pi => pi::install(file, exe, repo_root),
     }
 }
 
@@ -477,14 +484,14 @@ fn find_list(doc: &splice::Doc, event: &str) -> Option<std::ops::Range<usize>> {
         .filter(|v| doc.is_array(v))
 }
 
-fn install_json(agent: Agent, file: &Path, repo_root: &Path) -> Result<Outcome> {
+fn install_json(agent: Agent, file: &Path, exe: &Path, repo_root: &Path) -> Result<Outcome> {
     let events = Event::ALL.to_vec();
     let Some(original) = read_doc(file)? else {
         let mut hooks = serde_json::Map::new();
         for e in &events {
             hooks.insert(
                 e.config_name().to_string(),
-                json!([group(repo_root, agent, *e)]),
+                json!([group(exe, repo_root, agent, *e)]),
             );
         }
         let text = splice::fresh(&json!({ "hooks": hooks }));
@@ -500,7 +507,7 @@ fn install_json(agent: Agent, file: &Path, repo_root: &Path) -> Result<Outcome> 
     let installed = |doc: &splice::Doc| {
         events.iter().all(|e| {
             find_list(doc, e.config_name()).is_some_and(|list| {
-                let want = group(repo_root, agent, *e);
+                let want = group(exe, repo_root, agent, *e);
                 doc.elements(&list).iter().any(|g| doc.value(g) == want)
             })
         })
@@ -518,7 +525,7 @@ fn install_json(agent: Agent, file: &Path, repo_root: &Path) -> Result<Outcome> 
     let mut doc = original.clone();
     remove_ours(&mut doc, agent, file)?;
     for e in &events {
-        let g = group(repo_root, agent, *e);
+        let g = group(exe, repo_root, agent, *e);
         match hooks_object(&doc, file)? {
             None => {
                 let root = doc.root();
@@ -618,13 +625,14 @@ mod tests {
     #[test]
     fn commands_are_recognised_and_quoted() {
         let c = command(
+            Path::new("/opt/my bin/cairn"),
             Path::new("/home/a b/it's"),
             Agent::Claude,
             Event::PreCompact,
         );
         assert_eq!(
             c,
-            "cairn --repo '/home/a b/it'\\''s' hooks run pre-compact --agent claude-code"
+            "'/opt/my bin/cairn' --repo '/home/a b/it'\\''s' hooks run pre-compact --agent claude-code"
         );
         assert!(is_ours(Agent::Claude, &c));
         assert!(!is_ours(Agent::Codex, &c));

@@ -28,7 +28,8 @@
 //!
 //! Each run gets on stdin the JSON object Claude Code and Codex send (`hook_event_name`,
 //! `session_id`, `transcript_path` = `ctx.sessionManager.getSessionFile()`, `cwd` = `ctx.cwd`,
-//! `reason`), with a 10 s timeout. What goes wrong (no `cairn` on PATH, a timeout, the hook's
+//! `reason`), with a 10 s timeout, running cairn by the absolute path install was run as
+//! (`const CAIRN`, which `cairn doctor` reads). What goes wrong (that binary gone, a timeout, the hook's
 //! own complaints on stderr) is shown to the person (`ctx.ui.notify`, or stderr under `pi -p`)
 //! and never thrown into pi. The file is plain JavaScript inside (no type annotations), so it
 //! loads as TypeScript in pi and as an ES module in node, which is how the tests run it.
@@ -45,15 +46,17 @@ pub const FILE_NAME: &str = "cairn.ts";
 /// The first line, by which uninstall knows the file is cairn's.
 pub const MARK: &str = "// cairn: agent hooks for pi";
 
-/// The extension for the knowledge repository at `repo_root`.
-pub fn extension(repo_root: &Path) -> String {
+/// The extension that runs the binary `exe` for the knowledge repository at `repo_root`.
+pub fn extension(exe: &Path, repo_root: &Path) -> String {
+    let exe = serde_json::to_string(&exe.to_string_lossy()).expect("a string serializes");
     let repo = serde_json::to_string(&repo_root.to_string_lossy()).expect("a string serializes");
     TEMPLATE
         .replacen("{MARK}", MARK, 1)
+        .replacen("{CAIRN}", &exe, 1)
         .replacen("{REPO}", &repo, 1)
 }
 
-/// The extension's text; `{MARK}` and `{REPO}` are filled in by [`extension`].
+/// The extension's text; `{MARK}`, `{CAIRN}` and `{REPO}` are filled in by [`extension`].
 const TEMPLATE: &str = r#"{MARK} (written by `cairn hooks install --agent pi`; `cairn hooks uninstall --agent pi` removes it).
 // Once a session cairn's briefing is fetched (session_start) and added to the system prompt of
 // every prompt (before_agent_start: pi rebuilds the system prompt from its base each time, so
@@ -62,12 +65,13 @@ const TEMPLATE: &str = r#"{MARK} (written by `cairn hooks install --agent pi`; `
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
+const CAIRN = {CAIRN};
 const REPO = {REPO};
 
 function cairn(event, input, ctx) {
   let run;
   try {
-    run = spawnSync("cairn", ["--repo", REPO, "hooks", "run", event, "--agent", "pi"], {
+    run = spawnSync(CAIRN, ["--repo", REPO, "hooks", "run", event, "--agent", "pi"], {
       input: JSON.stringify(input),
       encoding: "utf8",
       timeout: 10000,
@@ -185,8 +189,8 @@ pub fn shadowed_by(dir: &Path) -> Option<std::path::PathBuf> {
 
 /// Writes the extension, unless it is there as it would be written; a file of that name that
 /// is not cairn's is an error, never overwritten.
-pub fn install(file: &Path, repo_root: &Path) -> Result<Outcome> {
-    let want = extension(repo_root);
+pub fn install(file: &Path, exe: &Path, repo_root: &Path) -> Result<Outcome> {
+    let want = extension(exe, repo_root);
     let existing = files::read_optional(file)?;
     if let Some(text) = &existing
         && !text.starts_with(MARK)
@@ -245,12 +249,14 @@ mod tests {
 
     #[test]
     fn the_extension_names_the_repository_as_a_js_string() {
-        let text = extension(Path::new("/home/a \"b\"/repo"));
+        let text = extension(Path::new("/opt/cairn"), Path::new("/home/a \"b\"/repo"));
         assert!(text.starts_with(MARK));
         assert!(
             text.contains(r#"const REPO = "/home/a \"b\"/repo";"#),
             "{text}"
         );
+        assert!(text.contains(r#"const CAIRN = "/opt/cairn";"#), "{text}");
+        assert!(text.contains("spawnSync(CAIRN, "), "{text}");
         for event in [
             "session_start",
             "before_agent_start",
@@ -262,7 +268,7 @@ mod tests {
         }
         // pi 0.73 has no systemPromptAppend, and drops what session_start returns.
         assert!(!text.contains("systemPromptAppend"));
-        assert!(!text.contains("{MARK}") && !text.contains("{REPO}"));
+        assert!(!text.contains("{MARK}") && !text.contains("{REPO}") && !text.contains("{CAIRN}"));
     }
 
     #[test]
