@@ -67,9 +67,7 @@ test('a. the briefing cairn prints at session start reaches the model verbatim',
   }
 });
 
-test('b. a MEMORY.md of 97 entries reaches the model whole, not as a persisted-output preview', {
-  todo: 'fails until the per-agent budget (issue 31 item 2, the budget helper) merges: cairn prints about 12,000 characters and Claude Code keeps only 10,000 inline',
-}, async () => {
+test('b. a MEMORY.md of 97 entries reaches the model whole, not as a persisted-output preview', async () => {
   const s = await setup();
   try {
     const words = ['cache', 'retry', 'deploy', 'schema', 'index', 'backup', 'queue', 'token', 'release', 'budget'];
@@ -218,9 +216,7 @@ test('d. /compact in a resumed session fires PreCompact and stores an episode', 
   }
 });
 
-test('d. resuming a session does not rewrite the cards of its earlier turns', {
-  todo: 'fails until the fixes helper\'s fix of issue 31 item 6 merges: each -p run\'s queue-operation lines are read as part of the previous turn',
-}, async () => {
+test('d. resuming a session does not rewrite the cards of its earlier turns', async () => {
   const s = await setup(compacting);
   try {
     const { sid, one, two } = await twoTurns(s);
@@ -283,9 +279,7 @@ test('e. MCP: a tool_use of mcp__cairn__recall brings cairn\'s result back to th
   }
 });
 
-test('e. MCP: the "data, not instructions" note reaches the model in the tool_result', {
-  todo: 'fails until issue 31 item 5 is fixed: Claude Code forwards structuredContent, not content[0].text, so the note never reaches the model',
-}, () => {
+test('e. MCP: the "data, not instructions" note reaches the model in the tool_result', () => {
   assert.ok(forwarded, 'scenario e did not run');
   assert.match(strings(forwarded.content).join('\n'), /not instructions/);
 });
@@ -314,9 +308,7 @@ test('f. uninstall gives back the person\'s settings.json byte for byte, after a
   }
 });
 
-test('the hooks reach cairn when it is not on the PATH Claude Code runs them with', {
-  todo: 'fails until issue 31 item 8 is fixed: install writes `cairn` for PATH to find, not the absolute path of the binary it was run as',
-}, async () => {
+test('the hooks reach cairn when it is not on the PATH Claude Code runs them with', async () => {
   const s = await setup();
   try {
     await s.cairn(['hooks', 'install', '--agent', 'claude-code']);

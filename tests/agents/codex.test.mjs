@@ -253,10 +253,10 @@ test('e. MCP: a namespaced call of cairn\'s recall returns cairn\'s result to th
     const forwarded = typeof out.output === 'string' ? out.output : JSON.stringify(out.output);
     assert.match(forwarded, /rotated the zanzibar vault token after the quokka incident/);
     // What Codex forwards (issue 31, item 5): "Wall time: …\nOutput:\n" and the tool's
-    // structuredContent as JSON, not content[0].text, so cairn's data note stays behind.
-    assert.match(forwarded, /^Wall time: [\d.]+ seconds\nOutput:\n\{"v":1,"type":"recall"/);
+    // structuredContent as JSON, not content[0].text: cairn's data note is its first key.
+    assert.match(forwarded, /^Wall time: [\d.]+ seconds\nOutput:\n\{"caution":/);
     t.diagnostic(`forwarded to the model: ${forwarded.slice(0, 160)}…`);
-    await t.test('cairn\'s data note reaches the model (issue 31, item 5)', { todo: 'item 5: Codex forwards structuredContent only' }, () => {
+    await t.test('cairn\'s data note reaches the model (issue 31, item 5)', () => {
       assert.match(forwarded, new RegExp(DATA_NOTE));
     });
   } finally { await done(); }

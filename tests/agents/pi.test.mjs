@@ -92,16 +92,30 @@ test('a --global install briefs pi in any folder, and its uninstall leaves pi\'s
   }
 });
 
-test('without cairn on PATH pi says so on stderr and answers all the same', async () => {
+test('with no cairn on PATH pi is briefed all the same, and a cairn gone is said on stderr', async () => {
   const s = await setup();
   try {
-    await cairn(['--repo', s.repo, 'hooks', 'install', '--agent', 'pi'], { env: s.env, cwd: s.project });
+    // Install runs as a copy of cairn, so the extension names the copy's absolute path.
+    const copy = path.join(s.dir, 'bin-copy', 'cairn');
+    fs.mkdirSync(path.dirname(copy), { recursive: true });
+    fs.copyFileSync(cairnBin, copy);
+    fs.chmodSync(copy, 0o755);
+    const install = await run(copy, ['--repo', s.repo, 'hooks', 'install', '--agent', 'pi'], { env: s.env, cwd: s.project });
+    assert.equal(install.code, 0, install.stderr);
+    assert.match(fs.readFileSync(path.join(s.project, '.pi/extensions/cairn.ts'), 'utf8'), new RegExp(`const CAIRN = "${copy}";`));
     const env = { ...piEnv(s.home), PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` };
     const r = await run(piBin, ['-p', '--offline', 'hello'], { env, cwd: s.project, timeoutMs: 90_000 });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout.trim(), 'Noted.');
-    assert.match(r.stderr, /cairn: session-start: cannot run cairn: .*ENOENT/, r.stderr);
-    assert.match(r.stderr, /cairn: session-end: cannot run cairn/, r.stderr);
+    const briefing = await briefingFor(s, s.project);
+    assert.ok(briefing.length > 0);
+    assert.equal(occurrences(systemPrompt(turns(s.mock.requests)[0]), briefing), 1, 'briefed with no cairn on PATH');
+    fs.rmSync(copy);
+    const gone = await run(piBin, ['-p', '--offline', 'hello'], { env, cwd: s.project, timeoutMs: 90_000 });
+    assert.equal(gone.code, 0, gone.stderr);
+    assert.equal(gone.stdout.trim(), 'Noted.');
+    assert.match(gone.stderr, /cairn: session-start: cannot run cairn: .*ENOENT/, gone.stderr);
+    assert.match(gone.stderr, /cairn: session-end: cannot run cairn/, gone.stderr);
   } finally {
     await s.done();
   }
