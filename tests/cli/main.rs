@@ -23,6 +23,7 @@ mod load;
 mod maintain;
 mod mcp;
 mod mcp_results;
+mod mcp_sdk;
 mod memory;
 mod note;
 mod observe;
