@@ -321,13 +321,17 @@ fn url_parts(url: &str) -> (String, Option<String>) {
                 .join(" ")
         })
         // `index`, a bare number or an id-like hash says nothing of the page.
-        .find(|w| {
-            !w.is_empty()
-                && !matches!(w.to_lowercase().as_str(), "index" | "default" | "main")
-                && !w.chars().all(|c| c.is_ascii_digit())
-                && !(w.len() >= 12 && w.chars().all(|c| c.is_ascii_hexdigit()))
-        });
+        .find(|w| !says_nothing(w));
     (host, words)
+}
+
+/// Whether a path segment's words say nothing of the page: none, `index`, a bare number, or
+/// an id-like hash.
+fn says_nothing(words: &str) -> bool {
+    words.is_empty()
+        || matches!(words.to_lowercase().as_str(), "index" | "default" | "main")
+        || words.chars().all(|c| c.is_ascii_digit())
+        || (words.len() >= 12 && words.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 /// `%XX` escapes decoded (an invalid one, or bytes that are not UTF-8, kept as they are).
