@@ -13,6 +13,10 @@
 //! - `data` is the command's result; its fields are snake_case, times RFC 3339 UTC.
 //! - `next` lists follow-up commands worth running, possibly empty.
 //!
+//! A recalled or searched record's `time` is when it happened: a slog entry's, an
+//! observation's, a note's `captured`; a library chunk's is when its document was added (the
+//! manifest's `added`; for a chunk file written before chunks kept it, the chunk file's time).
+//!
 //! An error is the same envelope with `type` `error`:
 //!
 //! ```json

@@ -247,8 +247,13 @@ fn add(bytes: &[u8], format: Format, name: &str) -> Option<library::Prepared> {
             heading: c.heading.clone(),
             page: c.page,
             text: c.text.clone(),
+            added: String::from_utf8_lossy(bytes).chars().take(40).collect(),
         };
-        let _ = sources::library_doc(&record, ".cairn/library/0123456789abcdef.jsonl");
+        let _ = sources::library_doc(
+            &record,
+            ".cairn/library/0123456789abcdef.jsonl",
+            chrono::DateTime::<chrono::Utc>::default(),
+        );
         // The bound the chunker keeps: a chunk is at most MAX_CHARS, plus the overlap it
         // starts with and the blank line after it.
         let chars = c.text.chars().count();

@@ -94,11 +94,11 @@ fn fetch(url: &str) -> std::result::Result<Fetched, String> {
             }
         }
         Format::Pdf => {
-            let pages = extract::pdf(&got.body).map_err(|e| e.to_string())?;
+            let pdf = extract::pdf_read(&got.body).map_err(|e| e.to_string())?;
             Fetched {
-                title: None,
+                title: pdf.title,
                 headings: Vec::new(),
-                text: pages.join("\n\n"),
+                text: pdf.pages.join("\n\n"),
             }
         }
         Format::Markdown | Format::Text => {
@@ -141,7 +141,7 @@ fn capture(ctx: &Ctx, args: Args) -> Result<Report> {
     let mut fetched = false;
     if note::is_url(what) {
         draft.url = Some(what.to_string());
-        draft.title = what.to_string();
+        draft.title = note::title_of_url(what);
         let page = if args.offline {
             None
         } else {
@@ -230,15 +230,36 @@ fn capture(ctx: &Ctx, args: Args) -> Result<Report> {
     draft.summary = red(&draft.summary)?;
     draft.text = red(&draft.text)?;
     draft.tags = draft.tags.iter().map(|t| red(t)).collect::<Result<_>>()?;
-    let note = draft.into_note(ctx.now);
+    let slug = match &draft.url {
+        Some(url) if !fetched => note::slug_of_url(url),
+        _ => note::slug(&draft.title),
+    };
+    let url_title = draft.url.as_deref().map(note::title_of_url);
+    let mut note = draft.into_note(ctx.now);
     let _lock = repo.lock()?;
     let dir = repo.path(note::DIR);
-    let stem = note::stem(&note.front.title, ctx.now, |s| {
-        dir.join(format!("{s}.md")).exists()
-    });
-    let rel = format!("{}/{stem}.md", note::DIR);
+    // A page fetched for a URL whose note was taken without it (offline, or the fetch failed)
+    // fills that note: same id, its context, tags, time and session kept.
+    let filling = match (&note.front.url, fetched) {
+        (Some(url), true) => unfetched_note(&repo, url)?,
+        _ => None,
+    };
+    let (stem, rel) = match &filling {
+        Some((id, rel, old)) => {
+            fill(&mut note, old, url_title.as_deref());
+            (id.clone(), rel.clone())
+        }
+        None => {
+            let stem = note::stem(&slug, ctx.now, |s| dir.join(format!("{s}.md")).exists());
+            let rel = format!("{}/{stem}.md", note::DIR);
+            (stem, rel)
+        }
+    };
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), &e))?;
-    let subject = format!("note: {}", short(&note.front.title));
+    let subject = match filling {
+        Some(_) => format!("note: fill {} from its page", short(&note.front.title)),
+        None => format!("note: {}", short(&note.front.title)),
+    };
     let msg = super::message(&subject, &[("Cairn-Note", stem.clone())]);
     // Every note is a new file: a killed one's is committed first, under its own message.
     let work = super::Work::each_new("note");
@@ -255,8 +276,13 @@ fn capture(ctx: &Ctx, args: Args) -> Result<Report> {
         started,
         json!({ "url": note.front.url.is_some(), "fetched": fetched, "llm": described }),
     ));
+    let verb = if filling.is_some() {
+        "filled from its page"
+    } else {
+        "noted"
+    };
     let human = format!(
-        "noted {stem}: {} ({rel}, {})",
+        "{verb} {stem}: {} ({rel}, {})",
         note.front.title,
         ctx.short(&commit)
     );
@@ -265,6 +291,7 @@ fn capture(ctx: &Ctx, args: Args) -> Result<Report> {
         "path": rel,
         "note": front_json(&note.front),
         "fetched": fetched,
+        "filled": filling.is_some(),
         "described_by": if described { "llm" } else if fetched { "page" } else { "context" },
         "commit": commit,
     });
@@ -274,6 +301,42 @@ fn capture(ctx: &Ctx, args: Args) -> Result<Report> {
             format!("cairn note show {stem}"),
             "read the note as it was written",
         )))
+}
+
+/// The note of `url` whose page was never read (its body has no `## Page`), the newest when
+/// there are several.
+fn unfetched_note(repo: &crate::repo::Repo, url: &str) -> Result<Option<Found>> {
+    let (notes, _) = read_all(repo)?;
+    Ok(notes
+        .into_iter()
+        .filter(|(_, _, n)| n.front.url.as_deref() == Some(url) && !n.body.contains("\n## Page\n"))
+        .max_by(|a, b| (&a.2.front.captured, &a.0).cmp(&(&b.2.front.captured, &b.0))))
+}
+
+/// `note` (made from the page) takes over what the note taken without it held: its time, its
+/// session, its context when none was given now, its tags with the new ones, and its title when
+/// it was edited by hand (not the one made from the URL, nor the URL itself).
+fn fill(note: &mut Note, old: &Note, url_title: Option<&str>) {
+    let (new, old) = (&mut note.front, &old.front);
+    new.captured.clone_from(&old.captured);
+    if new.session.is_none() {
+        new.session.clone_from(&old.session);
+    }
+    if new.relevance.is_empty() {
+        new.relevance.clone_from(&old.relevance);
+    }
+    let tags = note::tags(&[old.tags.clone(), std::mem::take(&mut new.tags)].concat());
+    new.tags = tags;
+    let made = old.title.is_empty()
+        || Some(old.title.as_str()) == url_title
+        || Some(&old.title) == old.url.as_ref();
+    if !made && old.title != new.title {
+        let heading = format!("# {}\n", new.title);
+        if let Some(rest) = note.body.strip_prefix(&heading) {
+            note.body = format!("# {}\n{rest}", old.title);
+        }
+        note.front.title.clone_from(&old.title);
+    }
 }
 
 fn front_json(f: &note::Front) -> serde_json::Value {

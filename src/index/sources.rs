@@ -733,8 +733,9 @@ pub fn note_doc(n: &crate::note::Note, rel: &str, fallback: DateTime<Utc>) -> Do
 }
 
 /// The document of a library chunk: the title is the document's title and the heading path,
-/// so that both rank (the title field weighs double).
-pub fn library_doc(c: &crate::library::ChunkRecord, rel: &str) -> Doc {
+/// so that both rank (the title field weighs double). Its time is when the document was
+/// added, or `fallback` (the chunk file's time) for a chunk file that does not say.
+pub fn library_doc(c: &crate::library::ChunkRecord, rel: &str, fallback: DateTime<Utc>) -> Doc {
     let mut title = c.title.clone();
     for h in &c.heading {
         title.push_str(" › ");
@@ -746,7 +747,7 @@ pub fn library_doc(c: &crate::library::ChunkRecord, rel: &str) -> Doc {
         text: c.text.clone(),
         title,
         context: String::new(),
-        time: DateTime::<Utc>::default(),
+        time: parse_time(&c.added).unwrap_or(fallback),
         category: String::new(),
         verdict: String::new(),
         status: String::new(),
@@ -887,10 +888,11 @@ pub fn read_whole(repo: &Repo, rels: &[String]) -> Result<(Vec<WholeFile>, Vec<S
             }
             SourceKind::Library => {
                 let cp = md_checkpoint(&meta, &bytes);
+                let fallback = file_time(repo, rel);
                 let docs = text
                     .lines()
                     .filter_map(|l| serde_json::from_str::<crate::library::ChunkRecord>(l).ok())
-                    .map(|c| library_doc(&c, rel))
+                    .map(|c| library_doc(&c, rel, fallback))
                     .collect();
                 out.push((rel.clone(), cp, docs));
             }

@@ -232,12 +232,95 @@ pub struct PdfError(String);
 /// The text of each page of a PDF, in page order (page 1 first); a page without text (a
 /// scanned image) is an empty string.
 pub fn pdf(bytes: &[u8]) -> Result<Vec<String>, PdfError> {
+    pdf_read(bytes).map(|p| p.pages)
+}
+
+/// What a PDF says: its pages' text and its own title.
+#[derive(Debug, Default)]
+pub struct Pdf {
+    /// Each page's text, page 1 first (a page without text is an empty string).
+    pub pages: Vec<String>,
+    /// The document's title: the information dictionary's `/Title`, or else the XMP packet's
+    /// `dc:title`; none when neither holds one (many PDFs carry a file name or a generator's
+    /// placeholder there, such as `untitled` or `Microsoft Word - x.doc`, which is not kept).
+    pub title: Option<String>,
+}
+
+/// A PDF's pages and title, read once.
+pub fn pdf_read(bytes: &[u8]) -> Result<Pdf, PdfError> {
     let doc = lopdf::Document::load_mem(bytes).map_err(|e| PdfError(e.to_string()))?;
     let pages = doc.get_pages();
-    Ok(pages
+    let pages = pages
         .keys()
         .map(|&n| doc.extract_text(&[n]).map(|t| tidy(&t)).unwrap_or_default())
-        .collect())
+        .collect();
+    let title = info_title(&doc)
+        .or_else(|| xmp_title(&doc))
+        .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|t| is_real_title(t));
+    Ok(Pdf { pages, title })
+}
+
+/// The information dictionary's `/Title`.
+fn info_title(doc: &lopdf::Document) -> Option<String> {
+    let info = match doc.trailer.get(b"Info").ok()? {
+        lopdf::Object::Reference(id) => doc.get_dictionary(*id).ok()?,
+        lopdf::Object::Dictionary(d) => d,
+        _ => return None,
+    };
+    let title = info.get(b"Title").ok()?;
+    lopdf::decode_text_string(title).ok()
+}
+
+/// The catalog's XMP packet's `dc:title` (its first `rdf:li`, or its text).
+fn xmp_title(doc: &lopdf::Document) -> Option<String> {
+    let id = doc
+        .catalog()
+        .ok()?
+        .get(b"Metadata")
+        .ok()?
+        .as_reference()
+        .ok()?;
+    let stream = doc.get_object(id).ok()?.as_stream().ok()?;
+    let content = stream
+        .get_plain_content_with_limit(MAX_CARRIED_STREAM)
+        .unwrap_or_else(|_| stream.content.clone());
+    let packet = String::from_utf8_lossy(&content);
+    static TITLE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?s)<dc:title[^>]*>(.*?)</dc:title>").expect("the pattern is valid")
+    });
+    static LI: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?s)<rdf:li[^>]*>(.*?)</rdf:li>").expect("the pattern is valid")
+    });
+    let inner = TITLE.captures(&packet)?.get(1)?.as_str();
+    let text = LI
+        .captures(inner)
+        .and_then(|c| c.get(1))
+        .map_or(inner, |m| m.as_str());
+    let text = text
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&");
+    Some(text)
+}
+
+/// Whether a PDF's title says something: not empty, not a placeholder, not a file name.
+fn is_real_title(title: &str) -> bool {
+    let t = title.trim().to_lowercase();
+    let file_name = [
+        ".pdf", ".doc", ".docx", ".tex", ".dvi", ".odt", ".rtf", ".txt",
+    ]
+    .iter()
+    .any(|ext| t.ends_with(ext));
+    !t.is_empty()
+        && !file_name
+        && !matches!(
+            t.as_str(),
+            "untitled" | "title" | "no title" | "(anonymous)"
+        )
+        && !t.starts_with("microsoft word - ")
 }
 
 /// How much of one stream (an XMP packet, an embedded file) is read as text: a PDF may hold a

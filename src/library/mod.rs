@@ -120,6 +120,10 @@ pub struct ChunkRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,
     pub text: String,
+    /// When the document was added (the manifest's `added`); empty in a chunk file written
+    /// before it was kept, whose chunks take the chunk file's time.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub added: String,
 }
 
 /// A document read and cut.
@@ -186,7 +190,8 @@ pub fn prepare(bytes: &[u8], format: Format, name: &str) -> std::result::Result<
             }
         }
         Format::Pdf => {
-            let pages = extract::pdf(bytes).map_err(|e| e.to_string())?;
+            let pdf = extract::pdf_read(bytes).map_err(|e| e.to_string())?;
+            let pages = pdf.pages;
             let mut chunks = Vec::new();
             let mut empty = 0;
             for (i, p) in pages.iter().enumerate() {
@@ -196,7 +201,7 @@ pub fn prepare(bytes: &[u8], format: Format, name: &str) -> std::result::Result<
                 chunks.extend(chunk::plain(p, Some(i as u32 + 1)));
             }
             Prepared {
-                title: fallback,
+                title: pdf.title.unwrap_or(fallback),
                 pages: Some(pages.len() as u32),
                 chunks,
                 empty_pages: empty,
@@ -264,6 +269,7 @@ pub fn write_chunks(repo: &Repo, entry: &Entry, chunks: &[chunk::Chunk]) -> Resu
             heading: c.heading.clone(),
             page: c.page,
             text: c.text.clone(),
+            added: entry.added.clone(),
         };
         out.push_str(&serde_json::to_string(&rec).expect("a chunk serializes"));
         out.push('\n');

@@ -260,10 +260,10 @@ pub fn slug(title: &str) -> String {
     if s.is_empty() { "note".into() } else { s }
 }
 
-/// The file name (without `.md`) for a note of `title` captured at `now`, one not taken in
-/// `taken` (`-2`, `-3`… appended).
-pub fn stem(title: &str, now: DateTime<Utc>, taken: impl Fn(&str) -> bool) -> String {
-    let base = format!("{}-{}", now.format("%Y-%m-%d"), slug(title));
+/// The file name (without `.md`) for a note of `slug` (see [`slug`], [`slug_of_url`])
+/// captured at `now`, one not taken in `taken` (`-2`, `-3`… appended).
+pub fn stem(slug: &str, now: DateTime<Utc>, taken: impl Fn(&str) -> bool) -> String {
+    let base = format!("{}-{slug}", now.format("%Y-%m-%d"));
     if !taken(&base) {
         return base;
     }
@@ -271,6 +271,88 @@ pub fn stem(title: &str, now: DateTime<Utc>, taken: impl Fn(&str) -> bool) -> St
         .map(|n| format!("{base}-{n}"))
         .find(|s| !taken(s))
         .expect("some suffix is free")
+}
+
+/// A readable title for a URL whose page was not read (offline, or the fetch failed): the
+/// words of its path's last meaningful segment (`/blog/nfs-locking.html` → `nfs locking`),
+/// percent-decoded, with the host after it (`nfs locking (example.com)`); the host alone for
+/// a URL without a path. The note's slug is made from the path's words alone.
+pub fn title_of_url(url: &str) -> String {
+    let (host, words) = url_parts(url);
+    match words {
+        Some(w) if !host.is_empty() => format!("{w} ({host})"),
+        Some(w) => w,
+        None if !host.is_empty() => host,
+        None => url.trim().to_string(),
+    }
+}
+
+/// The slug words of a URL: its path's (see [`title_of_url`]), or its host's.
+pub fn slug_of_url(url: &str) -> String {
+    let (host, words) = url_parts(url);
+    slug(&words.unwrap_or(host))
+}
+
+/// A URL's host (without `www.` and a port) and its path's last meaningful segment as words.
+fn url_parts(url: &str) -> (String, Option<String>) {
+    let rest = url.trim();
+    let rest = rest.split_once("://").map_or(rest, |(_, r)| r);
+    let rest = rest.split(['?', '#']).next().unwrap_or(rest);
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let host = host.split(':').next().unwrap_or(host);
+    let host = host.strip_prefix("www.").unwrap_or(host).to_lowercase();
+    const EXTENSIONS: [&str; 9] = [
+        ".html", ".htm", ".php", ".aspx", ".asp", ".jsp", ".md", ".txt", ".pdf",
+    ];
+    let words = path
+        .split('/')
+        .rev()
+        .map(|seg| {
+            let seg = percent_decoded(seg);
+            let lower = seg.to_lowercase();
+            let seg = EXTENSIONS
+                .iter()
+                .find_map(|ext| lower.ends_with(ext).then(|| &seg[..seg.len() - ext.len()]))
+                .unwrap_or(&seg);
+            seg.replace(['-', '_', '+', '.'], " ")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        // `index`, a bare number or an id-like hash says nothing of the page.
+        .find(|w| !says_nothing(w));
+    (host, words)
+}
+
+/// Whether a path segment's words say nothing of the page: none, `index`, a bare number, or
+/// an id-like hash.
+fn says_nothing(words: &str) -> bool {
+    words.is_empty()
+        || matches!(words.to_lowercase().as_str(), "index" | "default" | "main")
+        || words.chars().all(|c| c.is_ascii_digit())
+        || (words.len() >= 12 && words.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// `%XX` escapes decoded (an invalid one, or bytes that are not UTF-8, kept as they are).
+fn percent_decoded(seg: &str) -> String {
+    let bytes = seg.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| seg.to_string())
 }
 
 /// Whether an argument is a URL to fetch.
@@ -341,11 +423,43 @@ mod tests {
         let now = chrono::DateTime::parse_from_rfc3339("2026-12-01T10:00:00Z")
             .unwrap()
             .with_timezone(&Utc);
-        assert_eq!(stem("A b", now, |_| false), "2026-12-01-a-b");
+        assert_eq!(stem("a-b", now, |_| false), "2026-12-01-a-b");
         assert_eq!(
-            stem("A b", now, |s| s == "2026-12-01-a-b"),
+            stem("a-b", now, |s| s == "2026-12-01-a-b"),
             "2026-12-01-a-b-2"
         );
+    }
+
+    #[test]
+    fn a_url_gives_a_readable_title_and_slug() {
+        for (url, title, slug) in [
+            (
+                "https://example.com/nfs-locking",
+                "nfs locking (example.com)",
+                "nfs-locking",
+            ),
+            (
+                "https://www.example.com:8443/blog/NFS_Leases.html?x=1#top",
+                "NFS Leases (example.com)",
+                "nfs-leases",
+            ),
+            (
+                "http://wiki.local/docs/retry%20budget/index.php",
+                "retry budget (wiki.local)",
+                "retry-budget",
+            ),
+            (
+                "https://github.com/org/repo/issues/1234",
+                "issues (github.com)",
+                "issues",
+            ),
+            ("https://example.com/", "example.com", "example-com"),
+            ("https://user:pw@example.org", "example.org", "example-org"),
+            ("https://x.org/a/%ZZ", "%ZZ (x.org)", "zz"),
+        ] {
+            assert_eq!(title_of_url(url), title, "{url}");
+            assert_eq!(slug_of_url(url), slug, "{url}");
+        }
     }
 
     #[test]

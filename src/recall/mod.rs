@@ -1182,7 +1182,11 @@ pub fn to_markdown(results: &[Recalled], explain: bool, turns: &turns::Heads) ->
         out.push('\n');
         // CommonMark ends a line at CR as well as LF: a lone CR in a transcript must not start
         // a line outside the quote (a fake heading, a fake end of the data).
-        for line in shown(r).split(['\n', '\r']) {
+        let shown = shown(r);
+        if shown.is_empty() {
+            continue;
+        }
+        for line in shown.split(['\n', '\r']) {
             out.push_str("> ");
             out.push_str(line);
             out.push('\n');
@@ -1205,6 +1209,14 @@ pub fn shown(r: &Recalled) -> String {
     let mut lines: Vec<&str> = r.text.lines().filter(|l| !l.trim().is_empty()).collect();
     if r.kind == Kind::Adr {
         lines.retain(|l| l.trim() != r.title && !l.starts_with("# "));
+    }
+    // A note's body opens with its title as a heading, and a text note's text is its title
+    // again: the head shows the title, so the text shows neither copy.
+    if r.kind == Kind::Note && !r.title.is_empty() {
+        lines.retain(|l| {
+            let l = l.trim();
+            l != r.title && l.strip_prefix("# ").map(str::trim) != Some(r.title.as_str())
+        });
     }
     let text = lines.join("\n");
     if text.chars().count() > SHOWN_CHARS {

@@ -188,7 +188,12 @@ pub(super) fn library_trace(
             let rel = crate::library::cache_rel(&entry.id);
             let (doc, indexed) = match index.doc(&c.id)? {
                 Some(d) => (d, true),
-                None => (crate::index::sources::library_doc(c, &rel), false),
+                None => {
+                    let added = chrono::DateTime::parse_from_rfc3339(&entry.added)
+                        .map(|t| t.with_timezone(&chrono::Utc))
+                        .unwrap_or_default();
+                    (crate::index::sources::library_doc(c, &rel, added), false)
+                }
             };
             let query = match &ask.query {
                 Some(r) => {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::pdfgen::pdf;
+use crate::pdfgen::{Carried, pdf, pdf_carrying};
 use crate::support::{Env, git_status, read};
 
 const GUIDE: &str = "# Storage guide\n\nThis guide covers the cluster's storage.\n\n## Install\n\nFetch the packages first.\n\n### On Linux\n\nUse apt to install nfs-common and the quokkafs driver.\n\n### On macOS\n\nUse brew to install the client.\n\n## Operate\n\nRotate the keys monthly.\n";
@@ -525,7 +525,6 @@ fn pdf_secrets() -> (String, String) {
 // copied, as one in its pages does.
 #[test]
 fn a_secret_in_a_pdfs_metadata_annotation_form_field_or_outline_keeps_it_from_being_copied() {
-    use crate::pdfgen::{Carried, pdf_carrying};
     let (env, repo) = Env::repo();
     let (aws, password) = pdf_secrets();
     let pages = [vec![
@@ -586,6 +585,7 @@ fn a_secret_in_a_pdfs_metadata_annotation_form_field_or_outline_keeps_it_from_be
         annotation: Some("check this page".into()),
         field: Some("Ann".into()),
         outline: Some("Chapter one".into()),
+        ..Carried::default()
     };
     let file = env.path().join("clean.pdf");
     std::fs::write(&file, pdf_carrying(&pages, &clean)).unwrap();
@@ -621,7 +621,6 @@ fn a_secret_in_a_pdfs_metadata_annotation_form_field_or_outline_keeps_it_from_be
 // document goes, with its copy.
 #[test]
 fn forget_finds_a_secret_in_a_copied_pdfs_metadata() {
-    use crate::pdfgen::{Carried, pdf_carrying};
     let (env, repo) = Env::repo();
     let (aws, _) = pdf_secrets();
     let pages = [vec!["The heron runbook, page one.".to_string()]];
@@ -651,4 +650,111 @@ fn forget_finds_a_secret_in_a_copied_pdfs_metadata() {
     assert!(!repo.join(&copy).exists(), "the copy is gone");
     assert_eq!(read(&repo, "vault/library.jsonl"), "");
     assert_eq!(git_status(&env, &repo), "");
+}
+
+#[test]
+fn a_pdf_is_titled_by_its_info_or_xmp_title_and_a_placeholder_is_not_a_title() {
+    let (env, repo) = Env::repo();
+    let pages = [vec![
+        "Clients renew their leases every ninety seconds.".to_string(),
+    ]];
+    let add = |name: &str, carried: &Carried| {
+        let file = env.path().join(name);
+        std::fs::write(&file, pdf_carrying(&pages, carried)).unwrap();
+        let data = env
+            .cairn_in(&repo, &["library", "add", file.to_str().unwrap(), "--json"])
+            .code(0)
+            .data();
+        data["added"][0]["title"].as_str().unwrap().to_string()
+    };
+    let info = Carried {
+        info: vec![("Title", "NFS  Lease Renewal\nGuide".into())],
+        ..Carried::default()
+    };
+    assert_eq!(add("nfs-leases.pdf", &info), "NFS Lease Renewal Guide");
+    let xmp = Carried {
+        xmp_title: Some("Lock Recovery &amp; Grace Periods".into()),
+        ..Carried::default()
+    };
+    assert_eq!(add("nfs-grace.pdf", &xmp), "Lock Recovery & Grace Periods");
+    // The information dictionary's title wins over the XMP packet's.
+    let both = Carried {
+        info: vec![("Title", "Delegations".into())],
+        xmp_title: Some("Something else".into()),
+        ..Carried::default()
+    };
+    assert_eq!(add("nfs-deleg.pdf", &both), "Delegations");
+    // A generator's placeholder or a file name is no title: the file's name is.
+    let placeholder = Carried {
+        info: vec![("Title", "Microsoft Word - draft3.docx".into())],
+        ..Carried::default()
+    };
+    assert_eq!(add("nfs-draft.pdf", &placeholder), "nfs-draft");
+    // The title is what search cites.
+    let found = search(&env, &repo, "renew leases");
+    let cites: Vec<&str> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["cite"]["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        cites.contains(&"NFS Lease Renewal Guide, p. 1"),
+        "{cites:?}"
+    );
+}
+
+#[test]
+fn library_results_carry_the_time_their_document_was_added() {
+    let (env, repo) = Env::repo();
+    let file = env.path().join("guide.md");
+    std::fs::write(&file, GUIDE).unwrap();
+    env.cairn_in(
+        &repo,
+        &[
+            "library",
+            "add",
+            file.to_str().unwrap(),
+            "--now",
+            "2026-11-20T08:30:00Z",
+        ],
+    )
+    .code(0);
+    let added = "2026-11-20T08:30:00.000Z";
+    assert_eq!(manifest(&repo)[0]["added"], added);
+    let found = search(&env, &repo, "quokkafs driver");
+    let results = found["results"].as_array().unwrap();
+    assert!(!results.is_empty(), "{found}");
+    for r in results {
+        assert_eq!(r["time"], added, "{r}");
+    }
+    // Recall with the library, and the human form's day, say the same.
+    let data = env
+        .cairn_in(&repo, &["recall", "quokkafs", "--library", "--json"])
+        .code(0)
+        .data();
+    let lib: Vec<&Value> = data["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "library")
+        .collect();
+    assert!(!lib.is_empty(), "{data}");
+    assert!(lib.iter().all(|r| r["time"] == added), "{data}");
+    // A chunk file written before chunks kept the time (none in it) gives the file's time,
+    // never 1970.
+    let cache = std::fs::read_dir(repo.join(".cairn/library"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("a chunk file");
+    let old: String = std::fs::read_to_string(&cache)
+        .unwrap()
+        .replace(&format!(",\"added\":\"{added}\""), "");
+    assert!(!old.contains("\"added\""), "{old}");
+    std::fs::write(&cache, old).unwrap();
+    let found = search(&env, &repo, "quokkafs driver");
+    let time = found["results"][0]["time"].as_str().unwrap().to_string();
+    assert!(!time.starts_with("1970"), "{found}");
 }

@@ -449,3 +449,129 @@ fn exact_search_finds_a_note_by_any_line_and_after_a_hand_edit() {
     );
     assert_eq!(exact("wombat hour", Some("slog")).len(), 0);
 }
+
+#[test]
+fn a_url_noted_offline_gets_a_readable_slug_and_title_and_is_filled_from_its_page_later() {
+    let mut server = mockito::Server::new();
+    let (env, repo) = Env::repo();
+    let url = format!("{}/blog/nfs-locking.html", server.url());
+    let offline = env
+        .cairn_in(
+            &repo,
+            &[
+                "note",
+                &url,
+                "--offline",
+                "--context",
+                "explains our stale lock bug",
+                "--tags",
+                "nfs",
+                "--now",
+                NOW,
+                "--json",
+            ],
+        )
+        .code(0)
+        .data();
+    assert_eq!(offline["id"], "2026-12-01-nfs-locking");
+    assert_eq!(offline["note"]["title"], "nfs locking (127.0.0.1)");
+    assert_eq!(offline["filled"], false);
+    // Online, the same URL fills that note: same file, the page's title and text, the context,
+    // tags and time it was taken with.
+    let page = server
+        .mock("GET", "/blog/nfs-locking.html")
+        .with_status(200)
+        .with_header("content-type", "text/html; charset=utf-8")
+        .with_body(PAGE)
+        .create();
+    let r = env
+        .cairn_in(
+            &repo,
+            &[
+                "note",
+                &url,
+                "--tags",
+                "locks",
+                "--now",
+                "2026-12-03T09:00:00Z",
+                "--json",
+            ],
+        )
+        .code(0);
+    page.assert();
+    let filled = r.data();
+    assert_eq!(filled["filled"], true, "{filled}");
+    assert_eq!(filled["id"], offline["id"]);
+    assert_eq!(filled["path"], offline["path"]);
+    assert_eq!(filled["note"]["title"], "NFS locking, explained");
+    assert_eq!(filled["note"]["relevance"], "explains our stale lock bug");
+    assert_eq!(filled["note"]["tags"], json!(["nfs", "locks"]));
+    assert_eq!(filled["note"]["captured"], CAPTURED);
+    let text = note_file(&repo, &filled);
+    assert!(text.contains("# NFS locking, explained\n"), "{text}");
+    assert!(text.contains("## Page"), "{text}");
+    assert!(text.contains("grants advisory locks"), "{text}");
+    assert_eq!(
+        head_subject(&env, &repo),
+        "note: fill NFS locking, explained from its page"
+    );
+    let list = env
+        .cairn_in(&repo, &["note", "list", "--json"])
+        .code(0)
+        .data();
+    assert_eq!(list["matched"], 1, "{list}");
+    assert_eq!(git_status(&env, &repo), "");
+    // A note whose page was read is not filled again: a new note is taken.
+    let again = env
+        .cairn_in(&repo, &["note", &url, "--now", NOW, "--json"])
+        .code(0)
+        .data();
+    assert_eq!(again["filled"], false);
+    assert_eq!(again["id"], "2026-12-01-nfs-locking-explained");
+}
+
+#[test]
+fn a_text_note_shows_its_text_once_in_search_and_recall() {
+    let (env, repo) = Env::repo();
+    env.cairn_in(
+        &repo,
+        &[
+            "note",
+            "The wiki backups go to the cold quokka bucket",
+            "--now",
+            NOW,
+        ],
+    )
+    .code(0);
+    let text = "The wiki backups go to the cold quokka bucket";
+    for args in [
+        vec!["search", "quokka", "--now", NOW],
+        vec!["recall", "quokka", "--now", NOW],
+    ] {
+        let r = env.cairn_in(&repo, &args).code(0);
+        assert_eq!(r.stdout.matches(text).count(), 1, "{args:?}:\n{}", r.stdout);
+    }
+    // A longer one: its first line (the title) once, the rest under it.
+    cairn_stdin(
+        &env,
+        &repo,
+        &["note", "-", "--now", NOW],
+        "Wombat restarts need a drain\nDrain the wombat queue before the restart.\n",
+    )
+    .code(0);
+    let r = env
+        .cairn_in(&repo, &["search", "wombat", "--now", NOW])
+        .code(0);
+    assert_eq!(
+        r.stdout.matches("Wombat restarts need a drain").count(),
+        1,
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("    Drain the wombat queue before the restart."),
+        "{}",
+        r.stdout
+    );
+}

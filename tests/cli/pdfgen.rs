@@ -15,6 +15,8 @@ pub struct Carried {
     pub info: Vec<(&'static str, String)>,
     /// An XMP metadata packet's description (`dc:description`).
     pub xmp: Option<String>,
+    /// An XMP metadata packet's title (`dc:title`, as an `rdf:Alt` of one `rdf:li`).
+    pub xmp_title: Option<String>,
     /// A text annotation's `/Contents` on the first page.
     pub annotation: Option<String>,
     /// A text form field's value (`/V` of an AcroForm field).
@@ -128,9 +130,18 @@ pub fn pdf_carrying(pages: &[Vec<String>], carried: &Carried) -> Vec<u8> {
         );
         catalog.set("Outlines", outlines_id);
     }
-    if let Some(description) = &carried.xmp {
+    if carried.xmp.is_some() || carried.xmp_title.is_some() {
+        let mut dc = String::new();
+        if let Some(title) = &carried.xmp_title {
+            dc.push_str(&format!(
+                "<dc:title><rdf:Alt><rdf:li xml:lang=\"x-default\">{title}</rdf:li></rdf:Alt></dc:title>"
+            ));
+        }
+        if let Some(description) = &carried.xmp {
+            dc.push_str(&format!("<dc:description>{description}</dc:description>"));
+        }
         let packet = format!(
-            "<?xpacket begin=\"\" id=\"W5M0MpCehiHzreSzNTczkc9d\"?><x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\"><rdf:Description xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:description>{description}</dc:description></rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end=\"w\"?>"
+            "<?xpacket begin=\"\" id=\"W5M0MpCehiHzreSzNTczkc9d\"?><x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\"><rdf:Description xmlns:dc=\"http://purl.org/dc/elements/1.1/\">{dc}</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end=\"w\"?>"
         );
         let metadata = doc.add_object(Stream::new(
             dictionary! { "Type" => "Metadata", "Subtype" => "XML" },
