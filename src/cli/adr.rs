@@ -264,12 +264,14 @@ fn list(ctx: &Ctx, args: ListArgs) -> Result<Report> {
         Exit::Ok
     };
     let broken_json: Vec<String> = broken.iter().map(ToString::to_string).collect();
-    Ok(
-        Report::new("adr_list", json!({ "adrs": records, "broken": broken_json }), human)
-            .status(status)
-            .warnings(warnings)
-            .empty_when(records.is_empty(), "no ADRs found"),
+    Ok(Report::new(
+        "adr_list",
+        json!({ "adrs": records, "broken": broken_json }),
+        human,
     )
+    .status(status)
+    .warnings(warnings)
+    .empty_when(records.is_empty(), "no ADRs found"))
 }
 
 fn show(ctx: &Ctx, number: AdrNumber) -> Result<Report> {

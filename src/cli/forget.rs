@@ -117,18 +117,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
                 "{verb} {}:\n{listing}",
                 crate::output::count(work.found.len(), "record")
             ));
-            return Err(
-                Error::bad_input(if args.redact {
-                    "no terminal to confirm on: nothing redacted"
-                } else {
-                    "no terminal to confirm on: nothing forgotten"
-                })
-                .with_fix(if args.redact {
-                    "run again with --yes to redact these records (--dry-run lists them)"
-                } else {
-                    "run again with --yes to forget these records (--dry-run lists them)"
-                }),
-            );
+            return Err(Error::bad_input(if args.redact {
+                "no terminal to confirm on: nothing redacted"
+            } else {
+                "no terminal to confirm on: nothing forgotten"
+            })
+            .with_fix(if args.redact {
+                "run again with --yes to redact these records (--dry-run lists them)"
+            } else {
+                "run again with --yes to forget these records (--dry-run lists them)"
+            }));
         }
         crate::review::prompt::show(&format!(
             "{}:\n{listing}",

@@ -182,7 +182,12 @@ pub fn parse(text: &str) -> Memory {
             NodeValue::Heading(_) | NodeValue::HtmlBlock(_) => {}
             _ if !memory.sections.is_empty() => {
                 let line = ast.sourcepos.start.line;
-                let first = lines.get(line - 1).copied().unwrap_or("").trim().to_string();
+                let first = lines
+                    .get(line - 1)
+                    .copied()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
                 memory.stray.push((line, first));
             }
             _ => {}
@@ -267,7 +272,11 @@ pub fn add(
         .as_deref()
         .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
         .unwrap_or(date);
-    let entry = if given.is_some() { rest.as_str() } else { entry };
+    let entry = if given.is_some() {
+        rest.as_str()
+    } else {
+        entry
+    };
     if entry.is_empty() {
         return Err(Error::Empty);
     }

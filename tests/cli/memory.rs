@@ -384,7 +384,15 @@ fn memory_add_takes_a_section_the_file_has_even_when_it_is_no_category() {
     env.git(&repo, &["commit", "-qam", "hard rules"]);
     env.cairn_in(
         &repo,
-        &["--now", "2026-12-06", "memory", "add", "-s", "Hard Rules", "Never skip the review"],
+        &[
+            "--now",
+            "2026-12-06",
+            "memory",
+            "add",
+            "-s",
+            "Hard Rules",
+            "Never skip the review",
+        ],
     )
     .code(0);
     assert_eq!(
@@ -426,14 +434,26 @@ fn memory_add_refuses_a_word_and_a_near_duplicate_in_another_case() {
         .stderr_has("too short");
     env.cairn_in(
         &repo,
-        &["memory", "add", "-s", "operations", "Never deploy on Fridays"],
+        &[
+            "memory",
+            "add",
+            "-s",
+            "operations",
+            "Never deploy on Fridays",
+        ],
     )
     .code(0);
     let before = read(&repo, "MEMORY.md");
     let commits = env.git(&repo, &["rev-list", "--count", "HEAD"]);
     env.cairn_in(
         &repo,
-        &["memory", "add", "-s", "rules-conventions", "never deploy on  fridays."],
+        &[
+            "memory",
+            "add",
+            "-s",
+            "rules-conventions",
+            "never deploy on  fridays.",
+        ],
     )
     .code(0)
     .stdout_has("already in Operations");
@@ -453,9 +473,13 @@ fn memory_lint_names_a_stray_line_that_is_no_entry() {
 
 #[test]
 fn this_projects_memory_has_no_doubled_date() {
-    let memory = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/MEMORY.md")).unwrap();
+    let memory =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/MEMORY.md")).unwrap();
     for line in memory.lines() {
-        let rest = line.strip_prefix("- (").and_then(|l| l.get(11..)).unwrap_or("");
+        let rest = line
+            .strip_prefix("- (")
+            .and_then(|l| l.get(11..))
+            .unwrap_or("");
         assert!(!rest.trim_start().starts_with("(20"), "{line}");
     }
 }

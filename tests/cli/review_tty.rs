@@ -25,7 +25,12 @@ fn spawn_review(env: &Env, repo: &std::path::Path) -> expectrl::session::OsSessi
 fn rest(p: &mut expectrl::session::OsSession) -> (String, String) {
     use expectrl::{Eof, Expect};
     let seen = p.expect(Eof).unwrap();
-    let text = String::from_utf8_lossy(seen.before()).into_owned();
+    // Eof's match is the rest of the output itself.
+    let mut bytes = seen.before().to_vec();
+    for m in seen.matches() {
+        bytes.extend_from_slice(m);
+    }
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     let status = p.get_process().wait().unwrap();
     (text, format!("{status:?}"))
 }

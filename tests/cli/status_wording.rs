@@ -54,7 +54,12 @@ fn forget_redact_says_it_redacts_and_counts_one_commit_in_the_singular() {
     cairn(
         &env,
         &repo,
-        &["slog", "rotate", "vault", &format!("new deploy token {secret} for staging")],
+        &[
+            "slog",
+            "rotate",
+            "vault",
+            &format!("new deploy token {secret} for staging"),
+        ],
     )
     .code(0);
     let toml =
@@ -63,7 +68,8 @@ fn forget_redact_says_it_redacts_and_counts_one_commit_in_the_singular() {
     env.git(&repo, &["commit", "-qam", "redact acme tokens"]);
     let dry = cairn(&env, &repo, &["forget", "--redact", "--dry-run"]).code(0);
     assert!(
-        dry.stdout.starts_with("would redact the secrets in 1 record:"),
+        dry.stdout
+            .starts_with("would redact the secrets in 1 record:"),
         "{}",
         dry.stdout
     );
@@ -75,7 +81,8 @@ fn forget_redact_says_it_redacts_and_counts_one_commit_in_the_singular() {
     );
     assert!(!done.stdout.contains("forgot"), "{}", done.stdout);
     assert!(
-        done.stdout.contains("history: 1 earlier commit still holds the text"),
+        done.stdout
+            .contains("history: 1 earlier commit still holds the text"),
         "{}",
         done.stdout
     );
@@ -85,7 +92,11 @@ fn forget_redact_says_it_redacts_and_counts_one_commit_in_the_singular() {
 fn library_add_and_list_count_one_chunk_in_the_singular() {
     let (env, repo) = Env::repo();
     let doc = env.path().join("nfs.md");
-    std::fs::write(&doc, "# NFS leases\n\nA client renews its lease every 30 seconds.\n").unwrap();
+    std::fs::write(
+        &doc,
+        "# NFS leases\n\nA client renews its lease every 30 seconds.\n",
+    )
+    .unwrap();
     let added = cairn(&env, &repo, &["library", "add", doc.to_str().unwrap()]).code(0);
     assert!(added.stdout.contains("(1 chunk)"), "{}", added.stdout);
     let list = cairn(&env, &repo, &["library", "list"]).code(0);
@@ -97,7 +108,12 @@ fn library_add_and_list_count_one_chunk_in_the_singular() {
 fn stats_sums_no_process_id_and_ends_no_line_with_a_semicolon() {
     let (env, repo) = Env::repo();
     // A write takes the lock, whose telemetry carries the writer's pid.
-    cairn(&env, &repo, &["slog", "deploy", "api", "shipped 1.2.3 to production"]).code(0);
+    cairn(
+        &env,
+        &repo,
+        &["slog", "deploy", "api", "shipped 1.2.3 to production"],
+    )
+    .code(0);
     let stats = cairn(&env, &repo, &["stats"]).code(0);
     assert!(stats.stdout.contains("lock writer"), "{}", stats.stdout);
     assert!(!stats.stdout.contains("pid"), "{}", stats.stdout);
@@ -126,10 +142,16 @@ fn adr_list_lists_the_records_beside_a_broken_one_and_names_it() {
     let text = read(&repo, broken).replacen("status: proposed", "status: [unclosed", 1);
     std::fs::write(repo.join(broken), text).unwrap();
     let out = cairn(&env, &repo, &["adr", "list"]).code(1);
-    assert!(out.stdout.contains("Use tantivy for the index"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("Use tantivy for the index"),
+        "{}",
+        out.stdout
+    );
     assert!(!out.stdout.contains("Keep one entry"), "{}", out.stdout);
     assert!(out.stderr.contains(broken), "{}", out.stderr);
-    let data = cairn(&env, &repo, &["--json", "adr", "list"]).code(1).json();
+    let data = cairn(&env, &repo, &["--json", "adr", "list"])
+        .code(1)
+        .json();
     assert_eq!(data["data"]["adrs"].as_array().unwrap().len(), 1, "{data}");
 }
 

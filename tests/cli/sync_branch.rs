@@ -31,7 +31,10 @@ fn sync_on_a_branch_without_upstream_beside_another_default_pushes_nothing_and_s
         .stderr_has("master has no upstream and origin has no branch master")
         .stderr_has("default branch is main")
         .stderr_has("--set-upstream-to=origin/main");
-    let heads = env.git(&bare, &["for-each-ref", "--format=%(refname)", "refs/heads"]);
+    let heads = env.git(
+        &bare,
+        &["for-each-ref", "--format=%(refname)", "refs/heads"],
+    );
     assert_eq!(heads.trim(), "refs/heads/main", "{heads}");
     // Following the advice syncs with main.
     env.git(&b, &["branch", "--set-upstream-to=origin/main"]);
