@@ -13,7 +13,7 @@ fn cairn(env: &Env, repo: &std::path::Path, args: &[&str]) -> Run {
 
 /// A Claude Code transcript of `turns` (prompt, answer), no tool calls.
 fn transcript(turns: &[(&str, &str)]) -> String {
-    let tools: Vec<(&str, Vec<(&str, serde_json::Value, &str, bool)>, &str)> = turns
+    let tools: Vec<(&str, Vec<crate::sessions::Tool>, &str)> = turns
         .iter()
         .map(|(prompt, answer)| (*prompt, vec![], *answer))
         .collect();
