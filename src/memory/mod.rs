@@ -280,15 +280,15 @@ pub fn add(
     if entry.is_empty() {
         return Err(Error::Empty);
     }
-    if entry.split_whitespace().count() < MIN_ENTRY_WORDS {
-        return Err(Error::TooShort(entry.to_string()));
-    }
     if entry.chars().any(char::is_control) {
         return Err(Error::NotOneLine);
     }
     let chars = entry.chars().count();
     if chars > MAX_ENTRY_CHARS {
         return Err(Error::TooLong { chars });
+    }
+    if entry.split_whitespace().count() < MIN_ENTRY_WORDS {
+        return Err(Error::TooShort(entry.to_string()));
     }
     let section = section.trim();
     if section.is_empty() {
@@ -714,9 +714,44 @@ mod tests {
 
     #[test]
     fn add_same_text_twice_is_a_no_op() {
-        let (out, added) = add(HAND, "Preferences", "tabs", day(), false).unwrap();
+        let (out, added) = add(
+            HAND,
+            "Operations",
+            "Restart caddy with `systemctl reload`",
+            day(),
+            false,
+        )
+        .unwrap();
         assert!(added.duplicate);
         assert_eq!(out, HAND);
+    }
+
+    #[test]
+    fn add_takes_a_date_the_text_starts_with_and_finds_near_duplicates() {
+        let (out, _) = add(
+            HAND,
+            "Preferences",
+            "(2026-01-05) spaces in YAML",
+            day(),
+            false,
+        )
+        .unwrap();
+        assert!(out.ends_with("- (2026-01-05) spaces in YAML\n"), "{out}");
+        let (out, added) = add(
+            HAND,
+            "Preferences",
+            "RESTART caddy with systemctl reload.",
+            day(),
+            false,
+        )
+        .unwrap();
+        assert!(added.duplicate);
+        assert_eq!((added.section.as_str(), added.line), ("Operations", 7));
+        assert_eq!(out, HAND);
+        assert!(matches!(
+            add(HAND, "Preferences", "x", day(), false),
+            Err(Error::TooShort(_))
+        ));
     }
 
     #[test]
