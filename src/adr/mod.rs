@@ -409,6 +409,19 @@ pub fn load_all(repo: &Repo) -> Result<Vec<Adr>, Error> {
         .collect()
 }
 
+/// Reads every record: each one readable, and each malformed one's error apart.
+pub fn load_each(repo: &Repo) -> Result<(Vec<Adr>, Vec<Error>), Error> {
+    let mut good = Vec::new();
+    let mut bad = Vec::new();
+    for rel in record_files(repo)? {
+        match load(repo, &rel) {
+            Ok(a) => good.push(a),
+            Err(e) => bad.push(e),
+        }
+    }
+    Ok((good, bad))
+}
+
 /// The record numbered `n` (the first by file name when a number is duplicated).
 pub fn find(repo: &Repo, n: AdrNumber) -> Result<Adr, Error> {
     for rel in record_files(repo)? {

@@ -235,7 +235,14 @@ fn list(ctx: &Ctx, args: ListArgs) -> Result<Report> {
         .as_deref()
         .map(str::parse::<Status>)
         .transpose()?;
-    let records: Vec<adr::Adr> = adr::load_all(&repo)?
+    // One broken record does not hide the others: they are listed, the broken file is named
+    // on stderr, and the exit code is 1 (ADR 92).
+    let (records, broken) = adr::load_each(&repo)?;
+    let warnings: Vec<String> = broken
+        .iter()
+        .map(|e| format!("left out of the list: {e}"))
+        .collect();
+    let records: Vec<adr::Adr> = records
         .into_iter()
         .filter(|a| want_status.is_none_or(|s| a.status() == Some(s)))
         .filter(|a| {
@@ -251,14 +258,20 @@ fn list(ctx: &Ctx, args: ListArgs) -> Result<Report> {
             a.number, a.status, a.date, a.title
         ));
     }
-    let status = if records.is_empty() {
+    let status = if records.is_empty() || !broken.is_empty() {
         Exit::NothingOrFailed
     } else {
         Exit::Ok
     };
-    Ok(Report::new("adr_list", json!({ "adrs": records }), human)
-        .status(status)
-        .empty_when(records.is_empty(), "no ADRs found"))
+    let broken_json: Vec<String> = broken.iter().map(ToString::to_string).collect();
+    Ok(Report::new(
+        "adr_list",
+        json!({ "adrs": records, "broken": broken_json }),
+        human,
+    )
+    .status(status)
+    .warnings(warnings)
+    .empty_when(records.is_empty(), "no ADRs found"))
 }
 
 fn show(ctx: &Ctx, number: AdrNumber) -> Result<Report> {

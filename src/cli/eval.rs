@@ -214,6 +214,14 @@ fn locomo(ctx: &Ctx, args: LocomoArgs) -> Result<Report> {
         .filter(|c| args.conversations.is_empty() || args.conversations.contains(&c.id))
         .map(|c| c.questions.len())
         .sum();
+    // An empty table measures nothing: say why instead of printing one (exit 2).
+    if total == 0 {
+        return Err(Error::bad_input(format!(
+            "{}: no question names an evidence turn the file holds (`qa` with `evidence` ids \
+             like D1:3): nothing to measure; is this LoCoMo's data/locomo10.json?",
+            file.display()
+        )));
+    }
     let options = args.common.options(ctx)?;
     let bar = output::progress(total as u64, ctx.interactive, "questions");
     let outcome = eval::locomo::run(
@@ -348,6 +356,13 @@ fn longmemeval(ctx: &Ctx, args: CommonArgs) -> Result<Report> {
     let options = args.options(ctx)?;
     let outcome = eval::longmemeval::run(&file, &args.k, &options, |n| bar.inc(n as u64))?;
     bar.finish_and_clear();
+    if outcome.questions == 0 {
+        return Err(Error::bad_input(format!(
+            "{}: no question with an evidence session: nothing to measure; is this a \
+             LongMemEval file (longmemeval_s.json)?",
+            file.display()
+        )));
+    }
     let human = format!(
         "LongMemEval {}: {}, mode {}\n{}",
         file.display(),

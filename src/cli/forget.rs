@@ -93,9 +93,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         .empty_when(true, nothing)
         .warnings(warnings));
     }
+    // --redact keeps each record, with its secrets replaced: it forgets no record.
+    let verb = if args.redact {
+        "would redact the secrets in"
+    } else {
+        "would forget"
+    };
     if args.dry_run {
         let human = format!(
-            "would forget {}:\n{listing}",
+            "{verb} {}:\n{listing}",
             crate::output::count(work.found.len(), "record")
         );
         return Ok(Report::new(
@@ -108,22 +114,29 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     if !work.found.is_empty() && !args.yes {
         if !ctx.interactive {
             crate::output::notice(&format!(
-                "would forget {}:\n{listing}",
+                "{verb} {}:\n{listing}",
                 crate::output::count(work.found.len(), "record")
             ));
-            return Err(
-                Error::bad_input("no terminal to confirm on: nothing forgotten").with_fix(
-                    "run again with --yes to forget these records (--dry-run lists them)",
-                ),
-            );
+            return Err(Error::bad_input(if args.redact {
+                "no terminal to confirm on: nothing redacted"
+            } else {
+                "no terminal to confirm on: nothing forgotten"
+            })
+            .with_fix(if args.redact {
+                "run again with --yes to redact these records (--dry-run lists them)"
+            } else {
+                "run again with --yes to forget these records (--dry-run lists them)"
+            }));
         }
         crate::review::prompt::show(&format!(
             "{}:\n{listing}",
             crate::output::count(work.found.len(), "record")
         ))?;
-        if !crate::review::prompt::confirm(
-            "forget them, from the files, the index and the vectors",
-        )? {
+        if !crate::review::prompt::confirm(if args.redact {
+            "redact their secrets, in the files, the index and the vectors"
+        } else {
+            "forget them, from the files, the index and the vectors"
+        })? {
             return Ok(Report::new(
                 "forget",
                 json!({"forgotten": [], "dry_run": false, "warnings": warnings}),
@@ -280,6 +293,8 @@ struct Done {
     segments: usize,
     rows: usize,
     refs: crate::reflect::Synced,
+    /// The records were kept, redacted (--redact), not forgotten.
+    redacted: bool,
 }
 
 fn apply(
@@ -423,6 +438,7 @@ fn apply(
         segments,
         rows,
         refs,
+        redacted: redact,
     })
 }
 
@@ -444,7 +460,12 @@ fn listing(found: &[Found]) -> String {
 impl Done {
     fn report(&self, ctx: &Ctx, repo: &Repo, mut warnings: Vec<String>) -> Result<Report> {
         let mut human = format!(
-            "forgot {} ({}):\n{}",
+            "{} {} ({}):\n{}",
+            if self.redacted {
+                "redacted the secrets in"
+            } else {
+                "forgot"
+            },
             crate::output::count(self.ids.len(), "record"),
             ctx.short(&self.commit),
             listing(&self.found)
@@ -536,8 +557,9 @@ fn history_advice(
         return (out, Vec::new());
     }
     out.push_str(&format!(
-        "history: {} still hold the text:\n",
-        crate::output::count(holding.len(), "earlier commit")
+        "history: {} still {} the text:\n",
+        crate::output::count(holding.len(), "earlier commit"),
+        if holding.len() == 1 { "holds" } else { "hold" }
     ));
     for h in holding {
         let mut what = h.paths.join(", ");

@@ -159,8 +159,11 @@ pub fn status(ctx: &Ctx) -> Result<Report> {
     }
     human.push_str(line.trim_end_matches(','));
     human.push('\n');
-    let held = index.count("verdict", "hold")?;
-    let allowed = index.count("verdict", "allow")?;
+    // Observations only: a trivial turn card is held too (recalled only when asked), and
+    // counted on its own.
+    let held = index.count_all(&[("kind", "observation"), ("verdict", "hold")])?;
+    let allowed = index.count_all(&[("kind", "observation"), ("verdict", "allow")])?;
+    let trivial = index.count_all(&[("kind", "card"), ("verdict", "hold")])?;
     let stale = index.count("status", "stale")?;
     // Damaged JSONL lines, each by file and line (`cairn doctor` moves them aside).
     let damaged = crate::doctor::damaged_lines(&repo)?;
@@ -185,6 +188,12 @@ pub fn status(ctx: &Ctx) -> Result<Report> {
     human.push_str(&format!(
         "observations: {allowed} allowed, {held} held (recalled with --include-hold), {stale} stale, {superseded_obs} superseded, {deleted} deleted; {discarded} discarded by the gate\n"
     ));
+    if trivial > 0 {
+        human.push_str(&format!(
+            "turn cards: {} held as trivial (recalled with --include-hold)\n",
+            crate::output::count(trivial, "turn card")
+        ));
+    }
     let r = index.refresh();
     let freshness = if r.read_only && r.stale {
         "read-only and behind the files".to_string()
@@ -227,7 +236,7 @@ pub fn status(ctx: &Ctx) -> Result<Report> {
         "root": repo.root(),
         "damaged_lines": damaged,
         "kinds": kinds,
-        "observations": { "allowed": allowed, "held": held, "stale": stale, "superseded": superseded_obs, "deleted": deleted, "discarded": discarded },
+        "observations": { "allowed": allowed, "held": held, "trivial_cards": trivial, "stale": stale, "superseded": superseded_obs, "deleted": deleted, "discarded": discarded },
         "index": { "documents": index.num_docs(), "files": index.files(), "freshness": freshness, "refresh": r },
     });
     Ok(Report::new("status", data, human).warnings(r.warnings.clone()))

@@ -230,14 +230,18 @@ fn add(ctx: &Ctx, args: AddArgs) -> Result<Report> {
     let mut human = String::new();
     for e in &added {
         human.push_str(&format!(
-            "added   {}  {} ({} chunks)\n",
-            e.id, e.title, e.chunks
+            "added   {}  {} ({})\n",
+            e.id,
+            e.title,
+            crate::output::count(e.chunks, "chunk")
         ));
     }
     for e in &updated {
         human.push_str(&format!(
-            "updated {}  {} ({} chunks)\n",
-            e.id, e.title, e.chunks
+            "updated {}  {} ({})\n",
+            e.id,
+            e.title,
+            crate::output::count(e.chunks, "chunk")
         ));
     }
     human.push_str(&format!(
@@ -479,21 +483,24 @@ fn list(ctx: &Ctx) -> Result<Report> {
     let entries = library::load(&repo)?;
     let mut human = String::new();
     for e in &entries {
-        let pages = e.pages.map(|p| format!(", {p} pages")).unwrap_or_default();
+        let pages = e
+            .pages
+            .map(|p| format!(", {}", crate::output::count(p, "page")))
+            .unwrap_or_default();
         let tags = if e.tags.is_empty() {
             String::new()
         } else {
             format!("  [{}]", e.tags.join(", "))
         };
         human.push_str(&format!(
-            "{}  {}  ({}{pages}, {} chunks){tags}  {}\n",
+            "{}  {}  ({}{pages}, {}){tags}  {}\n",
             e.id,
             e.title,
             serde_json::to_value(e.format)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
-            e.chunks,
+            crate::output::count(e.chunks, "chunk"),
             e.source()
         ));
     }

@@ -432,7 +432,11 @@ fn interactive(ctx: &Ctx, repo: &Repo) -> Result<Report> {
                     }
                 }
                 prompt::Choice::Reject => {
-                    let why = prompt::reason()?;
+                    // Ctrl-C at the reason: nothing rejected, the session ends as after quit.
+                    let Some(why) = prompt::reason()? else {
+                        quit = true;
+                        break;
+                    };
                     let commit = reject_one(ctx, repo, id, &why)?;
                     output::notice(&format!("rejected {id} ({})", ctx.short(&commit)));
                     tally.rejected.push(id.clone());

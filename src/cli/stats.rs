@@ -95,7 +95,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         t.failed += u64::from(!e.success);
         t.duration_ms += e.duration_ms;
         if let Value::Object(m) = &e.metadata {
-            for (k, v) in m {
+            // A process id is a name, not an amount: summing it means nothing.
+            for (k, v) in m.iter().filter(|(k, _)| *k != "pid") {
                 if let Some(n) = v.as_f64().filter(|_| !v.is_boolean()) {
                     *t.sums.entry(k.clone()).or_default() += n;
                 }
@@ -237,7 +238,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     for (name, t) in &totals {
         let sums: Vec<String> = t.sums.iter().map(|(k, v)| format!("{k} {v}")).collect();
         human.push_str(&format!(
-            "  {name}: {}{}, {} ms; {}\n",
+            "  {name}: {}{}, {} ms{}\n",
             crate::output::count(t.runs, "run"),
             if t.failed > 0 {
                 format!(" ({} failed)", t.failed)
@@ -245,7 +246,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
                 String::new()
             },
             t.duration_ms,
-            sums.join(", ")
+            if sums.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", sums.join(", "))
+            }
         ));
     }
     if totals.is_empty() {

@@ -65,6 +65,11 @@ pub fn read(path: &Path) -> Result<Vec<Conversation>> {
     let list = data
         .as_array()
         .ok_or_else(|| bad("not a LoCoMo file (a list of conversations)"))?;
+    if list.is_empty() {
+        return Err(bad(
+            "holds no conversation: LoCoMo's data/locomo10.json is a list of conversations",
+        ));
+    }
     let mut out = Vec::new();
     for (n, c) in list.iter().enumerate() {
         let id = c["sample_id"]

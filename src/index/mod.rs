@@ -1940,16 +1940,25 @@ impl Index {
 
     /// How many documents match a field's value (`kind`, `verdict`, `status`).
     pub fn count(&self, field: &str, value: &str) -> Result<usize> {
-        let f = match field {
-            "kind" => self.fields.kind,
-            "verdict" => self.fields.verdict,
-            "status" => self.fields.status,
-            _ => return Ok(0),
-        };
-        let q = TermQuery::new(Term::from_field_text(f, value), IndexRecordOption::Basic);
+        self.count_all(&[(field, value)])
+    }
+
+    /// Documents matching every `(field, value)` (kind, verdict or status).
+    pub fn count_all(&self, terms: &[(&str, &str)]) -> Result<usize> {
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (field, value) in terms {
+            let f = match *field {
+                "kind" => self.fields.kind,
+                "verdict" => self.fields.verdict,
+                "status" => self.fields.status,
+                _ => return Ok(0),
+            };
+            let q = TermQuery::new(Term::from_field_text(f, value), IndexRecordOption::Basic);
+            clauses.push((Occur::Must, Box::new(q)));
+        }
         self.reader
             .searcher()
-            .search(&q, &Count)
+            .search(&BooleanQuery::new(clauses), &Count)
             .map_err(|e| index_err("count", e))
     }
 

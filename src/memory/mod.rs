@@ -25,6 +25,9 @@ pub const MAX_ENTRIES: usize = 200;
 /// The longest entry `add` takes, in characters: an entry is one fact, not a document.
 pub const MAX_ENTRY_CHARS: usize = 500;
 
+/// The fewest words `add` takes: "x" or "ok" is no rule or fact.
+pub const MIN_ENTRY_WORDS: usize = 2;
+
 /// Taxonomy v1: category id and its section heading.
 pub const CATEGORIES: &[(&str, &str)] = &[
     ("preferences", "Preferences"),
@@ -48,6 +51,10 @@ pub enum Error {
         "the entry is {chars} characters, more than {MAX_ENTRY_CHARS}; one entry is one fact: split it or shorten it"
     )]
     TooLong { chars: usize },
+    #[error(
+        "`{0}` is too short to be an entry: write a rule or fact with its subject, at least {MIN_ENTRY_WORDS} words"
+    )]
+    TooShort(String),
     #[error("`{0}` is not a section of MEMORY.md: use one of {sections} (or --new-section to make it anyway)", sections = headings().join(", "))]
     NotACategory(String),
 }
@@ -96,6 +103,10 @@ pub struct Memory {
     pub sections: Vec<Section>,
     /// Entries before the first section.
     pub loose: Vec<Entry>,
+    /// Lines inside a section that are neither an entry, a heading nor a comment (1-based
+    /// line, first line of text).
+    #[serde(skip)]
+    pub stray: Vec<(usize, String)>,
 }
 
 impl Memory {
@@ -132,6 +143,7 @@ pub fn parse(text: &str) -> Memory {
     let mut memory = Memory {
         sections: Vec::new(),
         loose: Vec::new(),
+        stray: Vec::new(),
     };
     for node in root.children() {
         let ast = node.data.borrow();
@@ -164,6 +176,19 @@ pub fn parse(text: &str) -> Memory {
                     }
                     None => memory.loose.extend(entries),
                 }
+            }
+            // Prose before the first section is the file's introduction; inside a section,
+            // anything but a list, a heading or an HTML comment is no entry.
+            NodeValue::Heading(_) | NodeValue::HtmlBlock(_) => {}
+            _ if !memory.sections.is_empty() => {
+                let line = ast.sourcepos.start.line;
+                let first = lines
+                    .get(line - 1)
+                    .copied()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                memory.stray.push((line, first));
             }
             _ => {}
         }
@@ -210,6 +235,16 @@ fn split_date(text: &str) -> (Option<String>, String) {
     (None, text.to_string())
 }
 
+/// The key two entries are the same by: lower case, words only (case, spacing and
+/// punctuation do not make another fact).
+fn same_key(text: &str) -> String {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// What `add` did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Added {
@@ -231,6 +266,17 @@ pub fn add(
     new_section: bool,
 ) -> Result<(String, Added), Error> {
     let entry = entry.trim();
+    // A date the text starts with is the entry's date, not part of its text: written once.
+    let (given, rest) = split_date(entry);
+    let date = given
+        .as_deref()
+        .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+        .unwrap_or(date);
+    let entry = if given.is_some() {
+        rest.as_str()
+    } else {
+        entry
+    };
     if entry.is_empty() {
         return Err(Error::Empty);
     }
@@ -241,18 +287,39 @@ pub fn add(
     if chars > MAX_ENTRY_CHARS {
         return Err(Error::TooLong { chars });
     }
+    if entry.split_whitespace().count() < MIN_ENTRY_WORDS {
+        return Err(Error::TooShort(entry.to_string()));
+    }
     let section = section.trim();
     if section.is_empty() {
         return Err(Error::EmptySection);
-    }
-    if category_of(section).is_none() && !new_section {
-        return Err(Error::NotACategory(section.to_string()));
     }
     let memory = parse(text);
     let key = section_key(section);
     let found = memory.sections.iter().find(|s| {
         section_key(&s.title) == key || (s.category.is_some() && s.category == category_of(section))
     });
+    // A section the file already has is taken as it is, category or not.
+    if found.is_none() && category_of(section).is_none() && !new_section {
+        return Err(Error::NotACategory(section.to_string()));
+    }
+    // The same text in another case or spacing, anywhere in the file, is already there.
+    let same = same_key(entry);
+    let elsewhere = memory
+        .sections
+        .iter()
+        .flat_map(|s| s.entries.iter().map(move |e| (s, e)))
+        .find(|(_, e)| same_key(&e.text) == same);
+    if let Some((s, e)) = elsewhere {
+        let added = Added {
+            section: s.title.clone(),
+            section_created: false,
+            duplicate: true,
+            line: e.line,
+            entry: e.text.clone(),
+        };
+        return Ok((text.to_string(), added));
+    }
     let line_text = |marker: &str| format!("{marker} ({}) {entry}", date.format("%Y-%m-%d"));
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
 
@@ -530,6 +597,14 @@ pub fn lint(memory: &Memory) -> Vec<Problem> {
         }),
         Some(_) => {}
     };
+    for (line, text) in &memory.stray {
+        problems.push(Problem {
+            line: Some(*line),
+            message: format!(
+                "`{text}` is not an entry: write it as `- (YYYY-MM-DD) text` or move it into a comment"
+            ),
+        });
+    }
     for e in &memory.loose {
         problems.push(Problem {
             line: Some(e.line),
@@ -639,9 +714,44 @@ mod tests {
 
     #[test]
     fn add_same_text_twice_is_a_no_op() {
-        let (out, added) = add(HAND, "Preferences", "tabs", day(), false).unwrap();
+        let (out, added) = add(
+            HAND,
+            "Operations",
+            "Restart caddy with `systemctl reload`",
+            day(),
+            false,
+        )
+        .unwrap();
         assert!(added.duplicate);
         assert_eq!(out, HAND);
+    }
+
+    #[test]
+    fn add_takes_a_date_the_text_starts_with_and_finds_near_duplicates() {
+        let (out, _) = add(
+            HAND,
+            "Preferences",
+            "(2026-01-05) spaces in YAML",
+            day(),
+            false,
+        )
+        .unwrap();
+        assert!(out.ends_with("- (2026-01-05) spaces in YAML\n"), "{out}");
+        let (out, added) = add(
+            HAND,
+            "Preferences",
+            "RESTART caddy with systemctl reload.",
+            day(),
+            false,
+        )
+        .unwrap();
+        assert!(added.duplicate);
+        assert_eq!((added.section.as_str(), added.line), ("Operations", 7));
+        assert_eq!(out, HAND);
+        assert!(matches!(
+            add(HAND, "Preferences", "x", day(), false),
+            Err(Error::TooShort(_))
+        ));
     }
 
     #[test]

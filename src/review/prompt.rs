@@ -42,35 +42,51 @@ pub fn show(text: &str) -> Result<()> {
         .map_err(|e| Error::io("the terminal", &e))
 }
 
-/// Asks what to do; Escape or `q` quits.
+/// Asks what to do; Escape, `q` or Ctrl-C quits.
 pub fn choose() -> Result<Choice> {
     let items: Vec<&str> = CHOICES.iter().map(|(_, label)| *label).collect();
     let picked = Select::new()
         .with_prompt("what now")
         .items(&items)
         .default(0)
-        .interact_on_opt(&Term::stderr())
-        .map_err(prompt_error)?;
-    Ok(picked.map_or(Choice::Quit, |i| CHOICES[i].0))
+        .interact_on_opt(&Term::stderr());
+    Ok(cancelled(picked)?
+        .flatten()
+        .map_or(Choice::Quit, |i| CHOICES[i].0))
 }
 
-/// Asks a yes/no question (no by default); Escape answers no.
+/// Asks a yes/no question (no by default); Escape or Ctrl-C answers no.
 pub fn confirm(question: &str) -> Result<bool> {
     let answer = Confirm::new()
         .with_prompt(question)
         .default(false)
-        .interact_on_opt(&Term::stderr())
-        .map_err(prompt_error)?;
-    Ok(answer == Some(true))
+        .interact_on_opt(&Term::stderr());
+    Ok(cancelled(answer)?.flatten() == Some(true))
 }
 
-/// Asks why a proposal is rejected (not empty).
-pub fn reason() -> Result<String> {
-    let reason: String = Input::new()
+/// Asks why a proposal is rejected (not empty); `None` after Ctrl-C.
+pub fn reason() -> Result<Option<String>> {
+    let reason = Input::<String>::new()
         .with_prompt("why reject it")
-        .interact_text_on(&Term::stderr())
-        .map_err(prompt_error)?;
-    Ok(reason.trim().to_string())
+        .interact_text_on(&Term::stderr());
+    Ok(cancelled(reason)?.map(|r| r.trim().to_string()))
+}
+
+/// A prompt's answer, or `None` when Ctrl-C interrupted it. The terminal is in raw mode while
+/// a prompt reads, so Ctrl-C reaches dialoguer as a key, not a signal, and dialoguer returns
+/// without showing the cursor it hid: it is shown again here, on a fresh line, so the caller
+/// can end as after `quit`.
+fn cancelled<T>(answer: std::result::Result<T, dialoguer::Error>) -> Result<Option<T>> {
+    match answer {
+        Ok(a) => Ok(Some(a)),
+        Err(dialoguer::Error::IO(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
+            let term = Term::stderr();
+            let _ = term.show_cursor();
+            let _ = term.write_line("");
+            Ok(None)
+        }
+        Err(e) => Err(prompt_error(e)),
+    }
 }
 
 /// Opens `$VISUAL`, else `$EDITOR`, else `vi` on `text` (the entry of `section`) and returns

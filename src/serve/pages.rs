@@ -776,8 +776,8 @@ fn memory_page(app: &App) -> Result<String> {
             if !touching.is_empty() {
                 let _ = write!(
                     body,
-                    "<details class=\"history\"><summary>history ({} commits)</summary><ul>",
-                    touching.len()
+                    "<details class=\"history\"><summary>history ({})</summary><ul>",
+                    crate::output::count(touching.len(), "commit")
                 );
                 for c in touching {
                     let _ = write!(

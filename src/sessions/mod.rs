@@ -122,7 +122,7 @@ impl FromStr for Agent {
 pub enum Error {
     /// The first lines match none of the known formats.
     #[error(
-        "cannot tell which agent wrote this transcript; to fix: name the agent (claude, codex or pi)"
+        "cannot tell which agent wrote this transcript; to fix: name the agent with --agent claude, --agent codex or --agent pi"
     )]
     UnknownFormat,
     /// An agent name that is not one of ours.

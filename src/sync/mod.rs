@@ -11,7 +11,8 @@
 //! 1. A merge a previous run left (`MERGE_HEAD`) is finished if a person resolved it, else the
 //!    run stops naming the files still in conflict.
 //! 2. `git fetch REMOTE BRANCH`; no such branch on the remote means there is only pushing to
-//!    do.
+//!    do, unless the branch has no upstream and the remote has other branches: then the run
+//!    stops and names the remote's default branch ([`branch`], ADR 93).
 //! 3. Nothing new: no merge. Only theirs new: a fast-forward. Both: `git merge --no-ff
 //!    --no-commit`, then every JSONL file the two sides differ in is repaired ([`union`]:
 //!    each record once, glued lines split, a last newline), and the merge is committed. When
@@ -31,6 +32,7 @@
 //!    remote rejects because it moved on meanwhile starts again from the fetch, three times
 //!    at most.
 
+pub mod branch;
 pub mod git_cli;
 pub mod renumber;
 pub mod union;
@@ -176,6 +178,10 @@ pub fn sync(repo: &Repo, opts: &Options<'_>) -> Result<Synced> {
     out.remote = remote.clone();
     if let Some(b) = &upstream {
         out.remote_branch = b.clone();
+    } else {
+        // No upstream: the remote's branch of this name, or a refusal naming its default
+        // when it has other branches (ADR 93).
+        branch::check_no_upstream(&git, &remote, &branch)?;
     }
     for attempt in 0..ATTEMPTS {
         let tip = fetch(&git, &remote, &out.remote_branch)?;

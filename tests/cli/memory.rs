@@ -374,3 +374,112 @@ fn a_memory_add_killed_before_its_commit_is_committed_by_its_rerun() {
     env.cairn_in(&repo, &args).code(0);
     assert_eq!(env.git(&repo, &["rev-parse", "HEAD"]), before);
 }
+
+#[test]
+fn memory_add_takes_a_section_the_file_has_even_when_it_is_no_category() {
+    // "`Hard Rules` is not a section of MEMORY.md" while it was one.
+    let (env, repo) = Env::repo();
+    let text = "# Memory\n\n## Hard Rules\n\n- (2026-01-01) Never push to main on Fridays\n";
+    std::fs::write(repo.join("MEMORY.md"), text).unwrap();
+    env.git(&repo, &["commit", "-qam", "hard rules"]);
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            "2026-12-06",
+            "memory",
+            "add",
+            "-s",
+            "Hard Rules",
+            "Never skip the review",
+        ],
+    )
+    .code(0);
+    assert_eq!(
+        read(&repo, "MEMORY.md"),
+        format!("{text}- (2026-12-06) Never skip the review\n")
+    );
+}
+
+#[test]
+fn memory_add_writes_a_date_given_in_the_text_once() {
+    // It wrote `- (2026-12-06) (2026-12-01) Postgres…`.
+    let (env, repo) = Env::repo();
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            "2026-12-06",
+            "memory",
+            "add",
+            "-s",
+            "operations",
+            "(2026-12-01) Postgres runs on port 5433 here",
+        ],
+    )
+    .code(0);
+    let memory = read(&repo, "MEMORY.md");
+    assert!(
+        memory.ends_with("\n- (2026-12-01) Postgres runs on port 5433 here\n"),
+        "{memory}"
+    );
+    env.cairn_in(&repo, &["memory", "lint"]).code(0);
+}
+
+#[test]
+fn memory_add_refuses_a_word_and_a_near_duplicate_in_another_case() {
+    let (env, repo) = Env::repo();
+    env.cairn_in(&repo, &["memory", "add", "-s", "operations", "x"])
+        .code(2)
+        .stderr_has("too short");
+    env.cairn_in(
+        &repo,
+        &[
+            "memory",
+            "add",
+            "-s",
+            "operations",
+            "Never deploy on Fridays",
+        ],
+    )
+    .code(0);
+    let before = read(&repo, "MEMORY.md");
+    let commits = env.git(&repo, &["rev-list", "--count", "HEAD"]);
+    env.cairn_in(
+        &repo,
+        &[
+            "memory",
+            "add",
+            "-s",
+            "rules-conventions",
+            "never deploy on  fridays.",
+        ],
+    )
+    .code(0)
+    .stdout_has("already in Operations");
+    assert_eq!(read(&repo, "MEMORY.md"), before);
+    assert_eq!(env.git(&repo, &["rev-list", "--count", "HEAD"]), commits);
+}
+
+#[test]
+fn memory_lint_names_a_stray_line_that_is_no_entry() {
+    let (env, repo) = Env::repo();
+    let text = "# Memory\n\nAn introduction is fine.\n\n## Operations\n\n- (2026-01-01) Restart caddy after a config change\n\nremember to check the backups\n";
+    std::fs::write(repo.join("MEMORY.md"), text).unwrap();
+    env.cairn_in(&repo, &["memory", "lint"])
+        .code(1)
+        .stdout_has("MEMORY.md:9: `remember to check the backups` is not an entry");
+}
+
+#[test]
+fn this_projects_memory_has_no_doubled_date() {
+    let memory =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/MEMORY.md")).unwrap();
+    for line in memory.lines() {
+        let rest = line
+            .strip_prefix("- (")
+            .and_then(|l| l.get(11..))
+            .unwrap_or("");
+        assert!(!rest.trim_start().starts_with("(20"), "{line}");
+    }
+}

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-const NOW: &str = "2026-12-01T12:00:00Z";
+pub(crate) const NOW: &str = "2026-12-01T12:00:00Z";
 const DAY_FILE: &str = "vault/proposals/2026-12-01.jsonl";
 
 /// A proposal line as `src/proposals` stores it.
@@ -62,7 +62,7 @@ fn propose(env: &Env, repo: &Path, lines: &[Value]) {
 }
 
 /// The ids that have a proposal ref.
-fn refs(env: &Env, repo: &Path) -> Vec<String> {
+pub(crate) fn refs(env: &Env, repo: &Path) -> Vec<String> {
     env.git(
         repo,
         &[
@@ -77,7 +77,7 @@ fn refs(env: &Env, repo: &Path) -> Vec<String> {
 }
 
 /// A repository whose MEMORY.md holds two entries, committed.
-fn with_memory() -> (Env, PathBuf) {
+pub(crate) fn with_memory() -> (Env, PathBuf) {
     let (env, repo) = Env::repo();
     for (section, text) in [
         ("Rules and conventions", "Never deploy on Fridays"),
@@ -107,7 +107,7 @@ fn last_message(env: &Env, repo: &Path) -> String {
     env.git(repo, &["log", "-1", "--format=%B"])
 }
 
-fn commit_count(env: &Env, repo: &Path) -> usize {
+pub(crate) fn commit_count(env: &Env, repo: &Path) -> usize {
     env.git(repo, &["rev-list", "--count", "HEAD"])
         .trim()
         .parse()
@@ -118,7 +118,7 @@ const ADD: &str = "pr-a1a1000000000001";
 const REPLACE: &str = "pr-b2b2000000000002";
 const DECIDED: &str = "pr-c3c3000000000003";
 
-fn three(env: &Env, repo: &Path) {
+pub(crate) fn three(env: &Env, repo: &Path) {
     propose(
         env,
         repo,
@@ -639,7 +639,7 @@ fn fake_editor(env: &Env, text: &str) -> PathBuf {
 
 /// The child's stdio is the pseudo-terminal the session opens (the support's commands read
 /// from /dev/null, which would keep cairn from prompting).
-fn inherit_pty(cmd: &mut std::process::Command) {
+pub(crate) fn inherit_pty(cmd: &mut std::process::Command) {
     use std::process::Stdio;
     cmd.stdin(Stdio::inherit())
         .stdout(Stdio::inherit())

@@ -890,7 +890,7 @@ fn serve_pages_decisions_memory_and_turns() {
     assert!(two.contains("<h2>Context</h2>"), "{two}");
     let (_, memory) = get(&format!("{}/memory", s.url));
     assert!(memory.contains("deploys go through the nfs gateway"));
-    assert!(memory.contains("history (1 commits)"), "{memory}");
+    assert!(memory.contains("history (1 commit)</summary>"), "{memory}");
     let file = "vault/sessions/claude/9eda1058-9706-484a-b992-d03f9cfa2546.jsonl";
     let (code, turns) = get(&format!("{}/turns?file={file}&from=3&to=3", s.url));
     assert_eq!(code, 200, "{turns}");

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::support::*;
 
 /// A tool call in a made-up Claude Code turn: (tool, input, result text, is_error).
-type Tool<'a> = (&'a str, Value, &'a str, bool);
+pub(crate) type Tool<'a> = (&'a str, Value, &'a str, bool);
 
 /// Lines of a Claude Code 2.x transcript in its real shape (user line, assistant lines sharing a
 /// message id, tool_use paired with tool_result by id), one turn per `(prompt, tools, answer)`.
