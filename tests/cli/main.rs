@@ -35,6 +35,7 @@ mod reflect;
 mod review;
 mod rewrite;
 mod serve;
+mod serve_console;
 mod sessions;
 mod shell;
 mod slog;
