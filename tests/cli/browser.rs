@@ -61,6 +61,18 @@ fn console_in_headless_chromium() {
         repo.join(session).exists(),
         "the pi fixture's session moved"
     );
+    // A turn forgotten before the window the test pages: turns keep their numbers.
+    let fifth = read(&repo, session)
+        .lines()
+        .find(|l| l.starts_with("{\"type\":\"card\"") && l.contains("\"turn\":5,"))
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .expect("turn 5's card");
+    env.cairn_in(&repo, &["forget", "--yes", &fifth]).code(0);
 
     let token_file = env.path().join("secret/token");
     let s = serve(
@@ -114,6 +126,8 @@ fn console_in_headless_chromium() {
             "adr",
             "memory",
             "refused",
+            "current",
+            "stats",
         ] {
             let shot = shots.join(format!("{size}-{name}.png"));
             assert!(shot.exists(), "no screenshot {}", shot.display());
