@@ -186,6 +186,7 @@ for (const [size, options] of Object.entries(sizes)) {
     check(Number(await cards.getAttribute("data-total")) > 0, "the turn-cards chart is empty");
     const values = await cards.locator("text.value").allTextContents();
     check(values.length > 0 && values.every((v) => Number(v) > 0), `values: ${values}`);
+    check((await page.locator("#window strong").textContent()) === "8 weeks", "not this week's window");
     // The page's icon is served.
     const icon = await page.request.get(`${url}/favicon.ico`);
     check(icon.status() === 200, `/favicon.ico: ${icon.status()}`);

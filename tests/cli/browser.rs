@@ -51,6 +51,11 @@ fn console_in_headless_chromium() {
         &["--supersedes", "2"],
     );
     let hostile = hostile_transcript(&env);
+    // Its turns made today (the fixture's are of 2026-01-11), so the stats page's cards chart
+    // has this week's bar whenever the test runs.
+    let today = chrono::Utc::now().format("%Y-%m-%dT").to_string();
+    let text = std::fs::read_to_string(&hostile).unwrap();
+    std::fs::write(&hostile, text.replace("2026-01-11T", &today)).unwrap();
     let long = fixtures().join("sessions/pi/before-compaction.jsonl");
     for t in [hostile.as_path(), long.as_path()] {
         env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
