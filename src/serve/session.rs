@@ -200,26 +200,26 @@ mod tests {
             trivial: false,
             project: None,
         };
-        // Turn 3 forgotten, turn 4 rendered twice (the later one counts).
-        let mut text = String::new();
-        for c in [
-            card(1, "a"),
-            card(2, "b"),
-            card(4, "old"),
-            card(4, "new"),
-            card(5, "e"),
-        ] {
-            text.push_str(&crate::cards::line(&Record::Card(c)));
-            text.push('\n');
-        }
-        std::fs::write(dir.path().join(rel), text).unwrap();
-        let w = read(dir.path(), rel, 3, 4).unwrap();
+        let write = |cards: Vec<Card>| {
+            let mut text = String::new();
+            for c in cards {
+                text.push_str(&crate::cards::line(&Record::Card(c)));
+                text.push('\n');
+            }
+            std::fs::write(dir.path().join(rel), text).unwrap();
+        };
+        let got = |w: &Window| -> Vec<(usize, String)> {
+            w.cards.iter().map(|c| (c.turn, c.prompt.clone())).collect()
+        };
+        // Turn 3 forgotten: turns 4 and 5 are the 3rd and 4th lines.
+        write(vec![card(1, "a"), card(2, "b"), card(4, "d"), card(5, "e")]);
+        let w = read(dir.path(), rel, 4, 5).unwrap();
         assert_eq!(w.total, 5);
-        let got: Vec<(usize, &str)> = w
-            .cards
-            .iter()
-            .map(|c| (c.turn, c.prompt.as_str()))
-            .collect();
-        assert_eq!(got, vec![(4, "new")]);
+        assert_eq!(got(&w), vec![(4, "d".into()), (5, "e".into())]);
+        // Turn 1 rendered twice: the later line counts, and turn 2 is the third line.
+        write(vec![card(1, "old"), card(1, "new"), card(2, "b")]);
+        let w = read(dir.path(), rel, 1, 2).unwrap();
+        assert_eq!(w.total, 2);
+        assert_eq!(got(&w), vec![(1, "new".into()), (2, "b".into())]);
     }
 }
