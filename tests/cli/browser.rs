@@ -1,6 +1,8 @@
 //! The console in headless Chromium (tests/browser/run.mjs, playwright-core driving Debian's
-//! chromium): search and open a turn, page earlier and later, a script in a transcript that
-//! does not run, an ADR chain both ways, MEMORY.md's history, the stats charts, the review page
+//! chromium): search (the kind filter with notes and library) and open a turn (the turn the
+//! link names, in view, after a forgotten turn), page earlier and later, a script in a transcript that
+//! does not run, an ADR chain both ways (labels inside their boxes, no arrow through a label), MEMORY.md's history, the stats charts (values, the cards' bars,
+//! `/favicon.ico`), the review page
 //! without the token (no form, a post refused), the `/?token=` login, approve and reject from
 //! the review page with their commits, and a non-loopback request without the token refused; at desktop and phone widths, with screenshots in
 //! `target/browser-screenshots/`.
