@@ -157,7 +157,7 @@ pub fn page(title: &str, active: &str, body: &str) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{} · cairn</title><link rel=\"stylesheet\" href=\"/assets/style.css\">\
+         <title>{} · cairn</title><link rel=\"icon\" href=\"/favicon.ico\" type=\"image/svg+xml\"><link rel=\"stylesheet\" href=\"/assets/style.css\">\
          <script src=\"/assets/app.js\" defer></script></head><body>\
          <header><span class=\"brand\">cairn</span><nav>{nav}</nav></header>\
          <main>{body}</main></body></html>\n",

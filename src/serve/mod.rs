@@ -39,10 +39,12 @@
 pub mod api;
 mod assets;
 pub mod auth;
+mod charts;
 mod history;
 mod html;
 mod pages;
 pub mod session;
+mod stats;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -305,6 +307,7 @@ fn router(app: Shared) -> Router {
         .merge(api::routes())
         .merge(pages::routes())
         .route("/assets/{name}", axum::routing::get(assets::get))
+        .route("/favicon.ico", axum::routing::get(assets::favicon))
         .layer(axum::middleware::from_fn_with_state(app.clone(), guard))
         .with_state(app)
 }

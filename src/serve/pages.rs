@@ -14,6 +14,7 @@ use axum::{Extension, Router};
 use serde_json::Value;
 
 use super::auth::{self, Access};
+use super::charts;
 use super::html::{self, esc, url};
 use super::session::{self, Window};
 use super::{App, Shared, blocking, error_response, status_of};
@@ -30,13 +31,13 @@ pub fn routes() -> Router<Shared> {
         .route("/memory", get(memory))
         .route("/review", get(review))
         .route("/review/{id}", axum::routing::post(decide))
-        .route("/stats", get(stats))
+        .route("/stats", get(super::stats::stats))
 }
 
 type Params = HashMap<String, String>;
 
 /// A page, or the error page with the error's status.
-fn page(result: Result<String>) -> Response {
+pub(super) fn page(result: Result<String>) -> Response {
     match result {
         Ok(body) => Html(body).into_response(),
         Err(err) => error_response(status_of(err.kind), &err, false),
@@ -52,6 +53,8 @@ const KINDS: &[(&str, &str)] = &[
     ("slog", "log entries"),
     ("adr", "decisions"),
     ("memory", "MEMORY.md"),
+    ("note", "notes"),
+    ("library", "library"),
 ];
 
 async fn search(State(app): State<Shared>, Query(params): Query<Params>) -> Response {
@@ -67,7 +70,7 @@ fn search_page(app: &App, params: &Params) -> Result<String> {
     let kind = params.get("kind").cloned().unwrap_or_default();
     if !KINDS.iter().any(|(k, _)| *k == kind) {
         return Err(Error::bad_input(format!(
-            "unknown kind `{kind}`: use card, observation, episode, slog, adr or memory"
+            "unknown kind `{kind}`: use card, observation, episode, slog, adr, memory, note or library"
         )));
     }
     let exact = params
@@ -114,7 +117,7 @@ fn search_page(app: &App, params: &Params) -> Result<String> {
     if q.is_empty() {
         body.push_str(
             "<p class=\"meta\">Search every record of this knowledge repository: turns, \
-             observations, log entries, decisions and MEMORY.md. The address keeps the query \
+             observations, log entries, decisions, MEMORY.md, notes and the library. The address keeps the query \
              and scope, so a search can be bookmarked.</p>",
         );
         return Ok(html::page("Search", "/", &body));
@@ -233,9 +236,13 @@ fn describe(r: &Value, q: &str) -> (String, String, String, String, String) {
     let snippet = html::highlight(&html::snippet(&text, q, 320), q);
     // The turn this result opens in, if any.
     let open = match kind.as_str() {
-        "card" => source
-            .rsplit_once('#')
-            .map(|(_, n)| format!("/turn?file={}&amp;turn={}", url(&file), url(n))),
+        "card" => source.rsplit_once('#').map(|(_, n)| {
+            format!(
+                "/turn?file={}&amp;turn={n}#turn-{n}",
+                url(&file),
+                n = url(n)
+            )
+        }),
         "observation" if source.starts_with("tc-") => Some(format!("/turn?card={}", url(&source))),
         "episode" => Some(format!("/turn?file={}&amp;turn=1", url(&file))),
         _ => None,
@@ -289,6 +296,7 @@ fn describe(r: &Value, q: &str) -> (String, String, String, String, String) {
         "adr" => "decisions",
         "memory" => "MEMORY.md",
         "observation" => "observations",
+        "note" => "notes",
         other => other,
     };
     (
@@ -541,102 +549,22 @@ fn decisions_page(app: &App) -> Result<String> {
     Ok(html::page("Decisions", "/decisions", &body))
 }
 
-/// The supersede chains as an inline SVG: one row per chain (records linked by supersedes),
-/// oldest on the left, an arrow from each record to the one that supersedes it.
+/// The supersede chains of `adrs` (the `adr list --json` records) as the graph of
+/// [`charts::supersede_graph`].
 fn chains_svg(adrs: &[Value]) -> String {
-    let mut edges: Vec<(u64, u64)> = Vec::new();
     let titles: BTreeMap<u64, String> = adrs
         .iter()
         .filter_map(|a| Some((a["number"].as_u64()?, a["title"].as_str()?.to_string())))
         .collect();
+    let mut edges: Vec<(u64, u64)> = Vec::new();
     for a in adrs {
         let Some(n) = a["number"].as_u64() else {
             continue;
         };
-        for old in numbers(&a["supersedes"]) {
-            edges.push((old, n));
-        }
-        for new in numbers(&a["superseded_by"]) {
-            edges.push((n, new));
-        }
+        edges.extend(numbers(&a["supersedes"]).into_iter().map(|old| (old, n)));
+        edges.extend(numbers(&a["superseded_by"]).into_iter().map(|new| (n, new)));
     }
-    edges.sort_unstable();
-    edges.dedup();
-    if edges.is_empty() {
-        return String::new();
-    }
-    // Connected parts of the supersede graph, each a row.
-    let mut part: BTreeMap<u64, u64> = BTreeMap::new();
-    fn root(part: &mut BTreeMap<u64, u64>, n: u64) -> u64 {
-        let mut r = n;
-        while let Some(&p) = part.get(&r) {
-            if p == r {
-                break;
-            }
-            r = p;
-        }
-        part.insert(n, r);
-        r
-    }
-    for &(a, b) in &edges {
-        part.entry(a).or_insert(a);
-        part.entry(b).or_insert(b);
-        let (ra, rb) = (root(&mut part, a), root(&mut part, b));
-        if ra != rb {
-            part.insert(ra.max(rb), ra.min(rb));
-        }
-    }
-    let nodes: Vec<u64> = part.keys().copied().collect();
-    let mut rows: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-    for n in nodes {
-        let r = root(&mut part, n);
-        rows.entry(r).or_default().push(n);
-    }
-    let (w, h, gap) = (150u64, 40u64, 40u64);
-    let widest = rows.values().map(Vec::len).max().unwrap_or(1) as u64;
-    let width = widest * (w + gap);
-    let height = rows.len() as u64 * (h + 20) + 10;
-    let mut place: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
-    let mut svg = format!(
-        "<div class=\"chains\"><h2>Supersede chains</h2><svg id=\"chains\" role=\"img\" aria-label=\"supersede chains\" \
-         viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" xmlns=\"http://www.w3.org/2000/svg\">\
-         <defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">\
-         <path d=\"M0,0 L10,5 L0,10 z\" fill=\"#5c6773\"/></marker></defs>"
-    );
-    for (row, members) in rows.values().enumerate() {
-        for (col, n) in members.iter().enumerate() {
-            place.insert(*n, (col as u64 * (w + gap), row as u64 * (h + 20) + 5));
-        }
-    }
-    for (a, b) in &edges {
-        let (Some(&(ax, ay)), Some(&(bx, by))) = (place.get(a), place.get(b)) else {
-            continue;
-        };
-        let _ = write!(
-            svg,
-            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#5c6773\" marker-end=\"url(#arrow)\"/>",
-            ax + w,
-            ay + h / 2,
-            bx,
-            by + h / 2
-        );
-    }
-    for (n, (x, y)) in &place {
-        let title = titles
-            .get(n)
-            .map(|t| html::snippet(t, "", 18))
-            .unwrap_or_default();
-        let _ = write!(
-            svg,
-            "<a href=\"/decisions/{n}\"><rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" rx=\"5\" fill=\"#f6f8fa\" stroke=\"#0b5cad\"/>\
-             <text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#1d232b\">ADR {n}: {}</text></a>",
-            x + 6,
-            y + h / 2 + 4,
-            esc(&title)
-        );
-    }
-    svg.push_str("</svg></div>");
-    svg
+    charts::supersede_graph(&titles, &edges)
 }
 
 async fn decision(State(app): State<Shared>, Path(number): Path<String>) -> Response {
@@ -1013,82 +941,4 @@ async fn decide(
             .into_response(),
         Err(err) => error_response(status_of(err.kind), &err, false),
     }
-}
-
-async fn stats(State(app): State<Shared>) -> Response {
-    page(blocking(&app, stats_page).await)
-}
-
-fn stats_page(app: &App) -> Result<String> {
-    let envelope = app.command(&["stats"])?;
-    let data = &envelope["data"];
-    let weeks = data["weeks"].as_array().cloned().unwrap_or_default();
-    let mut body = format!(
-        "<h1>Stats</h1><p>{} observations · {} sessions</p>",
-        data["observations"].as_u64().unwrap_or_default(),
-        data["sessions"].as_u64().unwrap_or_default()
-    );
-    for (key, name) in [
-        ("observations", "observations by the day written"),
-        ("cards", "turn cards by turn time"),
-        ("recalls", "recalls"),
-        ("decided", "proposal decisions"),
-    ] {
-        let values: Vec<(String, u64)> = weeks
-            .iter()
-            .map(|w| {
-                (
-                    w["week"].as_str().unwrap_or_default().to_string(),
-                    w[key].as_u64().unwrap_or_default(),
-                )
-            })
-            .collect();
-        body.push_str(&bar_chart(key, name, &values));
-    }
-    for (key, name) in [("categories", "categories"), ("verdicts", "gate verdicts")] {
-        if let Some(map) = data[key].as_object().filter(|m| !m.is_empty()) {
-            let _ = write!(body, "<h2>{name}</h2><table><tbody>");
-            for (k, v) in map {
-                let _ = write!(
-                    body,
-                    "<tr><td>{}</td><td>{}</td></tr>",
-                    esc(k),
-                    esc(&v.to_string())
-                );
-            }
-            body.push_str("</tbody></table>");
-        }
-    }
-    Ok(html::page("Stats", "/stats", &body))
-}
-
-/// A weekly series as an SVG bar chart, with each bar's value in its title.
-fn bar_chart(id: &str, name: &str, values: &[(String, u64)]) -> String {
-    let max = values.iter().map(|(_, v)| *v).max().unwrap_or(0).max(1);
-    let (bar, gap, height) = (24u64, 6u64, 100u64);
-    let width = values.len() as u64 * (bar + gap) + gap;
-    let mut out = format!(
-        "<figure class=\"chart\" id=\"chart-{id}\"><figcaption>{}</figcaption>\
-         <svg viewBox=\"0 0 {width} {}\" width=\"{width}\" height=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"{}\">",
-        esc(name),
-        height + 20,
-        height + 20,
-        esc(name)
-    );
-    for (i, (week, v)) in values.iter().enumerate() {
-        let h = v * height / max;
-        let x = gap + i as u64 * (bar + gap);
-        let _ = write!(
-            out,
-            "<rect x=\"{x}\" y=\"{}\" width=\"{bar}\" height=\"{h}\" fill=\"#0b5cad\"><title>{}: {v}</title></rect>\
-             <text x=\"{}\" y=\"{}\" font-size=\"9\" fill=\"#5c6773\">{}</text>",
-            height - h,
-            esc(week),
-            x,
-            height + 14,
-            esc(week.rsplit('W').next().unwrap_or_default())
-        );
-    }
-    out.push_str("</svg></figure>");
-    out
 }

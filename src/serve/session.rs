@@ -11,7 +11,8 @@ use crate::error::{Error, Result};
 /// The most turns one request reads.
 pub const MAX_WINDOW: usize = 50;
 
-/// The turns `from..=to` (numbered from 1) of a session, and how many it has.
+/// The turns `from..=to` (numbered from 1, as each card says) of a session, and the number of
+/// its last turn (`total`).
 #[derive(Debug, serde::Serialize)]
 pub struct Window {
     pub file: String,
@@ -21,6 +22,12 @@ pub struct Window {
     pub to: usize,
     pub total: usize,
     pub cards: Vec<Card>,
+}
+
+/// The turn number of a card line, read without the rest of the card.
+#[derive(serde::Deserialize)]
+struct Numbered {
+    turn: usize,
 }
 
 /// `rel` is a session file's path: `vault/sessions/AGENT/NAME.jsonl`, with names as
@@ -48,8 +55,8 @@ pub fn check_path(rel: &str) -> Result<()> {
     }
 }
 
-/// Reads the turns `from..=to` of the session file `rel` under `root` (`to` cut to
-/// [`MAX_WINDOW`] turns after `from`).
+/// Reads the turns numbered `from..=to` of the session file `rel` under `root` (`to` cut to
+/// [`MAX_WINDOW`] turns after `from`), by the numbers the cards carry.
 pub fn read(root: &Path, rel: &str, from: usize, to: usize) -> Result<Window> {
     check_path(rel)?;
     if from == 0 || to < from {
@@ -89,13 +96,16 @@ pub fn read(root: &Path, rel: &str, from: usize, to: usize) -> Result<Window> {
     for line in std::io::BufReader::new(file).lines() {
         let line = line.map_err(|e| Error::io(rel, &e))?;
         // Cheap test first: only card lines count, and only those in the window are parsed
-        // whole.
+        // whole. A card is found by the turn number it carries, not by its place in the file:
+        // a forgotten card leaves a gap, and a later rendering of a turn replaces an earlier.
         if !line.starts_with("{\"type\":\"card\"") {
             continue;
         }
-        window.total += 1;
-        let n = window.total;
-        if n < from || n > to {
+        let Ok(Numbered { turn }) = serde_json::from_str::<Numbered>(&line) else {
+            continue;
+        };
+        window.total = window.total.max(turn);
+        if turn < from || turn > to {
             continue;
         }
         if let Ok(Record::Card(card)) = serde_json::from_str::<Record>(&line) {
@@ -103,9 +113,11 @@ pub fn read(root: &Path, rel: &str, from: usize, to: usize) -> Result<Window> {
                 window.agent = card.agent.clone();
                 window.session = card.session.clone();
             }
+            window.cards.retain(|c| c.turn != card.turn);
             window.cards.push(card);
         }
     }
+    window.cards.sort_by_key(|c| c.turn);
     Ok(window)
 }
 
@@ -165,5 +177,49 @@ mod tests {
         let far = read(dir.path(), rel, usize::MAX - 1, usize::MAX).unwrap();
         assert_eq!((far.total, far.cards.len(), far.to), (10, 0, usize::MAX));
         assert!(read(dir.path(), "vault/sessions/claude/none.jsonl", 1, 2).is_err());
+    }
+
+    #[test]
+    fn turns_are_found_by_their_number_not_their_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let rel = "vault/sessions/claude/s.jsonl";
+        std::fs::create_dir_all(dir.path().join("vault/sessions/claude")).unwrap();
+        let card = |i: usize, prompt: &str| Card {
+            id: format!("tc-{i}"),
+            agent: "claude".into(),
+            session: "s".into(),
+            turn: i,
+            ts: "2026-12-01T10:00:00Z".into(),
+            duration_ms: None,
+            outcome: "completed".into(),
+            prompt: prompt.into(),
+            files: vec![],
+            commands: vec![],
+            errors: vec![],
+            answer: String::new(),
+            trivial: false,
+            project: None,
+        };
+        let write = |cards: Vec<Card>| {
+            let mut text = String::new();
+            for c in cards {
+                text.push_str(&crate::cards::line(&Record::Card(c)));
+                text.push('\n');
+            }
+            std::fs::write(dir.path().join(rel), text).unwrap();
+        };
+        let got = |w: &Window| -> Vec<(usize, String)> {
+            w.cards.iter().map(|c| (c.turn, c.prompt.clone())).collect()
+        };
+        // Turn 3 forgotten: turns 4 and 5 are the 3rd and 4th lines.
+        write(vec![card(1, "a"), card(2, "b"), card(4, "d"), card(5, "e")]);
+        let w = read(dir.path(), rel, 4, 5).unwrap();
+        assert_eq!(w.total, 5);
+        assert_eq!(got(&w), vec![(4, "d".into()), (5, "e".into())]);
+        // Turn 1 rendered twice: the later line counts, and turn 2 is the third line.
+        write(vec![card(1, "old"), card(1, "new"), card(2, "b")]);
+        let w = read(dir.path(), rel, 1, 2).unwrap();
+        assert_eq!(w.total, 2);
+        assert_eq!(got(&w), vec![(1, "new".into()), (2, "b".into())]);
     }
 }

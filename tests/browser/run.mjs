@@ -19,6 +19,14 @@ function check(ok, message) {
   if (!ok) throw new Error(message);
 }
 
+// Whether the current turn's heading is inside the window the reader sees.
+const currentInView = async (page) => {
+  const [top, height, y] = await page.locator("article.turn.current").evaluate((el) =>
+    [el.getBoundingClientRect().top, window.innerHeight, window.scrollY]);
+  if (!(top >= -2 && top < height)) console.error(`current turn at ${top} (window ${height}, scrolled ${y})`);
+  return top >= -2 && top < height;
+};
+
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   args: [
@@ -73,8 +81,17 @@ for (const [size, options] of Object.entries(sizes)) {
     // The bookmark gives the same page.
     await page.goto(here.toString());
     check(await page.inputValue("input[name=q]") === "explore repo", "bookmark lost the query");
-    await Promise.all([page.waitForURL(/\/turn\?/), page.locator("a.open").first().click()]);
+    // The kind filter offers notes and the library too.
+    const kinds = await page.locator("select[name=kind] option").evaluateAll((all) => all.map((o) => o.value));
+    check(kinds.includes("note") && kinds.includes("library"), `kinds: ${kinds}`);
+    // "open turn" lands on the turn its result names, scrolled into view.
+    const open = page.locator("a.open").first();
+    const wanted = new URL(await open.getAttribute("href"), url).searchParams.get("turn");
+    await Promise.all([page.waitForURL(/\/turn\?/), open.click()]);
     check(await page.locator("article.turn.current").count() === 1, "no current turn");
+    const landed = await page.locator("article.turn.current").getAttribute("data-turn");
+    check(landed === wanted, `open turn ${wanted} landed on turn ${landed}`);
+    check(await currentInView(page), "the current turn is not in view");
     await shot("turn");
   });
 
@@ -92,6 +109,12 @@ for (const [size, options] of Object.entries(sizes)) {
       (all) => all.map((a) => Number(a.dataset.turn)));
     const before = await turns();
     check(before[0] === 18 && before.at(-1) === 22, `window not 18–22: ${before}`);
+    // Turn 20 by its number (a turn before it was forgotten), scrolled to though it is
+    // screens down the page.
+    check(await page.locator("article.turn.current").getAttribute("data-turn") === "20", "not at turn 20");
+    await page.waitForFunction(() => window.scrollY > 0 || document.documentElement.scrollHeight <= window.innerHeight);
+    check(await currentInView(page), "turn 20 is not in view");
+    await shot("current");
     await page.click("#earlier");
     await page.waitForFunction(() => document.querySelector("#turns article.turn").dataset.turn === "13");
     await page.click("#later");
@@ -105,6 +128,35 @@ for (const [size, options] of Object.entries(sizes)) {
   await step(`${size}: browse an ADR chain both ways`, async () => {
     await page.goto(`${url}/decisions`);
     check(await page.locator("svg#chains a").count() === 3, "the chain graph lacks records");
+    // Every label inside its box; no arrow through any label.
+    const fault = await page.locator("svg#chains").evaluate((svg) => {
+      const inside = (a, b) => a.x >= b.x - 0.5 && a.y >= b.y - 0.5 &&
+        a.x + a.width <= b.x + b.width + 0.5 && a.y + a.height <= b.y + b.height + 0.5;
+      const texts = [];
+      for (const a of svg.querySelectorAll("a")) {
+        const box = a.querySelector("rect").getBBox();
+        for (const t of a.querySelectorAll("text")) {
+          const b = t.getBBox();
+          if (!inside(b, box)) return `label "${t.textContent}" outside its box`;
+          texts.push([t.textContent, b]);
+        }
+      }
+      const edges = [...svg.querySelectorAll("path.edge")];
+      if (edges.length < 2) return `only ${edges.length} arrows`;
+      for (const e of edges) {
+        const length = e.getTotalLength();
+        for (let at = 0; at <= length; at += 2) {
+          const p = e.getPointAtLength(at);
+          for (const [text, b] of texts) {
+            if (p.x >= b.x && p.x <= b.x + b.width && p.y >= b.y && p.y <= b.y + b.height) {
+              return `an arrow crosses "${text}"`;
+            }
+          }
+        }
+      }
+      return null;
+    });
+    check(fault === null, fault);
     await shot("decisions");
     await page.click("#adrs a[href='/decisions/1']");
     await page.click("li.superseded-by a");
@@ -127,6 +179,18 @@ for (const [size, options] of Object.entries(sizes)) {
   await step(`${size}: stats charts`, async () => {
     await page.goto(`${url}/stats`);
     check(await page.locator("figure.chart svg").count() === 4, "not four charts");
+    const captions = await page.locator("figure.chart figcaption").allTextContents();
+    check(!captions.some((c) => c.includes("by the day")), `captions: ${captions}`);
+    check((await page.locator("#window").textContent()).includes("per ISO week"), "no window named");
+    const cards = page.locator("figure#chart-cards");
+    check(Number(await cards.getAttribute("data-total")) > 0, "the turn-cards chart is empty");
+    const values = await cards.locator("text.value").allTextContents();
+    check(values.length > 0 && values.every((v) => Number(v) > 0), `values: ${values}`);
+    check((await page.locator("#window strong").textContent()) === "8 weeks", "not this week's window");
+    // The page's icon is served.
+    const icon = await page.request.get(`${url}/favicon.ico`);
+    check(icon.status() === 200, `/favicon.ico: ${icon.status()}`);
+    check(icon.headers()["content-type"] === "image/svg+xml", `icon type ${icon.headers()["content-type"]}`);
     await shot("stats");
   });
 

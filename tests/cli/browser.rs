@@ -1,6 +1,8 @@
 //! The console in headless Chromium (tests/browser/run.mjs, playwright-core driving Debian's
-//! chromium): search and open a turn, page earlier and later, a script in a transcript that
-//! does not run, an ADR chain both ways, MEMORY.md's history, the stats charts, the review page
+//! chromium): search (the kind filter with notes and library) and open a turn (the turn the
+//! link names, in view, after a forgotten turn), page earlier and later, a script in a transcript that
+//! does not run, an ADR chain both ways (labels inside their boxes, no arrow through a label), MEMORY.md's history, the stats charts (values, the cards' bars,
+//! `/favicon.ico`), the review page
 //! without the token (no form, a post refused), the `/?token=` login, approve and reject from
 //! the review page with their commits, and a non-loopback request without the token refused; at desktop and phone widths, with screenshots in
 //! `target/browser-screenshots/`.
@@ -51,6 +53,11 @@ fn console_in_headless_chromium() {
         &["--supersedes", "2"],
     );
     let hostile = hostile_transcript(&env);
+    // Its turns made today (the fixture's are of 2026-01-11), so the stats page's cards chart
+    // has this week's bar whenever the test runs.
+    let today = chrono::Utc::now().format("%Y-%m-%dT").to_string();
+    let text = std::fs::read_to_string(&hostile).unwrap();
+    std::fs::write(&hostile, text.replace("2026-01-11T", &today)).unwrap();
     let long = fixtures().join("sessions/pi/before-compaction.jsonl");
     for t in [hostile.as_path(), long.as_path()] {
         env.cairn_in(&repo, &["sessions", "ingest", t.to_str().unwrap()])
@@ -61,6 +68,18 @@ fn console_in_headless_chromium() {
         repo.join(session).exists(),
         "the pi fixture's session moved"
     );
+    // A turn forgotten before the window the test pages: turns keep their numbers.
+    let fifth = read(&repo, session)
+        .lines()
+        .find(|l| l.starts_with("{\"type\":\"card\"") && l.contains("\"turn\":5,"))
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .expect("turn 5's card");
+    env.cairn_in(&repo, &["forget", "--yes", &fifth]).code(0);
 
     let token_file = env.path().join("secret/token");
     let s = serve(
@@ -114,6 +133,8 @@ fn console_in_headless_chromium() {
             "adr",
             "memory",
             "refused",
+            "current",
+            "stats",
         ] {
             let shot = shots.join(format!("{size}-{name}.png"));
             assert!(shot.exists(), "no screenshot {}", shot.display());

@@ -37,6 +37,7 @@ mod review;
 mod review_tty;
 mod rewrite;
 mod serve;
+mod serve_console;
 mod sessions;
 mod shell;
 mod slog;

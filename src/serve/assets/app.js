@@ -40,3 +40,10 @@ document.addEventListener("click", async (event) => {
     }
   }
 });
+
+// The turn a page opens on is in view, however far down its window it is (a link with
+// `#turn-N` does the same without the script).
+document.addEventListener("DOMContentLoaded", () => {
+  const current = document.querySelector("#turns article.turn.current");
+  if (current && !location.hash) current.scrollIntoView({ block: "start" });
+});
