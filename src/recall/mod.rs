@@ -473,21 +473,39 @@ fn to_recalled(
 /// (`[recall] relevance_cosine` for the whole-text cosine, `relevance_soft` for the share of
 /// the query's IDF weight its soft match covers). Without it every query, nonsense included,
 /// filled its budget with whatever ranked least badly.
+///
+/// Two more rules (ADR 90): a query none of whose terms (words, stems, identifier parts) occurs
+/// anywhere in the store asks about nothing the store holds, and keeps nothing; and the cosine
+/// floor is raised to what two unrelated texts of this store reach by chance
+/// ([`Index::chance_cosine`] at [`CHANCE_QUANTILE`]) when that is higher, since a small
+/// static model places everything a little near everything else.
 struct Relevance {
     /// The query's terms, as the index makes them.
     terms: std::collections::HashSet<String>,
+    /// The query has terms and none of them occurs in the store.
+    unknown: bool,
     /// The IDF weight of the query's words the soft list matched (0 when it did not run).
     soft_total: f64,
     min_cosine: f64,
     min_soft: f64,
 }
 
+/// The share of chance cosines between unrelated texts of a store that a result kept for its
+/// meaning alone must beat ([`Relevance`]).
+pub const CHANCE_QUANTILE: f64 = 0.99;
+
 impl Relevance {
     fn new(index: &Index, query: &str, soft_total: f64, config: &Config) -> Relevance {
+        let terms = index.query_terms(query);
+        let unknown = !terms.is_empty() && !index.knows_any(&terms);
+        let floor = config.recall.relevance_cosine;
         Relevance {
-            terms: index.query_terms(query),
+            terms,
+            unknown,
             soft_total,
-            min_cosine: config.recall.relevance_cosine,
+            min_cosine: index
+                .chance_cosine(CHANCE_QUANTILE)
+                .map_or(floor, |chance| chance.max(floor)),
             min_soft: config.recall.relevance_soft,
         }
     }
@@ -495,6 +513,9 @@ impl Relevance {
     /// The relevant results, in their order, at most `limit`; each marked with whether it
     /// shares a word and what share of the query its soft match covers.
     fn keep(&self, index: &Index, results: Vec<Recalled>, limit: usize) -> Vec<Recalled> {
+        if self.unknown {
+            return Vec::new();
+        }
         let mut terms = index.terms();
         let mut out = Vec::with_capacity(limit.min(results.len()));
         for mut r in results {
@@ -514,6 +535,9 @@ impl Relevance {
         terms: &mut impl FnMut(&str) -> std::collections::HashSet<String>,
         r: &mut Recalled,
     ) -> bool {
+        if self.unknown {
+            return false;
+        }
         if self.soft_total > 0.0 {
             r.soft_share = r.scores.get("soft").map(|s| (s / self.soft_total).min(1.0));
         }

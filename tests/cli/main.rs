@@ -31,6 +31,7 @@ mod pdfgen;
 mod provider;
 mod recall;
 mod redact;
+mod relevance;
 mod reflect;
 mod review;
 mod rewrite;
