@@ -53,7 +53,7 @@ use crate::repo::Repo;
 pub use held::{Held, Opened, ends_after_command};
 
 /// Bumped whenever the schema or what goes into a document changes: a mismatch rebuilds.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// The weight in BM25 of the `context` field (a record's context, [`Doc::context`]: an
 /// observation's narrative, the turn a turn answers) beside `record` (the record's own words,

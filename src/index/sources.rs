@@ -1028,9 +1028,12 @@ pub fn episode_doc(e: &crate::cards::Episode, file: &str) -> Doc {
     }
 }
 
-/// The document of an ADR; none for a record that is only its template (`adr::indexed_text`).
+/// The document of an ADR: its text without template sections (`adr::indexed_text`); of a
+/// record that is only its template, its title and status, so that a record is always found
+/// by its title, tags and status (issue 32).
 pub fn adr_doc(a: &adr::Adr, fallback: DateTime<Utc>) -> Option<Doc> {
-    let mut text = adr::indexed_text(a)?;
+    let mut text =
+        adr::indexed_text(a).unwrap_or_else(|| format!("{}\nstatus: {}", a.title, a.status.trim()));
     if !a.tags.is_empty() {
         text.push_str(&format!("\ntags: {}", a.tags.join(", ")));
     }
