@@ -1455,7 +1455,7 @@ pub(crate) mod tests_support {
     use super::*;
 
     pub fn recalled_of(kind: Kind) -> Recalled {
-        let doc = Doc {
+        let doc = crate::index::Doc {
             id: String::new(),
             kind,
             text: String::new(),

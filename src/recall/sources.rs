@@ -60,10 +60,7 @@ pub fn fold(results: Vec<Recalled>, promoted: &Promotions) -> Vec<Recalled> {
         }
         let said = normalize(&r.text);
         let of = entries.iter().find(|(_, entry)| {
-            *entry == said
-                || promoted
-                    .get(entry)
-                    .is_some_and(|ids| ids.iter().any(|id| *id == r.id))
+            *entry == said || promoted.get(entry).is_some_and(|ids| ids.contains(&r.id))
         });
         if let Some((e, _)) = of {
             into.insert(i, *e);
