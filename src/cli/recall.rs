@@ -628,6 +628,10 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
             }
         }
     }
+    // A draft ADR that is only its template is found by its title, never briefed as a decision.
+    results.retain(|r| {
+        r.kind != Kind::Adr || !crate::index::sources::is_title_only(&r.title, &r.text)
+    });
     let results = redacted(results);
     let mut warnings = index.warnings();
     let head = format!(

@@ -1028,12 +1028,22 @@ pub fn episode_doc(e: &crate::cards::Episode, file: &str) -> Doc {
     }
 }
 
+/// What follows the title in the text of an ADR that is only its template ([`adr_doc`]).
+const TITLE_ONLY: &str = "\nstatus: ";
+
+/// Whether an ADR's indexed text is only its title, status and tags: a draft that says nothing
+/// yet, found by its title but never offered as a decision (`cairn brief` leaves it out).
+pub fn is_title_only(title: &str, text: &str) -> bool {
+    text.strip_prefix(title)
+        .is_some_and(|rest| rest.starts_with(TITLE_ONLY))
+}
+
 /// The document of an ADR: its text without template sections (`adr::indexed_text`); of a
 /// record that is only its template, its title and status, so that a record is always found
 /// by its title, tags and status (issue 32).
 pub fn adr_doc(a: &adr::Adr, fallback: DateTime<Utc>) -> Option<Doc> {
-    let mut text =
-        adr::indexed_text(a).unwrap_or_else(|| format!("{}\nstatus: {}", a.title, a.status.trim()));
+    let mut text = adr::indexed_text(a)
+        .unwrap_or_else(|| format!("{}{TITLE_ONLY}{}", a.title, a.status.trim()));
     if !a.tags.is_empty() {
         text.push_str(&format!("\ntags: {}", a.tags.join(", ")));
     }
