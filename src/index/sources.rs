@@ -1180,6 +1180,23 @@ pub fn empty_checkpoint() -> Checkpoint {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_title_only_adr_text_is_told_from_a_filled_one() {
+        assert!(is_title_only(
+            "Use tantivy",
+            "Use tantivy\nstatus: proposed"
+        ));
+        assert!(is_title_only(
+            "Use tantivy",
+            "Use tantivy\nstatus: proposed\ntags: index"
+        ));
+        assert!(!is_title_only(
+            "Use tantivy",
+            "Use tantivy\n# 1. Use tantivy\n\n## Decision\n\nstatus: kept"
+        ));
+        assert!(!is_title_only("Other", "Use tantivy\nstatus: proposed"));
+    }
+
     /// Sets the times of a file or folder (a glance trusts only folders older than
     /// [`RACY_NS`], so the tests put them in the past).
     fn set_time(path: &Path, ns: i128) {
