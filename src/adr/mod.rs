@@ -401,6 +401,18 @@ pub fn load(repo: &Repo, rel: &str) -> Result<Adr, Error> {
     parse(&path, rel, &text)
 }
 
+/// The record files of `decisions/` that cannot be read as records (broken frontmatter, no
+/// title…): the index leaves them out, so `cairn status` counts fewer ADRs than files.
+pub fn unreadable(repo: &Repo) -> Result<(usize, Vec<String>), Error> {
+    let files = record_files(repo)?;
+    let broken = files
+        .iter()
+        .filter(|rel| load(repo, rel).is_err())
+        .cloned()
+        .collect();
+    Ok((files.len(), broken))
+}
+
 /// Reads every record, failing on the first malformed one.
 pub fn load_all(repo: &Repo) -> Result<Vec<Adr>, Error> {
     record_files(repo)?

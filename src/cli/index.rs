@@ -152,10 +152,19 @@ pub fn status(ctx: &Ctx) -> Result<Report> {
     let mut kinds = serde_json::Map::new();
     let mut human = format!("repository: {}\n", repo.root().display());
     let mut line = String::from("records:");
+    let mut adr_files = json!(null);
     for k in Kind::ALL {
         let n = index.count("kind", k.as_str())?;
         kinds.insert(k.as_str().into(), json!(n));
-        line.push_str(&format!(" {} {n},", k.as_str()));
+        line.push_str(&format!(" {} {n}", k.as_str()));
+        if k == Kind::Adr {
+            let (files, broken) = crate::adr::unreadable(&repo)?;
+            if files != n {
+                line.push_str(&format!(" ({})", adr_files_note(files, &broken)));
+            }
+            adr_files = json!({ "files": files, "unreadable": broken });
+        }
+        line.push(',');
     }
     human.push_str(line.trim_end_matches(','));
     human.push('\n');
@@ -236,8 +245,23 @@ pub fn status(ctx: &Ctx) -> Result<Report> {
         "root": repo.root(),
         "damaged_lines": damaged,
         "kinds": kinds,
+        "adr_files": adr_files,
         "observations": { "allowed": allowed, "held": held, "trivial_cards": trivial, "stale": stale, "superseded": superseded_obs, "deleted": deleted, "discarded": discarded },
         "index": { "documents": index.num_docs(), "files": index.files(), "freshness": freshness, "refresh": r },
     });
     Ok(Report::new("status", data, human).warnings(r.warnings.clone()))
+}
+
+/// Why `status` counts fewer ADRs than `decisions/` has record files: the files that are not
+/// readable as records, which the index leaves out.
+fn adr_files_note(files: usize, broken: &[String]) -> String {
+    let files = crate::output::count(files, "file");
+    match broken {
+        [] => files,
+        [one] => format!("{files}: {one} is not readable as a record, see `cairn adr lint`"),
+        many => format!(
+            "{files}: {} are not readable as records, see `cairn adr lint`",
+            many.len()
+        ),
+    }
 }

@@ -51,7 +51,7 @@ pub use pending::Work;
 #[derive(Debug, Parser)]
 #[command(name = "cairn", version, about, max_term_width = 100)]
 pub struct Cli {
-    /// Write exactly one JSON object to stdout (the format is in output.rs)
+    /// Write exactly one JSON object to stdout (its format: the README, section "Using it")
     #[arg(long, global = true)]
     pub json: bool,
 

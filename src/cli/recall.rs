@@ -34,7 +34,7 @@ pub struct RecallArgs {
     /// Only this category
     #[arg(long)]
     pub category: Option<String>,
-    /// Only these kinds (slog, adr, memory, observation, card, episode), comma-separated or repeated
+    /// Only these kinds (slog, adr, memory, observation, card, episode, note, library), comma-separated or repeated
     #[arg(long, value_delimiter = ',')]
     pub kind: Vec<String>,
     /// Include observations the gate held back
@@ -63,7 +63,7 @@ pub struct SearchArgs {
     /// The words
     #[arg(required = true)]
     pub words: Vec<String>,
-    /// Only these kinds, comma-separated or repeated
+    /// Only these kinds (slog, adr, memory, observation, card, episode, note, library), comma-separated or repeated
     #[arg(long, value_delimiter = ',')]
     pub kind: Vec<String>,
     /// The words as written, in any case, newest first, by scanning the files
@@ -109,6 +109,11 @@ fn redacted(mut results: Vec<recall::Recalled>) -> Vec<recall::Recalled> {
     for r in &mut results {
         if let Ok(std::borrow::Cow::Owned(t)) = crate::redact::redact_one(&[], &r.text) {
             r.text = t;
+        }
+        for s in &mut r.from {
+            if let Ok(std::borrow::Cow::Owned(t)) = crate::redact::redact_one(&[], &s.text) {
+                s.text = t;
+            }
         }
     }
     results
@@ -237,7 +242,10 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
         },
     };
     crate::phase("recalled");
-    let results = redacted(results);
+    let results = redacted(recall::sources::fold(
+        results,
+        &recall::sources::promotions(&repo)?,
+    ));
     let mut warnings = index.warnings();
     warnings.extend(library_warnings);
     if matches!(outcome.status, Status::Timeout | Status::Failed) {
@@ -245,10 +253,16 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
     }
     // A read-only repository (the index says so) records nothing: no counts, no telemetry.
     if !index.read_only() {
+        // An observation folded into the entry it was promoted from was recalled too.
         let observed: Vec<&str> = results
             .iter()
             .filter(|r| r.kind == Kind::Observation)
             .map(|r| r.id.as_str())
+            .chain(
+                results
+                    .iter()
+                    .flat_map(|r| r.from.iter().map(|s| s.id.as_str())),
+            )
             .collect();
         recall::counts::record(&repo, &observed, ctx.now)?;
         if outcome.asked() {
@@ -421,7 +435,10 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
         results.retain(|r| projects.of(&repo, r).as_deref() == Some(project));
         results.truncate(args.limit);
     }
-    let results = redacted(results);
+    let results = redacted(recall::sources::fold(
+        results,
+        &recall::sources::promotions(&repo)?,
+    ));
     warnings.splice(0..0, index.warnings());
     if args.library {
         return Ok(library_results(&repo, &words, &results).warnings(warnings));
@@ -611,6 +628,10 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
             }
         }
     }
+    // A draft ADR that is only its template is found by its title, never briefed as a decision.
+    results.retain(|r| {
+        r.kind != Kind::Adr || !crate::index::sources::is_title_only(&r.title, &r.text)
+    });
     let results = redacted(results);
     let mut warnings = index.warnings();
     let head = format!(
@@ -706,10 +727,16 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
         memory_text
     };
     if !index.read_only() {
+        // An observation folded into the entry it was promoted from was recalled too.
         let observed: Vec<&str> = results
             .iter()
             .filter(|r| r.kind == Kind::Observation)
             .map(|r| r.id.as_str())
+            .chain(
+                results
+                    .iter()
+                    .flat_map(|r| r.from.iter().map(|s| s.id.as_str())),
+            )
             .collect();
         recall::counts::record(&repo, &observed, ctx.now)?;
     }

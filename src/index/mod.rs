@@ -2023,6 +2023,34 @@ impl Index {
         (self.terms())(&sanitize(query))
     }
 
+    /// Whether any of `terms` (as [`Index::query_terms`] makes them) occurs in a record, its
+    /// context or its title, in any document of the index, the library's included.
+    pub fn knows_any(&self, terms: &HashSet<String>) -> bool {
+        let searcher = self.reader.searcher();
+        let fields = [self.fields.record, self.fields.context, self.fields.title];
+        terms.iter().any(|t| {
+            fields.iter().any(|&f| {
+                searcher
+                    .doc_freq(&Term::from_field_text(f, t))
+                    .is_ok_and(|n| n > 0)
+            })
+        })
+    }
+
+    /// The cosine that two unrelated texts of this store reach by chance with probability
+    /// `1 - quantile`: that quantile of the cosines of [`CHANCE_PAIRS`] pairs of stored
+    /// texts ([`vectors::Store::chance_cosines`]). `None` with too few texts to say
+    /// ([`CHANCE_MIN`]) or no vectors.
+    pub fn chance_cosine(&self, quantile: f64) -> Option<f64> {
+        let mut cosines = self.store()?.chance_cosines(CHANCE_PAIRS);
+        if cosines.len() < CHANCE_MIN {
+            return None;
+        }
+        cosines.sort_by(f32::total_cmp);
+        let at = ((cosines.len() - 1) as f64 * quantile.clamp(0.0, 1.0)).round() as usize;
+        Some(f64::from(cosines[at]))
+    }
+
     /// Notes a warning for the command's output (see [`Index::warnings`]).
     pub fn note(&self, warning: String) {
         self.notes
@@ -2220,6 +2248,12 @@ fn sweep_writer_temps(dir: &Path) {
 fn vectors_dir(dir: &Path) -> std::path::PathBuf {
     dir.parent().unwrap_or(dir).join("vectors")
 }
+
+/// How many pairs of stored texts [`Index::chance_cosine`] measures.
+pub const CHANCE_PAIRS: usize = 1000;
+
+/// The fewest pairs that make a distribution of chance cosines worth reading.
+pub const CHANCE_MIN: usize = 20;
 
 /// How many rows the vector list reads from the store for `limit` hits: twice as many (a
 /// text held by a deleted or filtered record finds nothing), eight times when a filter may

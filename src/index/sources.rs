@@ -1030,9 +1030,22 @@ pub fn episode_doc(e: &crate::cards::Episode, file: &str) -> Doc {
     }
 }
 
-/// The document of an ADR; none for a record that is only its template (`adr::indexed_text`).
+/// What follows the title in the text of an ADR that is only its template ([`adr_doc`]).
+const TITLE_ONLY: &str = "\nstatus: ";
+
+/// Whether an ADR's indexed text is only its title, status and tags: a draft that says nothing
+/// yet, found by its title but never offered as a decision (`cairn brief` leaves it out).
+pub fn is_title_only(title: &str, text: &str) -> bool {
+    text.strip_prefix(title)
+        .is_some_and(|rest| rest.starts_with(TITLE_ONLY))
+}
+
+/// The document of an ADR: its text without template sections (`adr::indexed_text`); of a
+/// record that is only its template, its title and status, so that a record is always found
+/// by its title, tags and status (issue 32).
 pub fn adr_doc(a: &adr::Adr, fallback: DateTime<Utc>) -> Option<Doc> {
-    let mut text = adr::indexed_text(a)?;
+    let mut text = adr::indexed_text(a)
+        .unwrap_or_else(|| format!("{}{TITLE_ONLY}{}", a.title, a.status.trim()));
     if !a.tags.is_empty() {
         text.push_str(&format!("\ntags: {}", a.tags.join(", ")));
     }
@@ -1168,6 +1181,23 @@ pub fn empty_checkpoint() -> Checkpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_title_only_adr_text_is_told_from_a_filled_one() {
+        assert!(is_title_only(
+            "Use tantivy",
+            "Use tantivy\nstatus: proposed"
+        ));
+        assert!(is_title_only(
+            "Use tantivy",
+            "Use tantivy\nstatus: proposed\ntags: index"
+        ));
+        assert!(!is_title_only(
+            "Use tantivy",
+            "Use tantivy\n# 1. Use tantivy\n\n## Decision\n\nstatus: kept"
+        ));
+        assert!(!is_title_only("Other", "Use tantivy\nstatus: proposed"));
+    }
 
     /// Sets the times of a file or folder (a glance trusts only folders older than
     /// [`RACY_NS`], so the tests put them in the past).

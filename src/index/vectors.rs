@@ -279,6 +279,31 @@ impl Store {
             .chunks_exact(self.row_len())
     }
 
+    /// The cosines of up to `pairs` pairs of stored rows taken evenly across the store, each
+    /// row with one half the store away (rows of one text twice are skipped): what two texts
+    /// of this store have in common by chance, as the built-in model sees them. Empty for a
+    /// store of fewer than two rows.
+    pub fn chance_cosines(&self, pairs: usize) -> Vec<f32> {
+        let n = self.len();
+        if n < 2 || pairs == 0 {
+            return Vec::new();
+        }
+        let len = self.row_len();
+        let row = |i: usize| &self.bytes[HEADER + i * len..HEADER + (i + 1) * len];
+        let step = (n / pairs).max(1);
+        let mut out = Vec::with_capacity(pairs.min(n));
+        for i in (0..n).step_by(step).take(pairs) {
+            let (a, b) = (row(i), row((i + n / 2) % n));
+            if a[..8] == b[..8] {
+                continue;
+            }
+            let scale = |r: &[u8]| f32::from_le_bytes(r[8..12].try_into().expect("4 bytes"));
+            let q: Vec<i8> = a[12..].iter().map(|&x| x as i8).collect();
+            out.push(dot_row(&q, &b[12..]) as f32 * scale(a) * scale(b));
+        }
+        out
+    }
+
     /// Every hash stored.
     pub fn hashes(&self) -> HashSet<u64> {
         self.rows()

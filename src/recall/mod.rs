@@ -20,6 +20,7 @@ pub mod exact;
 pub mod feedback;
 pub mod project;
 pub mod rewrite;
+pub mod sources;
 pub mod speaker;
 pub mod turns;
 pub mod when;
@@ -163,6 +164,10 @@ pub struct Recalled {
     /// The factor it earned by being in the words of a person the query names ([`speaker`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speaker_match: Option<f64>,
+    /// Of a MEMORY.md entry: the observations among the results it was promoted from, folded
+    /// into it ([`sources::fold`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub from: Vec<sources::Source>,
     /// How the score was made, for `--explain`.
     #[serde(skip)]
     pub basis: Basis,
@@ -455,6 +460,7 @@ fn to_recalled(
         rewrite: None,
         time_match: None,
         speaker_match: None,
+        from: Vec::new(),
         shares_word: false,
         age_days,
         time_decay,
@@ -473,21 +479,39 @@ fn to_recalled(
 /// (`[recall] relevance_cosine` for the whole-text cosine, `relevance_soft` for the share of
 /// the query's IDF weight its soft match covers). Without it every query, nonsense included,
 /// filled its budget with whatever ranked least badly.
+///
+/// Two more rules (ADR 90): a query none of whose terms (words, stems, identifier parts) occurs
+/// anywhere in the store asks about nothing the store holds, and keeps nothing; and the cosine
+/// floor is raised to what two unrelated texts of this store reach by chance
+/// ([`Index::chance_cosine`] at [`CHANCE_QUANTILE`]) when that is higher, since a small
+/// static model places everything a little near everything else.
 struct Relevance {
     /// The query's terms, as the index makes them.
     terms: std::collections::HashSet<String>,
+    /// The query has terms and none of them occurs in the store.
+    unknown: bool,
     /// The IDF weight of the query's words the soft list matched (0 when it did not run).
     soft_total: f64,
     min_cosine: f64,
     min_soft: f64,
 }
 
+/// The share of chance cosines between unrelated texts of a store that a result kept for its
+/// meaning alone must beat ([`Relevance`]).
+pub const CHANCE_QUANTILE: f64 = 0.99;
+
 impl Relevance {
     fn new(index: &Index, query: &str, soft_total: f64, config: &Config) -> Relevance {
+        let terms = index.query_terms(query);
+        let unknown = !terms.is_empty() && !index.knows_any(&terms);
+        let floor = config.recall.relevance_cosine;
         Relevance {
-            terms: index.query_terms(query),
+            terms,
+            unknown,
             soft_total,
-            min_cosine: config.recall.relevance_cosine,
+            min_cosine: index
+                .chance_cosine(CHANCE_QUANTILE)
+                .map_or(floor, |chance| chance.max(floor)),
             min_soft: config.recall.relevance_soft,
         }
     }
@@ -495,6 +519,9 @@ impl Relevance {
     /// The relevant results, in their order, at most `limit`; each marked with whether it
     /// shares a word and what share of the query its soft match covers.
     fn keep(&self, index: &Index, results: Vec<Recalled>, limit: usize) -> Vec<Recalled> {
+        if self.unknown {
+            return Vec::new();
+        }
         let mut terms = index.terms();
         let mut out = Vec::with_capacity(limit.min(results.len()));
         for mut r in results {
@@ -514,6 +541,9 @@ impl Relevance {
         terms: &mut impl FnMut(&str) -> std::collections::HashSet<String>,
         r: &mut Recalled,
     ) -> bool {
+        if self.unknown {
+            return false;
+        }
         if self.soft_total > 0.0 {
             r.soft_share = r.scores.get("soft").map(|s| (s / self.soft_total).min(1.0));
         }
@@ -1191,6 +1221,9 @@ pub fn to_markdown(results: &[Recalled], explain: bool, turns: &turns::Heads) ->
             out.push_str(line);
             out.push('\n');
         }
+        for line in from_lines(r) {
+            out.push_str(&format!(">\n> _{}_\n", one_line(&line)));
+        }
     }
     out
 }
@@ -1252,8 +1285,26 @@ pub fn to_text(results: &[Recalled], explain: bool, turns: &turns::Heads) -> Str
             out.push_str(line);
             out.push('\n');
         }
+        for line in from_lines(r) {
+            out.push_str(&format!("    {line}\n"));
+        }
     }
     out
+}
+
+/// The lines naming the observations a MEMORY.md entry was promoted from, each once.
+fn from_lines(r: &Recalled) -> Vec<String> {
+    r.from
+        .iter()
+        .map(|s| {
+            let day = s.time.get(..10).unwrap_or(&s.time);
+            if crate::store::normalize(&s.text) == crate::store::normalize(&r.text) {
+                format!("↳ from observation {} ({day})", s.id)
+            } else {
+                format!("↳ from observation {} ({day}): {}", s.id, s.text)
+            }
+        })
+        .collect()
 }
 
 /// Why a result ranks where it does: each factor by its name and value. Each list it is in
@@ -1330,7 +1381,8 @@ pub fn explain_line(r: &Recalled) -> String {
                 ""
             };
             parts.push(format!(
-                "fused {:.4} = Σ weight × standard score{note}",
+                "fused {:.4} = Σ weight × standard score (how many spreads a list's score is above \
+                 its mean, negative below it){note}",
                 r.raw_score
             ));
         }
@@ -1388,6 +1440,13 @@ pub fn explain_line(r: &Recalled) -> String {
         }
     };
     parts.push(total);
+    if r.score < 0.0 {
+        parts.push(
+            "a negative score is not a penalty: it ranks below the average of the results read, \
+             and only the order of scores counts"
+                .into(),
+        );
+    }
     parts.join("; ")
 }
 
@@ -1399,6 +1458,36 @@ fn age(days: f64) -> String {
         "1 day".into()
     } else {
         format!("{} days", days.floor())
+    }
+}
+
+/// A result of `kind` for other modules' unit tests.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::*;
+
+    pub fn recalled_of(kind: Kind) -> Recalled {
+        let doc = crate::index::Doc {
+            id: String::new(),
+            kind,
+            text: String::new(),
+            title: String::new(),
+            context: String::new(),
+            time: chrono::Utc::now(),
+            category: String::new(),
+            verdict: "allow".into(),
+            status: String::new(),
+            session: String::new(),
+            source: String::new(),
+            file: String::new(),
+        };
+        let h = Hit {
+            doc,
+            raw: 1.0,
+            decay: 1.0,
+            score: 1.0,
+        };
+        to_recalled(h, BTreeMap::new(), BTreeMap::new(), None)
     }
 }
 
@@ -1628,7 +1717,7 @@ mod tests {
         for want in [
             "words #1: bm25 6.2100 → +1.2000",
             "vectors #3: cosine 0.4800 → +0.3000",
-            "fused 1.5000 = Σ weight × standard score;",
+            "fused 1.5000 = Σ weight × standard score (how many spreads a list's score is above its mean, negative below it);",
             "age decay 0.8000 (observation, 40 days old, 0.01/day)",
             "superseded ×0.5",
             "score 0.5837 = fused 1.5000 + ln 0.4000",

@@ -33,6 +33,7 @@ mod provider;
 mod recall;
 mod redact;
 mod reflect;
+mod relevance;
 mod review;
 mod review_tty;
 mod rewrite;
