@@ -42,8 +42,36 @@ pub fn show(text: &str) -> Result<()> {
         .map_err(|e| Error::io("the terminal", &e))
 }
 
+/// Ctrl-C held as a key while a prompt reads. console's `read_key` reads in raw mode, so a ^C
+/// is a byte; on reading it, it raises SIGINT at its own process, whose default action kills
+/// cairn with the cursor hidden and no summary. For the prompt's span SIGINT is ignored (the
+/// disposition before is put back on drop), so the raise does nothing and the read returns
+/// `Interrupted`, which [`cancelled`] turns into an answer. (The tests once passed only where
+/// the shell that started them ignored SIGINT, as a background job's does.)
+struct CtrlCIsAKey(libc::sighandler_t);
+
+impl CtrlCIsAKey {
+    #[allow(unsafe_code)]
+    fn hold() -> CtrlCIsAKey {
+        // SAFETY: signal() with SIG_IGN installs no handler code; the old disposition is
+        // restored exactly on drop.
+        CtrlCIsAKey(unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) })
+    }
+}
+
+impl Drop for CtrlCIsAKey {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        // SAFETY: puts back the disposition `hold` replaced.
+        unsafe {
+            libc::signal(libc::SIGINT, self.0);
+        }
+    }
+}
+
 /// Asks what to do; Escape, `q` or Ctrl-C quits.
 pub fn choose() -> Result<Choice> {
+    let _key = CtrlCIsAKey::hold();
     let items: Vec<&str> = CHOICES.iter().map(|(_, label)| *label).collect();
     let picked = Select::new()
         .with_prompt("what now")
@@ -57,6 +85,7 @@ pub fn choose() -> Result<Choice> {
 
 /// Asks a yes/no question (no by default); Escape or Ctrl-C answers no.
 pub fn confirm(question: &str) -> Result<bool> {
+    let _key = CtrlCIsAKey::hold();
     let answer = Confirm::new()
         .with_prompt(question)
         .default(false)
@@ -66,6 +95,7 @@ pub fn confirm(question: &str) -> Result<bool> {
 
 /// Asks why a proposal is rejected (not empty); `None` after Ctrl-C.
 pub fn reason() -> Result<Option<String>> {
+    let _key = CtrlCIsAKey::hold();
     let reason = Input::<String>::new()
         .with_prompt("why reject it")
         .interact_text_on(&Term::stderr());

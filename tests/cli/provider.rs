@@ -75,6 +75,18 @@ fn provider_vectors_are_used_and_cached_by_content() {
         ],
     )
     .code(0);
+    // A query must share a word with the store to find anything at all (ADR 90): this record
+    // holds "filesystem" and is on neither topic, so the NFS record still ranks by meaning.
+    env.cairn_in(
+        &repo,
+        &[
+            "remember",
+            "--source",
+            "c",
+            "the build filesystem is full again",
+        ],
+    )
+    .code(0);
     let data = env
         .cairn_in(
             &repo,
@@ -97,7 +109,7 @@ fn provider_vectors_are_used_and_cached_by_content() {
     let before = texts.load(Ordering::SeqCst);
     // A rebuilt index embeds nothing again: vectors are cached by the text's hash.
     env.cairn_in(&repo, &["index", "--rebuild"]).code(0);
-    env.cairn_in(&repo, &["recall", "--mode", "vectors", "pet"])
+    env.cairn_in(&repo, &["recall", "--mode", "vectors", "kitten"])
         .code(0);
     assert_eq!(
         texts.load(Ordering::SeqCst),

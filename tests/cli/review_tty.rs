@@ -20,6 +20,15 @@ fn spawn_review(env: &Env, repo: &std::path::Path) -> expectrl::session::OsSessi
     p
 }
 
+/// Waits until the prompt reads keys: dialoguer puts the terminal in raw mode only once it has
+/// drawn the prompt, and a Ctrl-C before that is the terminal's SIGINT, not a key (on a loaded
+/// machine the test could otherwise send it in between).
+fn settle(p: &mut expectrl::session::OsSession) {
+    use expectrl::Expect;
+    let _ = p.check(expectrl::Regex("quit|: "));
+    std::thread::sleep(Duration::from_millis(500));
+}
+
 /// Everything the session printed after the last prompt until it ended, and how it ended
 /// (`Exited(Pid(…), 0)`).
 fn rest(p: &mut expectrl::session::OsSession) -> (String, String) {
@@ -55,6 +64,7 @@ fn ctrl_c_at_the_review_prompt_shows_the_cursor_and_the_summary() {
     p.expect("approved").unwrap();
     p.expect("proposal 2 of 2").unwrap();
     p.expect("what now").unwrap();
+    settle(&mut p);
     p.send("\x03").unwrap(); // Ctrl-C
     let (text, code) = rest(&mut p);
     assert!(
@@ -79,6 +89,7 @@ fn ctrl_c_at_the_reason_of_a_rejection_rejects_nothing_and_ends_the_session() {
     p.expect("what now").unwrap();
     p.send("\x1b[B\x1b[B\r").unwrap(); // reject
     p.expect("why reject it").unwrap();
+    settle(&mut p);
     p.send("\x03").unwrap();
     let (text, code) = rest(&mut p);
     assert!(
