@@ -17,44 +17,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, execFileSync } from 'node:child_process';
-import { startMock, sse, tempDir, bin, cairnBin as defaultCairn } from './lib.mjs';
+import { run, cairn, startMock, sse, tempDir, bin, cairnBin as defaultCairn } from './lib.mjs';
 
-/**
- * lib.mjs's `run`, but a child that exits before its stdin is written (git, bash -c, a cairn
- * that reads no stdin) does not fail the test: lib's run writes stdin with no 'error' handler,
- * so that race throws EPIPE from nowhere. Resolves `{code, signal, stdout, stderr, ms}`.
- */
-export function run(cmd, args, opts = {}) {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const child = spawn(cmd, args, {
-      cwd: opts.cwd,
-      env: { PATH: process.env.PATH, ...opts.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.stdin.on('error', () => { /* the child did not read its stdin */ });
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
-    child.on('error', (e) => { stderr += String(e); });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - started });
-    });
-    child.stdin.end(opts.input ?? '');
-  });
-}
-
-/** lib.mjs's `cairn` over this file's `run`: throws unless it exits `expect` (default 0). */
-export async function cairn(args, opts = {}, expect = 0) {
-  const r = await run(defaultCairn, args, opts);
-  if (expect !== null && r.code !== expect) {
-    throw new Error(`cairn ${args.join(' ')} exited ${r.code}, not ${expect}\n${r.stdout}\n${r.stderr}`);
-  }
-  return r;
-}
+// The shared `run` (a child that never reads its stdin is no error) and `cairn`.
+export { run, cairn };
 
 export const claudeBin = path.join(bin, 'claude');
 

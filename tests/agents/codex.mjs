@@ -41,43 +41,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { startMock, sse, tempDir, bin, cairnBin as defaultCairnBin } from './lib.mjs';
+import { run, cairn, startMock, sse, tempDir, bin, cairnBin as defaultCairnBin } from './lib.mjs';
 
-/**
- * lib.mjs's `run`, with one difference: a child that exits before reading its stdin (git log,
- * a quick cairn) does not fail the test with an uncaught EPIPE from writing that stdin.
- */
-export function run(cmd, args, opts = {}) {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const child = spawn(cmd, args, {
-      cwd: opts.cwd,
-      env: { PATH: process.env.PATH, ...opts.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.stdin.on('error', () => { /* the child did not read it: not an error here */ });
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
-    child.on('error', (e) => { stderr += String(e); });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - started });
-    });
-    child.stdin.end(opts.input ?? '');
-  });
-}
-
-/** lib.mjs's `cairn` over the `run` above. */
-export async function cairn(args, opts = {}, expect = 0, cairnBin = defaultCairnBin) {
-  const r = await run(cairnBin, args, opts);
-  if (expect !== null && r.code !== expect) {
-    throw new Error(`cairn ${args.join(' ')} exited ${r.code}, not ${expect}\n${r.stdout}\n${r.stderr}`);
-  }
-  return r;
-}
+// The shared `run` (a child that never reads its stdin is no error) and `cairn`.
+export { run, cairn };
 
 /** The Codex CLI under test. */
 export const codexBin = path.join(bin, 'codex');

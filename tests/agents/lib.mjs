@@ -97,9 +97,9 @@ export function run(cmd, args, opts = {}) {
   });
 }
 
-/** Runs the cairn under test; throws with its output unless it exits `expect` (default 0). */
-export async function cairn(args, opts = {}, expect = 0) {
-  const r = await run(cairnBin, args, opts);
+/** Runs the cairn under test (or `bin`); throws with its output unless it exits `expect` (default 0). */
+export async function cairn(args, opts = {}, expect = 0, bin = cairnBin) {
+  const r = await run(bin, args, opts);
   if (expect !== null && r.code !== expect) {
     throw new Error(`cairn ${args.join(' ')} exited ${r.code}, not ${expect}\n${r.stdout}\n${r.stderr}`);
   }
