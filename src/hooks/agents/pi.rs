@@ -24,7 +24,7 @@
 //!   return at once (the ingest runs detached). pi writes the session file only once the model
 //!   has answered, so a session that never got an answer is not handed over; a compaction
 //!   that ends after pi made its ctx stale (shutdown under `pi -p`) hands over the session
-//!   the extension saw last. ADR 78 (the briefing) and ADR 79 (the compaction).
+//!   the extension saw last. ADR 98 (the briefing) and ADR 99 (the compaction).
 //!
 //! Each run gets on stdin the JSON object Claude Code and Codex send (`hook_event_name`,
 //! `session_id`, `transcript_path` = `ctx.sessionManager.getSessionFile()`, `cwd` = `ctx.cwd`,
