@@ -253,18 +253,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
     }
     // A read-only repository (the index says so) records nothing: no counts, no telemetry.
     if !index.read_only() {
-        // An observation folded into the entry it was promoted from was recalled too.
-        let observed: Vec<&str> = results
-            .iter()
-            .filter(|r| r.kind == Kind::Observation)
-            .map(|r| r.id.as_str())
-            .chain(
-                results
-                    .iter()
-                    .flat_map(|r| r.from.iter().map(|s| s.id.as_str())),
-            )
-            .collect();
-        recall::counts::record(&repo, &observed, ctx.now)?;
+        recall::counts::record(&repo, &observed(&results), ctx.now)?;
         if outcome.asked() {
             let meta = outcome.metadata(client.as_ref(), &query, |q| {
                 crate::telemetry::query(&repo, q)
@@ -727,18 +716,7 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
         memory_text
     };
     if !index.read_only() {
-        // An observation folded into the entry it was promoted from was recalled too.
-        let observed: Vec<&str> = results
-            .iter()
-            .filter(|r| r.kind == Kind::Observation)
-            .map(|r| r.id.as_str())
-            .chain(
-                results
-                    .iter()
-                    .flat_map(|r| r.from.iter().map(|s| s.id.as_str())),
-            )
-            .collect();
-        recall::counts::record(&repo, &observed, ctx.now)?;
+        recall::counts::record(&repo, &observed(results), ctx.now)?;
     }
     warnings.extend(memory_cut.clone());
     if !index.read_only() {
@@ -805,4 +783,19 @@ fn snippet<'a>(text: &'a str, phrase: &str) -> &'a str {
         .or_else(|| text.lines().next())
         .unwrap_or("")
         .trim()
+}
+
+/// The observations a recall showed: its observation results, and those folded into the entry
+/// they were promoted from (which were recalled too).
+fn observed(results: &[recall::Recalled]) -> Vec<&str> {
+    results
+        .iter()
+        .filter(|r| r.kind == Kind::Observation)
+        .map(|r| r.id.as_str())
+        .chain(
+            results
+                .iter()
+                .flat_map(|r| r.from.iter().map(|s| s.id.as_str())),
+        )
+        .collect()
 }
