@@ -491,25 +491,7 @@ async fn mcp_writes_redact_secrets_and_refuse_paths() {
 /// each id of `ids` and 99 (calls run side by side: the answers come in any order).
 fn raw_session(env: &Env, repo: &Path, lines: &[&str], ids: &[Value]) -> Vec<Value> {
     use std::io::{BufRead, BufReader, Write};
-    let mut child = env
-        .command(BIN, repo)
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"}}});
-    writeln!(stdin, "{init}").unwrap();
-    writeln!(
-        stdin,
-        "{}",
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    )
-    .unwrap();
+    let (mut child, mut stdin) = handshaken(env, repo);
     for line in lines {
         writeln!(stdin, "{line}").unwrap();
     }
@@ -706,4 +688,33 @@ async fn mcp_tools_say_whether_they_write_so_agents_run_the_reads_without_asking
         }
         assert_eq!(a.open_world_hint, Some(t.name == "note"), "{}", t.name);
     }
+}
+
+/// `cairn mcp` started in `repo` with the handshake (initialize, initialized) written: the
+/// child, and its stdin for the requests.
+pub(crate) fn handshaken(
+    env: &Env,
+    repo: &Path,
+) -> (std::process::Child, std::process::ChildStdin) {
+    use std::io::Write;
+    let mut child = env
+        .command(BIN, repo)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    writeln!(stdin, "{init}").unwrap();
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )
+    .unwrap();
+    (child, stdin)
 }

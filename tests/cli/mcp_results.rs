@@ -5,7 +5,6 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::Stdio;
 
 use serde_json::{Value, json};
 
@@ -18,25 +17,7 @@ const NOTE: &str =
 /// `cairn mcp` in `repo` sent `call` (a `tools/call` with id 1) after the handshake: the line
 /// that answered it, as the server wrote it.
 fn answer_line(env: &Env, repo: &Path, call: &Value) -> String {
-    let mut child = env
-        .command(BIN, repo)
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"}}});
-    writeln!(stdin, "{init}").unwrap();
-    writeln!(
-        stdin,
-        "{}",
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    )
-    .unwrap();
+    let (mut child, mut stdin) = crate::mcp::handshaken(env, repo);
     writeln!(stdin, "{call}").unwrap();
     stdin.flush().unwrap();
     let mut found = None;
