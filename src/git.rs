@@ -23,6 +23,18 @@ fn git_err(context: &str, err: impl std::fmt::Display) -> Error {
 }
 
 /// Whether `dir` is inside a git work tree, and where that work tree's root is.
+/// A commit message: a subject, then `Key: value` trailers.
+pub fn message(subject: &str, trailers: &[(&str, String)]) -> String {
+    let mut m = subject.to_string();
+    if !trailers.is_empty() {
+        m.push_str("\n\n");
+        for (k, v) in trailers {
+            m.push_str(&format!("{k}: {v}\n"));
+        }
+    }
+    m
+}
+
 pub fn work_tree_of(dir: &Path) -> Option<PathBuf> {
     let repo = gix::discover(dir).ok()?;
     repo.workdir().map(Path::to_path_buf)

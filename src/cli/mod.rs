@@ -349,17 +349,9 @@ pub(crate) fn read_stdin(what: &str, max: u64) -> Result<String> {
         .map_err(|_| Error::bad_input(format!("stdin is not UTF-8 text; {what} must be")))
 }
 
-/// A commit message: a subject, then `Key: value` trailers.
-pub fn message(subject: &str, trailers: &[(&str, String)]) -> String {
-    let mut m = subject.to_string();
-    if !trailers.is_empty() {
-        m.push_str("\n\n");
-        for (k, v) in trailers {
-            m.push_str(&format!("{k}: {v}\n"));
-        }
-    }
-    m
-}
+/// A commit message: a subject, then `Key: value` trailers (the git layer's, which sync uses
+/// too).
+pub use crate::git::message;
 
 /// The last part of a path, for commit messages: history never carries a path of the
 /// machine it was written on.

@@ -962,7 +962,7 @@ fn apply_moves(
         .iter()
         .map(|m| ("Cairn-Adr", format!("{} (was {})", m.to, m.from)))
         .collect();
-    let message = crate::cli::message(&subject, &trailers);
+    let message = git::message(&subject, &trailers);
     git::commit_changes(repo.root(), &changes, &message, identity)?;
     remove_file_if_any(RENUMBER_NOTE, &repo.path(RENUMBER_NOTE))?;
     out.renumbered.extend(moves);
