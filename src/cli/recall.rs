@@ -242,10 +242,11 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
         },
     };
     crate::phase("recalled");
-    let results = redacted(recall::sources::fold(
+    let mut results = redacted(recall::sources::fold(
         results,
         &recall::sources::promotions(&repo)?,
     ));
+    recall::rejected::name(&repo, &mut results)?;
     let mut warnings = index.warnings();
     warnings.extend(library_warnings);
     if matches!(outcome.status, Status::Timeout | Status::Failed) {
@@ -601,18 +602,24 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
         now: ctx.now,
         mode,
     };
+    // What a person rejected in review is not briefed (ADR 105).
+    let briefed = |r: &recall::Recalled| {
+        r.kind != Kind::Observation || r.status != crate::index::sources::REJECTED
+    };
     let mut results = recall::recall(&index, &repo.config, &request)?;
+    results.retain(briefed);
     if results.len() < limit {
         // Too few matched the project's words: fill with what matters most now.
+        // Read deeper than the cap: what was rejected in review is passed over.
         let rest = Request {
             query: String::new(),
-            limit,
+            limit: limit * 2,
             filter,
             now: ctx.now,
             mode,
         };
         for r in recall::recall(&index, &repo.config, &rest)? {
-            if results.len() < limit && !results.iter().any(|x| x.id == r.id) {
+            if results.len() < limit && briefed(&r) && !results.iter().any(|x| x.id == r.id) {
                 results.push(r);
             }
         }

@@ -255,11 +255,7 @@ fn approve_one(ctx: &Ctx, repo: &Repo, id: &str, text: Option<&str>) -> Result<A
         };
     let final_text = text.unwrap_or(&p.text).to_string();
     let subject = review::subject(p, &final_text, text.is_some());
-    let mut trailers = vec![("Cairn-Proposal", p.id.clone())];
-    if !p.observations.is_empty() {
-        trailers.push(("Cairn-Observations", p.observations.join(", ")));
-    }
-    trailers.push(("Cairn-Tier", Tier::Human.as_str().to_string()));
+    let trailers = decision_trailers(p, &[]);
     let commit = ctx.commit_journaled(
         repo,
         &crate::journal::Journal {
@@ -276,20 +272,22 @@ fn approve_one(ctx: &Ctx, repo: &Repo, id: &str, text: Option<&str>) -> Result<A
     })
 }
 
-/// Rejects pending proposal `id` for `why`: one decision event, one commit; its ref goes.
+/// Rejects pending proposal `id` for `why`: the decision event and a `reject` event for each
+/// observation it stood on (they leave the briefing, rank lower in recall and are never
+/// proposed again: ADR 105), one commit, so that a `git revert` of it undoes both; its ref goes.
 fn reject_one(ctx: &Ctx, repo: &Repo, id: &str, why: &str) -> Result<Option<git::Committed>> {
     let _lock = repo.lock()?;
     let loaded = proposals::load(repo)?;
     let f = pending_by_id(&loaded, id)?;
     let p = &f.proposal;
-    let decided = proposals::decide(repo, p, Decision::Reject, Tier::Human, why, None, ctx.now)?
-        .map_err(|e| Error::new(Kind::Io, e.to_string()))?;
+    let mut decided =
+        proposals::decide(repo, p, Decision::Reject, Tier::Human, why, None, ctx.now)?
+            .map_err(|e| Error::new(Kind::Io, e.to_string()))?;
+    decided
+        .steps
+        .extend(review::reject_observations(repo, p, ctx.now));
     let subject = format!("review: reject {}: {}", p.id, review::summary(&p.text));
-    let trailers = [
-        ("Cairn-Proposal", p.id.clone()),
-        ("Cairn-Tier", Tier::Human.as_str().to_string()),
-        ("Cairn-Reason", why.to_string()),
-    ];
+    let trailers = decision_trailers(p, &[("Cairn-Reason", why.to_string())]);
     ctx.commit_journaled(
         repo,
         &crate::journal::Journal {
@@ -298,6 +296,22 @@ fn reject_one(ctx: &Ctx, repo: &Repo, id: &str, why: &str) -> Result<Option<git:
             refs: vec![id.to_string()],
         },
     )
+}
+
+/// The trailers of a person's decision about `p`, the same for every decision (README:
+/// review): `Cairn-Proposal`, `Cairn-Observations` (when it stands on any), `Cairn-Tier:
+/// human`, then `more`.
+fn decision_trailers(
+    p: &proposals::Proposal,
+    more: &[(&'static str, String)],
+) -> Vec<(&'static str, String)> {
+    let mut trailers = vec![("Cairn-Proposal", p.id.clone())];
+    if !p.observations.is_empty() {
+        trailers.push(("Cairn-Observations", p.observations.join(", ")));
+    }
+    trailers.push(("Cairn-Tier", Tier::Human.as_str().to_string()));
+    trailers.extend(more.iter().cloned());
+    trailers
 }
 
 fn pending_by_id<'a>(loaded: &'a proposals::Loaded, id: &str) -> Result<&'a Folded> {

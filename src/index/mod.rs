@@ -204,12 +204,17 @@ impl Doc {
         }
     }
 
-    /// Whether the stale factor applies (superseded or deprecated ADRs, stale or superseded
-    /// observations).
+    /// Whether the stale factor applies (superseded or deprecated ADRs, stale, superseded or
+    /// rejected observations).
     pub fn is_stale(&self) -> bool {
         match self.kind {
             Kind::Adr => matches!(self.status.as_str(), "superseded" | "deprecated"),
-            Kind::Observation => matches!(self.status.as_str(), "stale" | "superseded"),
+            Kind::Observation => {
+                matches!(
+                    self.status.as_str(),
+                    "stale" | "superseded" | sources::REJECTED
+                )
+            }
             _ => false,
         }
     }

@@ -670,6 +670,10 @@ impl Batch {
     }
 }
 
+/// The status of an observation a person rejected in review (ADR 105): kept in the index,
+/// lowered by `[recall] stale_factor` as a stale one is, left out of the briefing.
+pub const REJECTED: &str = "rejected";
+
 /// Applies an observation event to its indexed document.
 pub fn apply_event(doc: &mut Doc, event: &Event) {
     match event.op {
@@ -690,6 +694,11 @@ pub fn apply_event(doc: &mut Doc, event: &Event) {
         }
         Op::Delete => doc.status = "deleted".into(),
         Op::Restore => doc.status = "active".into(),
+        Op::Reject => {
+            if matches!(doc.status.as_str(), "active" | "stale") {
+                doc.status = REJECTED.into();
+            }
+        }
         Op::Observed => {}
     }
 }
@@ -799,6 +808,7 @@ pub fn observation_doc(f: &store::Folded, file: &str) -> Doc {
     let status = match (f.state, &f.superseded_by) {
         (store::State::Deleted, _) => "deleted",
         (_, Some(_)) => "superseded",
+        _ if f.rejected.is_some() => REJECTED,
         (state, None) => state.as_str(),
     };
     Doc {
@@ -916,6 +926,7 @@ pub fn read_whole(repo: &Repo, rels: &[String]) -> Result<(Vec<WholeFile>, Vec<S
                                     obs: o,
                                     state: store::State::Active,
                                     superseded_by: None,
+                                    rejected: None,
                                 },
                                 n,
                             ));
@@ -1145,6 +1156,7 @@ pub fn read_tail(repo: &Repo, rel: &str, previous: &Checkpoint, from: u64) -> Re
                             obs: o,
                             state: store::State::Active,
                             superseded_by: None,
+                            rejected: None,
                         };
                         lines.push(TailLine::Doc(observation_doc(&f, rel)));
                     }

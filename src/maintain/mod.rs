@@ -876,6 +876,7 @@ mod tests {
             obs: obs("a", 1, RECENT),
             state: State::Active,
             superseded_by: None,
+            rejected: None,
         };
         let mut b = a.clone();
         b.obs.id = "b".into();

@@ -219,6 +219,7 @@ pub(super) fn to_recalled(
         time_match: None,
         speaker_match: None,
         from: Vec::new(),
+        rejected_by: None,
         shares_word: false,
         age_days,
         time_decay,

@@ -22,6 +22,7 @@ mod fusion;
 mod lists;
 mod presentation;
 pub mod project;
+pub mod rejected;
 mod relevance;
 pub mod rewrite;
 pub mod sources;
@@ -181,6 +182,10 @@ pub struct Recalled {
     /// into it ([`sources::fold`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub from: Vec<sources::Source>,
+    /// Of an observation a person rejected in review: the proposal (and the commit) that
+    /// rejected it, as `--explain` names them (set by the caller, which reads the proposals).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected_by: Option<String>,
     /// How the score was made, for `--explain`.
     #[serde(skip)]
     pub basis: Basis,

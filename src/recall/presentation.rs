@@ -4,6 +4,7 @@
 
 use super::{Basis, Recalled, rewrite, turns};
 use crate::index::Kind;
+use crate::index::sources::REJECTED;
 
 /// The head line of a result: kind, time, id (and title or status where there is one).
 pub fn head(r: &Recalled) -> String {
@@ -256,7 +257,16 @@ pub fn explain_line(r: &Recalled) -> String {
             r.rate
         ));
     }
-    if r.stale_factor != 1.0 {
+    if r.stale_factor != 1.0 && r.kind == Kind::Observation && r.status == REJECTED {
+        let by = match &r.rejected_by {
+            Some(by) => format!(" ({by})"),
+            None => String::new(),
+        };
+        parts.push(format!(
+            "rejected by a person in review{by}: score ×{}",
+            r.stale_factor
+        ));
+    } else if r.stale_factor != 1.0 {
         parts.push(format!("{} ×{}", r.status, r.stale_factor));
     }
     if r.verdict == "hold" {

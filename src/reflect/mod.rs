@@ -130,6 +130,7 @@ pub fn read(repo: &Repo, loaded: &Loaded, since: Since, min_confidence: f64) -> 
                         obs,
                         state: store::State::Active,
                         superseded_by: None,
+                        rejected: None,
                     });
                 }
                 Line::Event(e) => {
@@ -170,6 +171,8 @@ pub fn read(repo: &Repo, loaded: &Loaded, since: Since, min_confidence: f64) -> 
         if f.obs.write_verdict != Verdict::Allow
             || f.state != store::State::Active
             || f.superseded_by.is_some()
+            // A person rejected a proposal that stood on it (ADR 105).
+            || f.rejected.is_some()
         {
             input.not_allowed += 1;
             continue;

@@ -8,11 +8,14 @@
 //! Deciding and committing is `cli/review.rs`, through [`crate::proposals::decide`].
 
 pub mod prompt;
+mod rejected;
 pub mod sources;
 
 use chrono::NaiveDate;
 use serde::Serialize;
 use similar::TextDiff;
+
+pub use rejected::reject_observations;
 
 use crate::error::{Error as CairnError, Kind};
 use crate::proposals::{self, ApplyError, Folded, Op, State};

@@ -1,7 +1,7 @@
 //! The observation store: `vault/observations/YYYY-MM-DD.jsonl`.
 //!
 //! Each line is either an observation (DESIGN section 2) or an update event about one,
-//! `{"op":"merge"|"supersede"|"stale"|"delete"|"restore","id",…,"ts"}`; events are folded
+//! `{"op":"merge"|"supersede"|"stale"|"delete"|"restore"|"reject","id",…,"ts"}`; events are folded
 //! over the observations when read ([`fold`]). A file is named for the UTC day it was written,
 //! not for the time its records speak of. Ids come from content: `ob-` and a hash of the
 //! normalized text and its source, so writing the same observation twice stores it once.
@@ -77,7 +77,7 @@ pub struct Event {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
     /// For `supersede`: the id of the observation that replaces this one; for `observed`: the
-    /// observer that read the turn.
+    /// observer that read the turn; for `reject`: the proposal a person rejected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
     /// For `merge`: the id the merged-in observation would have had, so that writing it again
@@ -118,6 +118,9 @@ pub enum Op {
     Stale,
     Delete,
     Restore,
+    /// A proposal that stood on it (its id in `by`) was rejected by a person in review: the
+    /// same commit holds the proposal's decision, so a `git revert` of it takes both away.
+    Reject,
     /// A turn card (its id in `id`) was read by an observer; changes no observation.
     Observed,
 }
@@ -149,6 +152,10 @@ pub struct Folded {
     pub state: State,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
+    /// The proposal a person rejected in review that stood on it (a `reject` event, ADR 105):
+    /// it leaves the briefing, ranks lower in recall and is never proposed again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<String>,
 }
 
 /// One line of an observations file.
@@ -335,7 +342,9 @@ pub fn apply(folded: &mut Folded, event: &Event) {
         Op::Restore => {
             folded.state = State::Active;
             folded.superseded_by = None;
+            folded.rejected = None;
         }
+        Op::Reject => folded.rejected = event.by.clone(),
         Op::Observed => {}
     }
 }
@@ -433,6 +442,7 @@ impl Folder {
             obs,
             state: State::Active,
             superseded_by: None,
+            rejected: None,
         });
     }
 
@@ -454,7 +464,7 @@ impl Folder {
             _ => {}
         }
         match e.op {
-            Op::Observed => {}
+            Op::Observed | Op::Reject => {}
             Op::Restore => {
                 self.transfers.remove(&e.id);
                 self.restored.insert(e.id.clone(), e.ts.clone());
@@ -729,6 +739,7 @@ mod tests {
             obs: o,
             state: State::Active,
             superseded_by: None,
+            rejected: None,
         };
         apply(
             &mut folded,
@@ -816,6 +827,7 @@ mod tests {
             obs,
             state: State::Active,
             superseded_by: None,
+            rejected: None,
         };
         let ev = |op, ts: Option<&str>| Event {
             op,
