@@ -35,6 +35,7 @@ mod redact;
 mod reflect;
 mod relevance;
 mod review;
+mod review_rejects;
 mod review_tty;
 mod rewrite;
 mod serve;
