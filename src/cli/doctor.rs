@@ -68,6 +68,37 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     if repair {
         finished.extend(ctx.finish_all_pending(&repo)?);
     }
+    // A `git revert` of a decision that git's union merge left half done (ADR 106): the
+    // proposal made pending again, one commit.
+    let undone = crate::review::reverted::undone(&repo)?;
+    if repair && !undone.is_empty() {
+        let (steps, trailers) = crate::review::reverted::repair(&repo, &undone, ctx.now);
+        let subject = format!(
+            "doctor: {} pending again, as the git revert of {} asked",
+            crate::output::count(undone.len(), "proposal"),
+            if undone.len() == 1 {
+                "its decision"
+            } else {
+                "their decisions"
+            }
+        );
+        ctx.commit_journaled(
+            &repo,
+            &crate::journal::Journal {
+                message: super::message(&subject, &trailers),
+                steps,
+                refs: Vec::new(),
+            },
+        )?;
+    }
+    findings.extend(undone.iter().map(|u| crate::doctor::Finding {
+        path: u.file.clone(),
+        line: None,
+        problem: u.problem(repair),
+        repaired: repair,
+        saved_to: None,
+        restored: false,
+    }));
     let commit = if changed.is_empty() {
         None
     } else {

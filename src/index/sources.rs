@@ -695,8 +695,13 @@ pub fn apply_event(doc: &mut Doc, event: &Event) {
         Op::Delete => doc.status = "deleted".into(),
         Op::Restore => doc.status = "active".into(),
         Op::Reject => {
-            if matches!(doc.status.as_str(), "active" | "stale") {
+            if doc.status == "active" {
                 doc.status = REJECTED.into();
+            }
+        }
+        Op::Reopen => {
+            if doc.status == REJECTED {
+                doc.status = "active".into();
             }
         }
         Op::Observed => {}
@@ -808,7 +813,7 @@ pub fn observation_doc(f: &store::Folded, file: &str) -> Doc {
     let status = match (f.state, &f.superseded_by) {
         (store::State::Deleted, _) => "deleted",
         (_, Some(_)) => "superseded",
-        _ if f.rejected.is_some() => REJECTED,
+        (store::State::Active, None) if f.rejected.is_some() => REJECTED,
         (state, None) => state.as_str(),
     };
     Doc {

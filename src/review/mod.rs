@@ -9,6 +9,7 @@
 
 pub mod prompt;
 mod rejected;
+pub mod reverted;
 pub mod sources;
 
 use chrono::NaiveDate;

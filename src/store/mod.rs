@@ -121,6 +121,9 @@ pub enum Op {
     /// A proposal that stood on it (its id in `by`) was rejected by a person in review: the
     /// same commit holds the proposal's decision, so a `git revert` of it takes both away.
     Reject,
+    /// The rejection by the proposal in `by` is undone (a `git revert` of it that git's union
+    /// merge left half done, repaired by `cairn doctor`: ADR 106).
+    Reopen,
     /// A turn card (its id in `id`) was read by an observer; changes no observation.
     Observed,
 }
@@ -345,6 +348,11 @@ pub fn apply(folded: &mut Folded, event: &Event) {
             folded.rejected = None;
         }
         Op::Reject => folded.rejected = event.by.clone(),
+        Op::Reopen => {
+            if folded.rejected == event.by {
+                folded.rejected = None;
+            }
+        }
         Op::Observed => {}
     }
 }
@@ -464,7 +472,7 @@ impl Folder {
             _ => {}
         }
         match e.op {
-            Op::Observed | Op::Reject => {}
+            Op::Observed | Op::Reject | Op::Reopen => {}
             Op::Restore => {
                 self.transfers.remove(&e.id);
                 self.restored.insert(e.id.clone(), e.ts.clone());

@@ -228,3 +228,59 @@ fn git_revert_of_an_accept_commit_leaves_the_proposal_pending_and_memory_without
     run(&env, &repo, &["review", "--approve", pr]).code(0);
     assert_eq!(read(&repo, "MEMORY.md").matches(FRIDAYS).count(), 1);
 }
+
+#[test]
+fn doctor_makes_pending_again_a_decision_whose_revert_the_union_merge_left_half_done() {
+    // The approval is not the last commit: git's union merge of the proposals file keeps the
+    // decision's line (a later line touches it) while MEMORY.md's change is reverted.
+    let (env, repo, ids, fridays) = proposed();
+    let pr = fridays["id"].as_str().unwrap();
+    let other = ids.iter().find(|i| *i != pr).unwrap();
+    run(&env, &repo, &["review", "--approve", pr]).code(0);
+    let approval = env.git(&repo, &["rev-parse", "HEAD"]);
+    run(&env, &repo, &["review", "--reject", other, "--why", "no"]).code(0);
+    env.git(&repo, &["revert", "--no-edit", approval.trim()]);
+    assert!(!read(&repo, "MEMORY.md").contains(FRIDAYS));
+    assert!(
+        !pending(&env, &repo).contains(&pr.to_string()),
+        "the kept line"
+    );
+
+    let short = &approval[..8];
+    run(&env, &repo, &["doctor", "--dry-run"])
+        .code(1)
+        .stdout_has(&format!("reverts {short}, which approved proposal {pr}"))
+        .stdout_has("`cairn doctor` makes it pending again");
+    assert!(!pending(&env, &repo).contains(&pr.to_string()), "a dry run");
+    run(&env, &repo, &["doctor"])
+        .code(0)
+        .stdout_has("repaired: vault/proposals/")
+        .stdout_has("it is pending again: decide it with `cairn review`");
+    assert_eq!(pending(&env, &repo), [pr.to_string()]);
+    assert_eq!(git_status(&env, &repo), "");
+    run(&env, &repo, &["doctor"]).code(0).stdout_has("all well");
+    run(&env, &repo, &["review", "--approve", pr]).code(0);
+    assert_eq!(read(&repo, "MEMORY.md").matches(FRIDAYS).count(), 1);
+}
+
+#[test]
+fn doctor_reopens_the_observations_of_a_rejection_whose_revert_was_left_half_done() {
+    let (env, repo, ids, fridays) = proposed();
+    let pr = fridays["id"].as_str().unwrap();
+    let ob = fridays["observations"][0].as_str().unwrap();
+    let other = ids.iter().find(|i| *i != pr).unwrap();
+    run(&env, &repo, &["review", "--reject", pr, "--why", "no"]).code(0);
+    let rejection = env.git(&repo, &["rev-parse", "HEAD"]);
+    // A later decision appends to the proposals file, not to the observations file.
+    run(&env, &repo, &["review", "--approve", other]).code(0);
+    env.git(&repo, &["revert", "--no-edit", rejection.trim()]);
+    // The observation's reject event went; the decision's line stayed.
+    assert_eq!(recalled(&env, &repo, ob)["status"], "active");
+    assert!(!pending(&env, &repo).contains(&pr.to_string()));
+    run(&env, &repo, &["doctor"])
+        .code(0)
+        .stdout_has(&format!("which rejected proposal {pr}"));
+    assert_eq!(pending(&env, &repo), [pr.to_string()]);
+    assert_eq!(recalled(&env, &repo, ob)["status"], "active");
+    assert!(brief(&env, &repo).contains(FRIDAYS));
+}
