@@ -99,6 +99,38 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         saved_to: None,
         restored: false,
     }));
+    // Observations still marked rejected by a proposal no longer rejected.
+    let strays = crate::review::reverted::strays(&repo, &undone)?;
+    if repair && !strays.is_empty() {
+        let subject = format!(
+            "doctor: {} no longer marked rejected: the rejection was reverted",
+            crate::output::count(strays.len(), "observation")
+        );
+        let trailers = vec![(
+            "Cairn-Observations",
+            strays
+                .iter()
+                .map(|s| s.observation.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        )];
+        ctx.commit_journaled(
+            &repo,
+            &crate::journal::Journal {
+                message: super::message(&subject, &trailers),
+                steps: vec![crate::review::reverted::reopen(&repo, &strays, ctx.now)],
+                refs: Vec::new(),
+            },
+        )?;
+    }
+    findings.extend(strays.iter().map(|s| crate::doctor::Finding {
+        path: crate::store::DIR.to_string(),
+        line: None,
+        problem: s.problem(repair),
+        repaired: repair,
+        saved_to: None,
+        restored: false,
+    }));
     let commit = if changed.is_empty() {
         None
     } else {

@@ -166,3 +166,75 @@ fn decision_of(rel: &str, line: &str) -> Option<(String, Decision)> {
         _ => None,
     }
 }
+
+/// An observation marked rejected by a proposal that no person's rejection decides now (a
+/// `git revert` of the rejection that removed its decision's line but, by the union merge,
+/// kept the observation's `reject` event).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Stray {
+    pub observation: String,
+    pub proposal: String,
+}
+
+impl Stray {
+    /// What happened and what to do, for `cairn doctor`.
+    pub fn problem(&self, repaired: bool) -> String {
+        format!(
+            "observation {} is marked rejected by proposal {}, which is no longer rejected (a git \
+             revert of its rejection?): {}",
+            self.observation,
+            self.proposal,
+            if repaired {
+                "the mark is undone"
+            } else {
+                "`cairn doctor` undoes the mark"
+            }
+        )
+    }
+}
+
+/// Every observation marked rejected by a proposal that is not rejected by a person now,
+/// leaving out those of `undone`'s rejections (their repair reopens them).
+pub fn strays(repo: &Repo, undone: &[Undone]) -> Result<Vec<Stray>> {
+    let (folded, _) = store::load_all(repo)?;
+    let marked: Vec<(&str, &str)> = folded
+        .iter()
+        .filter_map(|f| Some((f.obs.id.as_str(), f.rejected.as_deref()?)))
+        .collect();
+    if marked.is_empty() {
+        return Ok(Vec::new());
+    }
+    let loaded = proposals::load(repo)?;
+    Ok(marked
+        .into_iter()
+        .filter(|(_, p)| {
+            let rejected = loaded.get(p).is_some_and(|f| {
+                f.state == proposals::State::Rejected && f.tier == Some(Tier::Human)
+            });
+            !rejected && !undone.iter().any(|u| u.proposal == *p)
+        })
+        .map(|(o, p)| Stray {
+            observation: o.to_string(),
+            proposal: p.to_string(),
+        })
+        .collect())
+}
+
+/// The journal step undoing each stray mark: a `reopen` event naming its proposal.
+pub fn reopen(repo: &Repo, strays: &[Stray], now: DateTime<Utc>) -> crate::journal::Step {
+    let ts = crate::time::format(now);
+    let lines: Vec<String> = strays
+        .iter()
+        .map(|s| {
+            let mut e = store::Event::new(store::Op::Reopen, &s.observation, &ts);
+            e.by = Some(s.proposal.clone());
+            let mut line = serde_json::to_string(&e).expect("events serialize");
+            line.push('\n');
+            line
+        })
+        .collect();
+    crate::journal::Step::Append {
+        path: store::current_file(repo, now),
+        bytes: lines.concat(),
+    }
+}

@@ -284,3 +284,36 @@ fn doctor_reopens_the_observations_of_a_rejection_whose_revert_was_left_half_don
     assert_eq!(recalled(&env, &repo, ob)["status"], "active");
     assert!(brief(&env, &repo).contains(FRIDAYS));
 }
+
+#[test]
+fn doctor_undoes_the_reject_mark_a_reverted_rejection_left_on_its_observation() {
+    // After the rejection a remembered observation is appended to the same observations file:
+    // the revert takes the decision's line away (pending again) but the union merge keeps the
+    // observation's reject event.
+    let (env, repo, _, fridays) = proposed();
+    let pr = fridays["id"].as_str().unwrap();
+    let ob = fridays["observations"][0].as_str().unwrap();
+    run(&env, &repo, &["review", "--reject", pr, "--why", "no"]).code(0);
+    let rejection = env.git(&repo, &["rev-parse", "HEAD"]);
+    run(&env, &repo, &["remember", "Use RGB values in themes"]).code(0);
+    env.git(&repo, &["revert", "--no-edit", rejection.trim()]);
+    assert!(pending(&env, &repo).contains(&pr.to_string()));
+    assert_eq!(
+        recalled(&env, &repo, ob)["status"],
+        "rejected",
+        "the kept mark"
+    );
+
+    run(&env, &repo, &["doctor", "--dry-run"])
+        .code(1)
+        .stdout_has(&format!(
+            "observation {ob} is marked rejected by proposal {pr}, which is no longer rejected"
+        ));
+    run(&env, &repo, &["doctor"])
+        .code(0)
+        .stdout_has("the mark is undone");
+    assert_eq!(recalled(&env, &repo, ob)["status"], "active");
+    assert!(brief(&env, &repo).contains(FRIDAYS));
+    assert_eq!(git_status(&env, &repo), "");
+    run(&env, &repo, &["doctor"]).code(0).stdout_has("all well");
+}
