@@ -765,7 +765,7 @@ fn a_person_approves_edits_rejects_and_skips_at_a_terminal() {
     assert_eq!(
         log,
         format!(
-            "review: reject {}: Deploy only on Tuesdays\nCairn-Proposal: {}\nCairn-Tier: human\nCairn-Reason: not a rule of ours\n--\n\
+            "review: reject {}: Deploy only on Tuesdays\nCairn-Proposal: {}\nCairn-Observations: ob-4\nCairn-Tier: human\nCairn-Reason: not a rule of ours\n--\n\
              review: add to Rules and conventions: Makefiles need tabs, not spaces (edited)\nCairn-Proposal: {}\nCairn-Observations: ob-2, ob-3\nCairn-Tier: human\n--\n\
              review: add to Rules and conventions: Run cargo fmt before each commit\nCairn-Proposal: {}\nCairn-Observations: ob-1\nCairn-Tier: human\n--\n",
             ids[2], ids[2], ids[1], ids[0]
