@@ -264,7 +264,7 @@ fn doctor_makes_pending_again_a_decision_whose_revert_the_union_merge_left_half_
 }
 
 #[test]
-fn doctor_reopens_the_observations_of_a_rejection_whose_revert_was_left_half_done() {
+fn doctor_makes_pending_again_a_rejection_whose_revert_kept_its_decision_line() {
     let (env, repo, ids, fridays) = proposed();
     let pr = fridays["id"].as_str().unwrap();
     let ob = fridays["observations"][0].as_str().unwrap();
