@@ -20,6 +20,9 @@
 pub mod builtin;
 pub mod llm;
 
+#[cfg(test)]
+mod labelled;
+
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
