@@ -127,6 +127,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         "said": reflection.said,
         "joined": reflection.joined,
         "one_off": reflection.one_off,
+        "unfit": reflection.unfit,
         "proposed": fresh.len(),
         "by_op": by_op,
         "tokens_in": reflection.tokens.0,

@@ -77,8 +77,22 @@ fn ratio(a: usize, b: usize) -> f64 {
 /// no question, and it opens like a sentence (a capital, a digit or a code span).
 fn clean_line(text: &str) -> bool {
     const FILLER: &[&str] = &[
-        "omfg", "fuck", "fucking", "shit", "shitty", "damn", "lol", "wtf", "ugh", "crap", "i suppose",
-        "i guess", "please", "pls", "btw", "gonna",
+        "omfg",
+        "fuck",
+        "fucking",
+        "shit",
+        "shitty",
+        "damn",
+        "lol",
+        "wtf",
+        "ugh",
+        "crap",
+        "i suppose",
+        "i guess",
+        "please",
+        "pls",
+        "btw",
+        "gonna",
     ];
     let lower = text.to_lowercase();
     let words: Vec<&str> = lower
@@ -117,8 +131,7 @@ fn score(path: &str) -> Figures {
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).expect("a labelled observation"))
         .collect();
-    let by_id: HashMap<&str, &Labelled> =
-        labelled.iter().map(|l| (l.obs.id.as_str(), l)).collect();
+    let by_id: HashMap<&str, &Labelled> = labelled.iter().map(|l| (l.obs.id.as_str(), l)).collect();
     let input = Input {
         observations: labelled.iter().map(|l| l.obs.clone()).collect(),
         memory,
