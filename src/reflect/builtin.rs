@@ -414,7 +414,9 @@ mod tests {
     }
 
     #[test]
-    fn an_error_fix_seen_once_is_not_proposed_but_a_recurring_one_is() {
+    fn an_error_fix_is_not_proposed_once_nor_again_it_is_a_command_dump() {
+        // Issue 32: failed-command dumps reached review; a recurring one is still a dump (its
+        // lesson is for a person or the LLM to write), counted as unfit.
         let fix = |id: &str, merged: u32| {
             let mut o = ob(
                 id,
@@ -438,7 +440,9 @@ mod tests {
             observations: vec![fix("ob-a", 2)],
             ..once
         };
-        assert_eq!(reflect(&again, &settings(3000)).proposals.len(), 1);
+        let r = reflect(&again, &settings(3000));
+        assert!(r.proposals.is_empty(), "{:#?}", r.proposals);
+        assert_eq!(r.unfit, 1);
     }
 
     #[test]

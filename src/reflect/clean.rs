@@ -75,6 +75,12 @@ pub enum Unfit {
     NoSubject,
     /// Longer than [`MAX_CHARS`] with no whole first sentence that fits.
     TooLong,
+    /// A failed command and its output (an error fix as the observer writes it): a lesson
+    /// would have to be written by a person or the LLM.
+    Dump,
+    /// A person's tastes outside the work ("I love …", "I enjoy …"): recalled when asked,
+    /// never a line for every session.
+    Personal,
 }
 
 /// Words opening a text that say nothing (dropped with the punctuation after them).
@@ -174,7 +180,13 @@ pub fn line(text: &str) -> Result<String, Unfit> {
     }
     let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let lower = one.to_lowercase();
-    if one.trim_end().ends_with('?') || HEDGES.iter().any(|h| has_phrase(&lower, h)) {
+    if is_dump(&one) {
+        return Err(Unfit::Dump);
+    }
+    if one.trim_end().ends_with('?')
+        || HEDGES.iter().any(|h| has_phrase(&lower, h))
+        || is_reply(&lower)
+    {
         return Err(Unfit::Remark);
     }
     let mut s = drop_openers(&one);
@@ -189,11 +201,18 @@ pub fn line(text: &str) -> Result<String, Unfit> {
     {
         return Err(Unfit::Remark);
     }
+    if is_personal(&w) {
+        return Err(Unfit::Personal);
+    }
     if !names_the_work(&s) {
         return Err(Unfit::NoSubject);
     }
     s = not_after_comma(&s);
     s = third_person(&s);
+    if starts_with_phrase(&s.to_lowercase(), "i") {
+        // First person this rule could not turn into "The user": a remark about oneself.
+        return Err(Unfit::Personal);
+    }
     s = acronyms(&s);
     s = capitalize(s.trim());
     let s = s
@@ -213,6 +232,51 @@ pub fn line(text: &str) -> Result<String, Unfit> {
     cut.filter(|&i| i > 40)
         .map(|i| s[..i].to_string())
         .ok_or(Unfit::TooLong)
+}
+
+/// "`cmd` failed (exit 1: …)": the observer's error fix, a command and its output.
+fn is_dump(text: &str) -> bool {
+    text.starts_with('`')
+        && text[1..]
+            .find('`')
+            .is_some_and(|end| text[end + 2..].trim_start().starts_with("failed (exit"))
+}
+
+/// A reply to someone: "Yes, …", "Nope, …", "Sure! …".
+fn is_reply(lower: &str) -> bool {
+    [
+        "yes",
+        "no",
+        "nope",
+        "nah",
+        "yep",
+        "yeah",
+        "sure",
+        "definitely",
+        "absolutely",
+        "exactly",
+    ]
+    .iter()
+    .any(|w| {
+        lower.starts_with(w) && lower[w.len()..].starts_with([',', '!', '.', ' ', '-']) && {
+            let rest = lower[w.len()..].trim_start();
+            rest.starts_with([',', '!', '.', '-']) || *w != "no"
+        }
+    })
+}
+
+/// A person's tastes: the speaker loves, enjoys or adores something (first person, a verb of
+/// enjoyment within the first words).
+fn is_personal(w: &[&str]) -> bool {
+    let first_person = matches!(w.first(), Some(&"i") | Some(&"i'm") | Some(&"we"))
+        || w.len() > 1 && w[0] == "the" && w[1] == "user";
+    first_person
+        && w.iter().take(5).any(|x| {
+            matches!(
+                *x,
+                "love" | "loves" | "enjoy" | "enjoys" | "adore" | "adores" | "loved" | "enjoyed"
+            )
+        })
 }
 
 fn has_phrase(lower: &str, phrase: &str) -> bool {
@@ -364,7 +428,11 @@ pub fn names_the_work(text: &str) -> bool {
                 && word.chars().skip(1).any(char::is_uppercase)
                 && letters > 2)
             || (digits && letters > 0);
-        let acronym = ACRONYMS.contains(&word.to_lowercase().as_str());
+        let lower_word = word.to_lowercase();
+        let acronym = ACRONYMS.contains(&lower_word.as_str())
+            || lower_word
+                .strip_suffix('s')
+                .is_some_and(|w| w.len() > 1 && ACRONYMS.contains(&w));
         if identifier || acronym {
             return true;
         }
@@ -442,12 +510,61 @@ fn work_cue(text: &str) -> bool {
         "secrets",
         "tokens",
         "on-call",
+        "push",
+        "pull",
+        "main",
+        "master",
+        "file",
+        "files",
+        "folder",
+        "folders",
+        "directory",
+        "script",
+        "scripts",
+        "database",
+        "schema",
+        "query",
+        "queries",
+        "bug",
+        "bugs",
+        "refactor",
     ];
     const GENERIC: &[&str] = &[
-        "prefer", "like", "dislike", "want", "never", "always", "must", "should", "don't",
-        "do not", "feature", "friend", "wife", "husband", "partner", "mother", "father", "sister",
-        "brother", "daughter", "son", "kids", "family", "memory", "remember", "version", "issue",
-        "style", "tone", "forget", "recall", "reflect", "brief",
+        "prefer",
+        "like",
+        "dislike",
+        "want",
+        "never",
+        "always",
+        "must",
+        "should",
+        "don't",
+        "do not",
+        "feature",
+        "friend",
+        "wife",
+        "husband",
+        "partner",
+        "mother",
+        "father",
+        "sister",
+        "brother",
+        "daughter",
+        "son",
+        "kids",
+        "family",
+        "memory",
+        "remember",
+        "version",
+        "issue",
+        "style",
+        "tone",
+        "forget",
+        "recall",
+        "reflect",
+        "brief",
+        "favorite",
+        "favourite",
     ];
     let lower = text.to_lowercase();
     let w = words(&lower);
@@ -545,7 +662,12 @@ pub fn section(text: &str, category: &str) -> Option<&'static str> {
     }) || lower.contains(" is responsible for ")
         || lower.contains(" is on call")
         || lower.contains(" is the owner of ");
-    if (named && owns && !IMPERATIVES.contains(&first)) || first == "ask" && w.len() > 2 {
+    // "Sam is the release manager", "Ana is our designer".
+    let role = named
+        && second == "is"
+        && w.iter().skip(2).take(5).any(|x| ROLES.contains(x))
+        && w.len() <= 10;
+    if (named && (owns || role) && !IMPERATIVES.contains(&first)) || first == "ask" && w.len() > 2 {
         return Some("people-relationships");
     }
     if first == "the" && second == "user" {
@@ -554,12 +676,37 @@ pub fn section(text: &str, category: &str) -> Option<&'static str> {
     if IMPERATIVES.contains(&first) || matches!(first, "never" | "always" | "don't" | "only") {
         return Some("rules-conventions");
     }
-    let confident = category::classify(text).confidence > 0.0;
-    if (!confident || category == "projects") && w.iter().any(|x| OPS_FACTS.contains(x)) {
+    // A statement (not an instruction) about operating the software, whatever modal cue the
+    // keyword classifier counted ("… runs on db-backup-01 at 03:00, don't schedule …").
+    let placed_by_topic = matches!(
+        category,
+        "people-relationships" | "system-architecture" | "memory-system" | "operations"
+    );
+    if !placed_by_topic && w.iter().any(|x| OPS_FACTS.contains(x)) {
         return Some("operations");
     }
     None
 }
+
+/// Roles people hold in a team.
+const ROLES: &[&str] = &[
+    "manager",
+    "lead",
+    "owner",
+    "maintainer",
+    "reviewer",
+    "designer",
+    "architect",
+    "engineer",
+    "admin",
+    "administrator",
+    "contact",
+    "expert",
+    "pm",
+    "cto",
+    "ceo",
+    "on-call",
+];
 
 /// Verbs an instruction opens with.
 const IMPERATIVES: &[&str] = &[
@@ -641,7 +788,16 @@ mod tests {
             ),
             ("The fix is simple: use `queueMessage` here", Unfit::Remark),
             ("can't we read it from the settings?", Unfit::Remark),
-            ("I love creating art!", Unfit::NoSubject),
+            ("I love creating art!", Unfit::Personal),
+            (
+                "I also like the idea of a \"Someday\" folder for later",
+                Unfit::Personal,
+            ),
+            ("Nope, never been on a sports team.", Unfit::Remark),
+            (
+                "`go vet ./...` failed (exit 1: undefined: ledger.Round); it passed on a later run",
+                Unfit::Dump,
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(line(text), Err(want), "{text}");

@@ -48,6 +48,7 @@ struct Figures {
     missed: Vec<String>,
     misplaced: Vec<String>,
     unclean: Vec<String>,
+    texts: Vec<String>,
 }
 
 impl Figures {
@@ -156,6 +157,8 @@ fn score(path: &str) -> Figures {
         .filter(|p| matches!(p.op, Op::Add | Op::Replace))
     {
         f.proposals += 1;
+        f.texts
+            .push(format!("{} {} | {}", p.op.as_str(), p.section, p.text));
         if clean_line(&p.text) {
             f.clean += 1;
         } else {
@@ -218,6 +221,11 @@ fn print(name: &str, f: &Figures) {
         f.clean,
         f.proposals
     );
+    if std::env::var_os("CAIRN_LABELLED_TEXTS").is_some() {
+        for t in &f.texts {
+            println!("    proposed: {t}");
+        }
+    }
     for n in &f.noise {
         println!("    noise: {n}");
     }
@@ -246,6 +254,17 @@ fn the_reflector_meets_its_targets_on_the_labelled_proposals() {
         }
         let f = score(&path);
         print(name, &f);
+        for (figure, value) in [
+            ("precision", f.precision()),
+            ("recall", f.recall()),
+            ("category accuracy", f.category()),
+        ] {
+            assert!(value >= 0.8, "set {name}: {figure} {value:.2} below 0.8");
+        }
+        assert_eq!(
+            f.clean, f.proposals,
+            "set {name}: every proposed text is a clean line"
+        );
     }
 }
 
