@@ -113,6 +113,9 @@ const OPENERS: &[&str] = &[
     "hm",
     "alright",
     "right",
+    "hell",
+    "from now on",
+    "going forward",
 ];
 
 /// Profane intensifiers: dropped where they stand.
@@ -189,8 +192,7 @@ pub fn line(text: &str) -> Result<String, Unfit> {
     {
         return Err(Unfit::Remark);
     }
-    let mut s = drop_openers(&one);
-    s = drop_intensifiers(&s);
+    let mut s = drop_openers(&drop_intensifiers(&one));
     s = drop_profane_clauses(&s).ok_or(Unfit::NoSubject)?;
     let lower = s.to_lowercase();
     let w = words(&lower);
@@ -302,7 +304,9 @@ fn drop_openers(text: &str) -> String {
         let Some(o) = OPENERS.iter().find(|o| starts_with_phrase(&lower, o)) else {
             break;
         };
-        let rest = &s[o.len()..];
+        let Some(rest) = s.get(o.len()..) else {
+            break;
+        };
         // "ok" in "ok to merge" is a word of the sentence: only an opener set apart
         // by punctuation, or one of the pure interjections, goes.
         let apart = rest.starts_with([',', ':', '!', '.', ' ']) && !rest.trim().is_empty();
@@ -323,6 +327,7 @@ fn drop_openers(text: &str) -> String {
                 | "lol"
                 | "hmm"
                 | "hm"
+                | "hell"
                 | "and"
                 | "but"
                 | "also"
@@ -391,12 +396,12 @@ fn is_remark(w: &[&str]) -> bool {
     let second = w.get(1).copied().unwrap_or("");
     let third = w.get(2).copied().unwrap_or("");
     match *first {
-        "you've" | "you're" | "you'd" | "you’ve" | "you’re" | "your" | "thanks" | "thank" => {
-            true
-        }
+        "you've" | "you're" | "you'd" | "you’ve" | "you’re" | "thanks" | "thank" => true,
         "you" => match second {
             // "you must run X" is a rule; "you must have had" guesses.
-            "must" | "should" | "need" | "can't" | "cannot" | "may" => third == "have",
+            "must" | "should" | "need" | "can" | "can't" | "cannot" | "may" | "don't" => {
+                third == "have"
+            }
             "always" | "never" => false,
             _ => true,
         },
@@ -405,14 +410,15 @@ fn is_remark(w: &[&str]) -> bool {
 }
 
 /// Whether `text` names something of the work: a code span, a path or file, an identifier
-/// (inner capitals, `_`, `::`, digits with letters), an acronym, a number, a capitalized name
-/// after the first word, or a topic cue of a work category.
+/// (inner capitals, `_`, `::`, digits with letters but not a quantity like "3pm"), an acronym,
+/// a person named as owning something, or a topic cue of a work category.
 pub fn names_the_work(text: &str) -> bool {
     if text.contains('`') {
         return true;
     }
     for (i, raw) in text.split_whitespace().enumerate() {
-        let word = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '.');
+        let word =
+            raw.trim_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '_' | '.' | '/'));
         let word = word.trim_end_matches('.');
         if word.is_empty() {
             continue;
@@ -422,12 +428,12 @@ pub fn names_the_work(text: &str) -> bool {
         let digits = word.chars().any(|c| c.is_ascii_digit());
         let identifier = word.contains('_')
             || word.contains("::")
-            || word.contains('/')
+            || is_path_like(word)
             || word.contains('.') && word.len() > 3
             || (word.chars().any(char::is_lowercase)
                 && word.chars().skip(1).any(char::is_uppercase)
                 && letters > 2)
-            || (digits && letters > 0);
+            || (digits && letters > 0 && !is_quantity(word));
         let lower_word = word.to_lowercase();
         let acronym = ACRONYMS.contains(&lower_word.as_str())
             || lower_word
@@ -449,18 +455,57 @@ pub fn names_the_work(text: &str) -> bool {
     work_cue(text)
 }
 
-/// Verbs that say who owns or does what: "Bo owns the billing service".
+/// Verbs that say who owns or does what: "Bo owns the billing service" (not "runs" or
+/// "handles": a program runs and handles things too).
 const OWNERSHIP: &[&str] = &[
     "owns",
     "maintains",
     "leads",
-    "manages",
-    "runs",
-    "handles",
     "reviews",
     "approves",
     "decides",
 ];
+
+/// A path: more than one `/`, or one with a `.`, `_`, `-` beside it, or one at an end
+/// ("vendor/", "/etc"); not "and/or", "24/7".
+fn is_path_like(word: &str) -> bool {
+    let slashes = word.matches('/').count();
+    slashes > 0
+        && (slashes > 1
+            || word.starts_with('/') && word.len() > 1
+            || word.ends_with('/') && word.len() > 1
+            || word.contains(['.', '_', '-']))
+        && word.chars().any(char::is_alphabetic)
+}
+
+/// "3pm", "2nd", "1990s", "10k", "5min": a number with its unit, not an identifier.
+fn is_quantity(word: &str) -> bool {
+    let lower = word.to_lowercase();
+    let unit = lower.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ',');
+    unit.len() < lower.len()
+        && matches!(
+            unit,
+            "st" | "nd"
+                | "rd"
+                | "th"
+                | "am"
+                | "pm"
+                | "s"
+                | "k"
+                | "m"
+                | "h"
+                | "min"
+                | "mins"
+                | "x"
+                | "yo"
+                | "km"
+                | "kg"
+                | "lbs"
+                | "hrs"
+                | "days"
+                | "yrs"
+        )
+}
 
 /// Topic cues of the work categories (the taxonomy's, without the generic "never", "must",
 /// "prefer", "like" and the family words), plus the words of operating software.
@@ -608,8 +653,10 @@ fn third_person(text: &str) -> String {
     ];
     let lower = text.to_lowercase();
     for (from, to) in pairs {
-        if starts_with_phrase(&lower, from) {
-            return format!("{to}{}", &text[from.len()..]);
+        if starts_with_phrase(&lower, from)
+            && let Some(rest) = text.get(from.len()..)
+        {
+            return format!("{to}{rest}");
         }
     }
     text.to_string()
@@ -654,11 +701,7 @@ pub fn section(text: &str, category: &str) -> Option<&'static str> {
     // "Bo owns the billing service", "Ana and Bo maintain the API", "Ask Kim before …".
     let named = capital && !matches!(first, "the" | "a" | "an" | "this" | "our" | "we" | "it");
     let owns = w.iter().take(4).any(|x| {
-        OWNERSHIP.contains(x)
-            || matches!(
-                *x,
-                "maintain" | "own" | "lead" | "manage" | "review" | "approve"
-            )
+        OWNERSHIP.contains(x) || matches!(*x, "maintain" | "own" | "lead" | "review" | "approve")
     }) || lower.contains(" is responsible for ")
         || lower.contains(" is on call")
         || lower.contains(" is the owner of ");
@@ -667,7 +710,13 @@ pub fn section(text: &str, category: &str) -> Option<&'static str> {
         && second == "is"
         && w.iter().skip(2).take(5).any(|x| ROLES.contains(x))
         && w.len() <= 10;
-    if (named && (owns || role) && !IMPERATIVES.contains(&first)) || first == "ask" && w.len() > 2 {
+    // "Ask Kim before …": a person to ask, by name.
+    let ask_someone = first == "ask"
+        && text
+            .split_whitespace()
+            .nth(1)
+            .is_some_and(|n| n.chars().next().is_some_and(char::is_uppercase));
+    if (named && (owns || role) && !IMPERATIVES.contains(&first)) || ask_someone {
         return Some("people-relationships");
     }
     if first == "the" && second == "user" {
@@ -760,6 +809,10 @@ mod tests {
             ),
             ("Bo owns the billing service", "Bo owns the billing service"),
             (
+                "fucking hell, stop adding console.log everywhere",
+                "Stop adding console.log everywhere",
+            ),
+            (
                 "CI caches keyed on Cargo.lock",
                 "CI caches keyed on Cargo.lock",
             ),
@@ -822,6 +875,40 @@ mod tests {
             section("The staging database lives on db2.internal", "operations"),
             None
         );
+    }
+
+    #[test]
+    fn quantities_slashes_and_things_that_run_are_not_the_work_or_people() {
+        assert!(!names_the_work("See you at 3pm on the 2nd"));
+        assert!(!names_the_work("Open and/or closed, 24/7"));
+        assert!(names_the_work("Don't touch vendor/"));
+        assert!(names_the_work("Configs live in etc/app.d"));
+        assert_eq!(section("Postgres runs on db1.internal", "operations"), None);
+        assert_eq!(
+            section("Ask before deleting files", "preferences"),
+            Some("rules-conventions")
+        );
+        assert_eq!(
+            section("Ask Kim before changing the schema", "system-architecture"),
+            Some("people-relationships")
+        );
+        // A permission addressed to the agent is a rule; a guess about its past is not.
+        assert_eq!(
+            line("You can skip the e2e tests locally").as_deref(),
+            Ok("You can skip the e2e tests locally")
+        );
+        assert_eq!(line("You must have run the old tests"), Err(Unfit::Remark));
+    }
+
+    #[test]
+    fn non_ascii_openings_do_not_break_the_cleaning() {
+        for text in [
+            "İ'd rather use `rg`",
+            "Ünicode file names in src/ are fine",
+            "ß",
+        ] {
+            let _ = line(text);
+        }
     }
 
     #[test]
