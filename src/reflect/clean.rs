@@ -142,6 +142,8 @@ const HEDGES: &[&str] = &[
     "perhaps",
     "probably",
     "not sure",
+    // A reaction to a suggestion at hand, not a standing liking.
+    "the idea of",
 ];
 
 /// Subjects that are the session's own trouble: "the fix is …", "this …".
@@ -573,6 +575,111 @@ fn work_cue(text: &str) -> bool {
         "bug",
         "bugs",
         "refactor",
+        // General words of programming, so that a rule about code names its subject.
+        "error",
+        "errors",
+        "message",
+        "messages",
+        "return",
+        "returns",
+        "ifs",
+        "else",
+        "ternary",
+        "ternaries",
+        "loop",
+        "loops",
+        "class",
+        "classes",
+        "type",
+        "types",
+        "variable",
+        "variables",
+        "struct",
+        "structs",
+        "enum",
+        "enums",
+        "trait",
+        "traits",
+        "method",
+        "methods",
+        "inheritance",
+        "composition",
+        "exception",
+        "exceptions",
+        "null",
+        "async",
+        "thread",
+        "threads",
+        "compiler",
+        "warning",
+        "warnings",
+        "linter",
+        "clippy",
+        "rustfmt",
+        "prettier",
+        "eslint",
+        "formatter",
+        "indentation",
+        "lowercase",
+        "uppercase",
+        "comment",
+        "comments",
+        "docs",
+        "documentation",
+        "changelog",
+        "styles",
+        "inline",
+        "component",
+        "components",
+        "unwrap",
+        "panic",
+        "mock",
+        "mocks",
+        "fixture",
+        "fixtures",
+        "snapshot",
+        "snapshots",
+        "benchmark",
+        "benchmarks",
+        "macro",
+        "macros",
+        "regex",
+        "parser",
+        "package",
+        "packages",
+        "npm",
+        "pip",
+        "cargo",
+        "rust",
+        "python",
+        "typescript",
+        "javascript",
+        "java",
+        "docker",
+        "makefile",
+        "flag",
+        "flags",
+        "argument",
+        "arguments",
+        "route",
+        "routes",
+        "handler",
+        "handlers",
+        "middleware",
+        "logging",
+        "logger",
+        "debug",
+        "diff",
+        "patch",
+        "squash",
+        "rebase",
+        "semver",
+        "lib",
+        "library",
+        "binary",
+        "binaries",
+        "compile",
+        "compiles",
     ];
     const GENERIC: &[&str] = &[
         "prefer",
@@ -657,6 +764,32 @@ fn third_person(text: &str) -> String {
             && let Some(rest) = text.get(from.len()..)
         {
             return format!("{to}{rest}");
+        }
+    }
+    // "I generally prefer …", "I really like …": an adverb, then a verb of liking.
+    let w: Vec<&str> = text.split(' ').collect();
+    if w.len() > 3 && w[0].eq_ignore_ascii_case("i") {
+        let adverb = w[1].to_lowercase();
+        let verb = w[2].to_lowercase();
+        let adverbs = [
+            "really",
+            "generally",
+            "usually",
+            "strongly",
+            "much",
+            "definitely",
+            "also",
+            "just",
+            "mostly",
+            "always",
+            "never",
+            "still",
+        ];
+        let verbs = [
+            "prefer", "like", "want", "need", "hate", "find", "expect", "dislike",
+        ];
+        if adverbs.contains(&adverb.as_str()) && verbs.contains(&verb.as_str()) {
+            return format!("the user {adverb} {verb}s {}", w[3..].join(" "));
         }
     }
     text.to_string()
@@ -844,7 +977,7 @@ mod tests {
             ("I love creating art!", Unfit::Personal),
             (
                 "I also like the idea of a \"Someday\" folder for later",
-                Unfit::Personal,
+                Unfit::Remark,
             ),
             ("Nope, never been on a sports team.", Unfit::Remark),
             (
