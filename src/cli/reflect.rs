@@ -127,6 +127,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         "said": reflection.said,
         "joined": reflection.joined,
         "one_off": reflection.one_off,
+        "unfit": reflection.unfit,
         "proposed": fresh.len(),
         "by_op": by_op,
         "tokens_in": reflection.tokens.0,
@@ -226,6 +227,13 @@ fn listing(verb: &str, fresh: &[Proposal], input: &Input, r: &Reflection) -> Str
         r.said,
         r.joined
     );
+    if r.unfit > 0 {
+        // Counted apart: what made no clean MEMORY.md line (reflect::clean, ADR 100).
+        h.insert_str(
+            h.len() - 1,
+            &format!(", {} made no clean MEMORY.md line", r.unfit),
+        );
+    }
     for p in fresh {
         h.push_str(&format!(
             "\n  {} {} [{}] {}",

@@ -18,7 +18,9 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{Input, Reflection, section_of};
+use std::collections::BTreeSet;
+
+use super::{Input, Reflection, clean, section_of};
 use crate::embed::{Builtin, Embedder};
 use crate::memory;
 use crate::proposals::{Op, Proposal};
@@ -67,6 +69,15 @@ pub fn entry_text(text: &str) -> String {
         Some(space) => format!("{}…", &cut[..space]),
         None => format!("{cut}…"),
     }
+}
+
+/// The words of `text`, lowercased, without punctuation (for "says all the entry says").
+fn word_set(text: &str) -> BTreeSet<String> {
+    normalize(text)
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// A group of observations that say the same thing.
@@ -141,11 +152,30 @@ pub fn reflect(input: &Input, settings: &Settings) -> Reflection {
                 .iter()
                 .any(|v| dot(&vectors[i], v) >= settings.said_cosine)
     };
+    // The entry a group's text says more than: all its words, and more (the text replaces it).
+    let extends = |text: &str| {
+        let words = word_set(text);
+        entries
+            .iter()
+            .filter(|(section, _)| !section.is_empty())
+            .filter(|(_, e)| {
+                let mine = word_set(&e.text);
+                !mine.is_empty() && mine.len() < words.len() && mine.is_subset(&words)
+            })
+            .max_by_key(|(_, e)| e.text.len())
+            .map(|(section, e)| (*section, e.text.clone()))
+    };
 
     let mut out = Reflection::default();
     groups.sort_by(|a, b| b.score.total_cmp(&a.score));
     for g in &groups {
-        if g.members.iter().any(|&i| said(i)) {
+        // The first member (best first) whose text makes a clean line, and that line.
+        let cleaned = g
+            .members
+            .iter()
+            .find_map(|&i| clean::line(&obs[i].observation).ok().map(|t| (i, t)));
+        let extended = cleaned.as_ref().and_then(|(_, t)| extends(t));
+        if extended.is_none() && g.members.iter().any(|&i| said(i)) {
             out.said += g.members.len();
             continue;
         }
@@ -159,21 +189,18 @@ pub fn reflect(input: &Input, settings: &Settings) -> Reflection {
             out.one_off += g.members.len();
             continue;
         }
-        out.joined += g.members.len() - 1;
-        let Some(section) = section_of(&g.category) else {
+        let Some((_, text)) = cleaned else {
+            // No member makes a clean line, and none can be made one by rule.
+            out.unfit += g.members.len();
             continue;
         };
-        let &clearest = g
-            .members
-            .iter()
-            .max_by(|&&a, &&b| {
-                obs[a]
-                    .write_confidence
-                    .total_cmp(&obs[b].write_confidence)
-                    .then(obs[a].merged_count.cmp(&obs[b].merged_count))
-                    .then(obs[b].observation.len().cmp(&obs[a].observation.len()))
-            })
-            .expect("a group has a member");
+        out.joined += g.members.len() - 1;
+        let Some(section) = clean::section(&text, &g.category)
+            .and_then(section_of)
+            .or_else(|| section_of(&g.category))
+        else {
+            continue;
+        };
         let recalls: u64 = g.members.iter().map(|&i| recalled(&obs[i])).sum();
         let confidence = g
             .members
@@ -189,11 +216,20 @@ pub fn reflect(input: &Input, settings: &Settings) -> Reflection {
         if g.members.len() > 1 {
             rationale.push_str("; the observations say the same thing, the clearest is kept");
         }
+        let (op, section, targets) = match extended {
+            Some((entry_section, entry)) => {
+                rationale.push_str(&format!(
+                    "; it says all the entry \"{entry}\" says, and more: it replaces it"
+                ));
+                (Op::Replace, entry_section, vec![entry])
+            }
+            None => (Op::Add, section, Vec::new()),
+        };
         out.proposals.push(Proposal::new(
-            Op::Add,
+            op,
             section,
-            &entry_text(&obs[clearest].observation),
-            Vec::new(),
+            &text,
+            targets,
             &rationale,
             g.members.iter().map(|&i| obs[i].id.clone()).collect(),
             confidence,
@@ -378,7 +414,9 @@ mod tests {
     }
 
     #[test]
-    fn an_error_fix_seen_once_is_not_proposed_but_a_recurring_one_is() {
+    fn an_error_fix_is_not_proposed_once_nor_again_it_is_a_command_dump() {
+        // Issue 32: failed-command dumps reached review; a recurring one is still a dump (its
+        // lesson is for a person or the LLM to write), counted as unfit.
         let fix = |id: &str, merged: u32| {
             let mut o = ob(
                 id,
@@ -402,7 +440,9 @@ mod tests {
             observations: vec![fix("ob-a", 2)],
             ..once
         };
-        assert_eq!(reflect(&again, &settings(3000)).proposals.len(), 1);
+        let r = reflect(&again, &settings(3000));
+        assert!(r.proposals.is_empty(), "{:#?}", r.proposals);
+        assert_eq!(r.unfit, 1);
     }
 
     #[test]

@@ -18,7 +18,11 @@
 //! observed again), comes after the mark.
 
 pub mod builtin;
+pub mod clean;
 pub mod llm;
+
+#[cfg(test)]
+mod labelled;
 
 use std::collections::{HashMap, HashSet};
 
@@ -235,6 +239,8 @@ pub struct Reflection {
     pub joined: usize,
     /// Error fixes seen once: a session's detail, not proposed.
     pub one_off: usize,
+    /// Observations whose text makes no clean MEMORY.md line (`clean::line`), not proposed.
+    pub unfit: usize,
     /// (tokens in, tokens out) of the LLM, when one was asked.
     pub tokens: (u64, u64),
     /// Calls made to the LLM (one per batch of observations).

@@ -3,7 +3,10 @@
 //!
 //! The rules ([`rule`], in this order, the first that holds decides):
 //!
-//! 1. reject an instruction-text artifact or a text shorter than `[gate] min_chars` (the write
+//! 1. reject a text holding a redaction marker (`[REDACTED:…]`) or a local home path
+//!    (`/Users/NAME`, `/home/NAME`, `C:\Users\NAME`), the rule named in the reason (the
+//!    reflector's own [`crate::reflect::clean::flaw`]: such a text is never a MEMORY.md line);
+//!    then an instruction-text artifact or a text shorter than `[gate] min_chars` (the write
 //!    gate's own rules, [`crate::observe::gate::decide`]);
 //! 2. reject a confidence below `[triage] reject_confidence` (0.3);
 //! 3. reject an exact duplicate: the text, normalized, is already an entry of MEMORY.md (for a
@@ -123,6 +126,11 @@ pub fn rule(
     s: &Settings,
 ) -> Option<(Decision, String, Option<String>)> {
     let reject = |reason: String| Some((Decision::Reject, reason, None));
+    if p.op != Op::Remove
+        && let Some(flaw) = crate::reflect::clean::flaw(&p.text)
+    {
+        return reject(flaw.rule().to_string());
+    }
     if p.op != Op::Remove {
         let g = gate::decide(&p.text, Verdict::Allow, p.confidence, s.min_chars);
         if g.verdict == Verdict::Discard {
@@ -278,6 +286,26 @@ mod tests {
                 p(Op::Add, "Add after line 3: foo", &[], 0.9),
                 Some(Decision::Reject),
                 "artifact",
+            ),
+            (
+                p(
+                    Op::Add,
+                    "the deploy token is [REDACTED:github-token] for CI",
+                    &[],
+                    0.9,
+                ),
+                Some(Decision::Reject),
+                "redaction marker",
+            ),
+            (
+                p(
+                    Op::Add,
+                    "`npm run check` fails in /Users/ana/src/app",
+                    &[],
+                    0.9,
+                ),
+                Some(Decision::Reject),
+                "home path",
             ),
             (
                 p(Op::Add, "use tabs", &[], 0.9),

@@ -1008,8 +1008,13 @@ fn a_pending_proposal_keeps_the_observations_it_cites() {
     env.cairn_in(&repo, &["--now", later, "maintain", "--dry-run"])
         .code(0)
         .stdout_has(&format!(
-            "kept {} old observations a pending proposal cites",
-            cited.len()
+            "kept {} a pending proposal cites",
+            // The fixtures may give one proposal worth a line (ADR 100), or more.
+            if cited.len() == 1 {
+                "1 old observation".to_string()
+            } else {
+                format!("{} old observations", cited.len())
+            }
         ));
     let stale = maintain(&env, &repo, later, &[]);
     assert_eq!(changed(&stale, "stale"), free, "{stale:#}");

@@ -755,3 +755,117 @@ fn a_secret_in_the_llm_reflectors_reply_never_reaches_the_repository() {
         assert!(!line.to_string().contains("ghp_6TT0rTBo"), "{line}");
     }
 }
+
+#[test]
+fn a_text_saying_all_an_entry_says_and_more_is_proposed_as_its_replace() {
+    // Issue 32 item 7: the built-in reflector proposed an `add` of "Never deploy on Fridays;
+    // releases are cut on …" beside the entry "Never deploy on Fridays".
+    let (env, repo) = Env::repo();
+    env.cairn_in(
+        &repo,
+        &[
+            "memory",
+            "add",
+            "--section",
+            "rules-conventions",
+            "Never deploy on Fridays",
+        ],
+    )
+    .code(0);
+    import(
+        &env,
+        &repo,
+        &[ob(
+            "Never deploy on Fridays; releases are cut on Tuesdays and Thursdays only",
+            "rules-conventions",
+        )],
+    );
+    let data = reflect(&env, &repo, &[]);
+    let proposals = data["proposals"].as_array().unwrap();
+    assert_eq!(proposals.len(), 1, "{data}");
+    let p = &proposals[0];
+    assert_eq!(p["op"], "replace", "{p}");
+    assert_eq!(p["section"], "Rules and conventions");
+    assert_eq!(p["targets"], json!(["Never deploy on Fridays"]));
+    // Its ref holds MEMORY.md with the entry replaced, not one beside it.
+    let id = p["id"].as_str().unwrap();
+    let memory = env.git(
+        &repo,
+        &["show", &format!("refs/cairn/proposals/{id}:MEMORY.md")],
+    );
+    assert!(
+        memory.contains("Never deploy on Fridays; releases are cut on Tuesdays and Thursdays only"),
+        "{memory}"
+    );
+    assert_eq!(
+        memory.matches("Never deploy on Fridays").count(),
+        1,
+        "{memory}"
+    );
+}
+
+#[test]
+fn what_reaches_review_is_a_clean_line_in_its_section_or_nothing() {
+    // Issue 32 item 5: noise from real transcripts reached review verbatim (fragments,
+    // remarks about the work in progress, dumps with home paths, redaction markers,
+    // profanity), and facts landed in the wrong section.
+    let (env, repo) = Env::repo();
+    import(
+        &env,
+        &repo,
+        &[
+            ob("performance is crucial.", "preferences"),
+            ob(
+                "you havne't read @packages/coding-agent/src/tui/tui-renderer.ts in full i suppose",
+                "projects",
+            ),
+            ob(
+                "`cd /Users/badlogic/workspaces/pi-mono && npm run check` failed (exit 1: × expected a semicolon); it passed on a later run",
+                "system-architecture",
+            ),
+            ob(
+                "the deploy token is [REDACTED:github-token] for CI",
+                "operations",
+            ),
+            ob(
+                "omfg use fucking rgb values in the themes, no rgb indices!",
+                "projects",
+            ),
+            ob("Bo owns the billing service", "system-architecture"),
+            ob("CI caches keyed on Cargo.lock", "projects"),
+        ],
+    );
+    let data = reflect(&env, &repo, &[]);
+    let mut got: Vec<(String, String, String)> = data["proposals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["op"].as_str().unwrap().to_string(),
+                p["section"].as_str().unwrap().to_string(),
+                p["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    got.sort();
+    let want = |op: &str, s: &str, t: &str| (op.to_string(), s.to_string(), t.to_string());
+    assert_eq!(
+        got,
+        vec![
+            want("add", "Operations", "CI caches keyed on Cargo.lock"),
+            want(
+                "add",
+                "People and relationships",
+                "Bo owns the billing service"
+            ),
+            want(
+                "add",
+                "Rules and conventions",
+                "Use RGB values in the themes, not RGB indices"
+            ),
+        ],
+        "{data}"
+    );
+    assert_eq!(data["counts"]["unfit"], 4, "{data}");
+}

@@ -838,6 +838,16 @@ fn the_fixture_transcripts_become_memory_through_reflect_triage_and_review() {
     }
     env.cairn_in(&repo, &["--now", NOW, "observe", "--all"])
         .code(0);
+    // The fixtures' prompts hold one rule worth a line (ADR 100: the rest is not proposed);
+    // a person's own words make up the rest of a review session.
+    for text in [
+        "Bo owns the billing service",
+        "Never mock the database in integration tests",
+        "Use RGB values in themes, not RGB indices",
+    ] {
+        env.cairn_in(&repo, &["--now", NOW, "remember", text])
+            .code(0);
+    }
     let reflected = env
         .cairn_in(&repo, &["--json", "--now", NOW, "reflect"])
         .code(0)

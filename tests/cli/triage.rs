@@ -776,3 +776,42 @@ fn a_secret_the_llm_copies_into_a_promotion_never_reaches_the_repository() {
         assert!(!text.contains(token), "{what} holds the token");
     }
 }
+
+#[test]
+fn a_proposal_holding_a_secret_marker_or_a_home_path_is_rejected_by_tier_1_naming_the_rule() {
+    // Issue 32: "the deploy token is [REDACTED:github-token] for CI" and failed-command dumps
+    // with /Users/… paths reached review; tier 1 applies the reflector's own rule to every
+    // proposal (an LLM reflector's or a hand-written one too).
+    let (env, repo) = repo_with_memory();
+    let secret = add("The deploy token is [REDACTED:github-token] for CI", 0.9);
+    let home = proposal(
+        Op::Add,
+        "Operations",
+        "`npm run check` fails in /Users/badlogic/workspaces/pi-mono until `npm ci` ran",
+        &[],
+        0.95,
+    );
+    let windows = add("Builds read their cache from C:\\Users\\ana\\cache", 0.9);
+    let fine = add("The billing service is owned by the payments team", 0.9);
+    propose(
+        &env,
+        &repo,
+        &[secret.clone(), home.clone(), windows.clone(), fine.clone()],
+    );
+    let data = triage(&env, &repo, &[]).code(0).data();
+    for (p, rule) in [
+        (&secret, "holds a redaction marker"),
+        (&home, "holds a local home path"),
+        (&windows, "holds a local home path"),
+    ] {
+        let r = ruling(&data, "auto", &p.id);
+        assert_eq!(r["decision"], "reject", "{r}");
+        assert!(r["reason"].as_str().unwrap().starts_with(rule), "{r}");
+    }
+    assert_eq!(data["counts"]["auto"]["reject"], 3, "{data}");
+    assert_eq!(read(&repo, "MEMORY.md"), MEMORY);
+    assert!(
+        refs(&env, &repo).contains(&fine.id),
+        "the clean one waits for a person"
+    );
+}
