@@ -47,6 +47,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod memories;
 pub mod pi;
 
 mod builder;
