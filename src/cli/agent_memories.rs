@@ -249,6 +249,14 @@ pub fn ingest(
             }
         }
     }
+    // What a person forgot stays forgotten, however often the agent's file is read again.
+    let forgotten = crate::forget::tombstones(repo)?;
+    memories.retain(|m| {
+        !forgotten.contains(&store::observation_id(
+            redactor.redact(&m.text).trim(),
+            &m.source(),
+        ))
+    });
     read.memories = memories.len();
     let live: BTreeSet<String> = memories.iter().map(Memory::source).collect();
     let candidates: Vec<store::write::Candidate> = memories
@@ -449,4 +457,26 @@ pub fn claude_loaded(root: &Path, home: &Path) -> Option<ClaudeLoaded> {
         sources.insert(memories::source(claude::AGENT, &locator));
     }
     Some(ClaudeLoaded { index, sources })
+}
+
+/// Where the agents keep their own copies of the observations `ids` (those whose source is an
+/// agent memory): `(agent, place)`, for `cairn forget` to say; cairn never deletes them.
+pub fn agent_copies<'a>(
+    repo: &Repo,
+    ids: impl Iterator<Item = &'a str>,
+) -> Result<Vec<(String, String)>> {
+    let ids: BTreeSet<&str> = ids.collect();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let loaded = store::load(repo)?;
+    Ok(loaded
+        .folded
+        .iter()
+        .filter(|f| ids.contains(f.obs.id.as_str()))
+        .filter_map(|f| {
+            let (agent, locator) = memories::parse_source(&f.obs.source)?;
+            Some((agent.to_string(), locator.to_string()))
+        })
+        .collect())
 }

@@ -26,22 +26,37 @@ test('a memory Claude Code writes in the folder autoMemoryDirectory names is rea
   const kb = await makeKnowledgeRepo(path.join(t.dir, 'kb'));
   const project = await makeProject(path.join(t.dir, 'billing-api'));
   const file = path.join(memory, 'project_integration_tests.md');
+  // As a model saves a memory (Claude Code's own instructions): the topic file, then its
+  // pointer in MEMORY.md, then the answer.
   const mock = await anthropicMock((body) => {
-    const last = body?.messages?.at(-1);
-    if (Array.isArray(last?.content) && last.content.some((c) => c.type === 'tool_result')) {
-      return { text: 'Saved that to memory.' };
-    }
-    if (!strings(body).some((s) => s.includes('remember'))) return { text: 'Done.' };
-    return {
-      toolUse: {
-        id: 'toolu_memory_1',
-        name: 'Write',
-        input: {
-          file_path: file,
-          content: `---\nname: integration-tests\ndescription: what the integration tests need\ntype: project\n---\n\n${FACT}.\n`,
+    const results = (body?.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .filter((c) => c.type === 'tool_result').length;
+    if (!strings(body?.messages ?? []).some((s) => s.includes('Please remember'))) return { text: 'Done.' };
+    if (results === 0) {
+      return {
+        toolUse: {
+          id: 'toolu_memory_1',
+          name: 'Write',
+          input: {
+            file_path: file,
+            content: `---\nname: integration-tests\ndescription: what the integration tests need\ntype: project\n---\n\n${FACT}.\n`,
+          },
         },
-      },
-    };
+      };
+    }
+    if (results === 1) {
+      return {
+        toolUse: {
+          id: 'toolu_memory_2',
+          name: 'Write',
+          input: {
+            file_path: path.join(memory, 'MEMORY.md'),
+            content: '- [Integration tests](project_integration_tests.md) — need the postgres container\n',
+          },
+        },
+      };
+    }
+    return { text: 'Saved that to memory.' };
   });
   const env = { HOME: home };
   try {
@@ -58,6 +73,19 @@ test('a memory Claude Code writes in the folder autoMemoryDirectory names is rea
     const results = JSON.parse(recall.stdout).data.results;
     const hit = results.find((x) => (x.text || '').includes('postgres container'));
     assert.ok(hit, `recall: ${recall.stdout}`);
+    // The next session's briefing leaves it out: Claude Code loads it from its own MEMORY.md.
+    await cairn(['--repo', kb, 'hooks', 'install', '--agent', 'claude-code'], { cwd: project, env });
+    const before = mock.requests.length;
+    const next = await claude(['-p', 'What do the integration tests need?'], { home, cwd: project, url: mock.url });
+    assert.equal(next.code, 0, `claude exited ${next.code}\n${next.stdout}\n${next.stderr}`);
+    const later = messageRequests(mock.requests.slice(before));
+    const texts = later.flatMap((q) => strings(q.body));
+    const briefing = texts.find((x) => x.includes('# Briefing'));
+    assert.ok(briefing, 'the session-start hook briefed the model');
+    assert.ok(!briefing.includes('postgres container'), `the briefing repeats Claude Code's own memory:\n${briefing}`);
+    assert.match(briefing, /Left out: 1 memory Claude Code already loads from its own .*MEMORY\.md/);
+    assert.ok(texts.some((x) => x.includes('need the postgres container') && !x.includes('# Briefing')),
+      'Claude Code itself loaded its MEMORY.md');
     // Again: nothing new.
     const again = await cairn(['--repo', kb, '--json', 'sessions', 'ingest', '--all', '--agent', 'claude'], { cwd: project, env });
     assert.equal(JSON.parse(again.stdout).data.memories.stored, 0);

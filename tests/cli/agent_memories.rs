@@ -32,8 +32,7 @@ fn write_claude(home: &Path, index: &str) {
 fn codex_db(home: &Path) -> rusqlite::Connection {
     let dir = home.join(".codex");
     std::fs::create_dir_all(&dir).unwrap();
-    let db = rusqlite::Connection::open(dir.join("memories_1.sqlite")).unwrap();
-    db
+    rusqlite::Connection::open(dir.join("memories_1.sqlite")).unwrap()
 }
 
 fn codex_schema(db: &rusqlite::Connection) {
@@ -299,4 +298,51 @@ fn the_claude_code_briefing_leaves_out_what_claude_code_loads_from_its_own_index
         "Codex does not load Claude Code's index: {codex}"
     );
     assert!(!codex.contains("Left out: 1 memory"), "{codex}");
+}
+
+#[test]
+fn why_names_the_agent_memory_and_forget_says_where_the_agents_copy_stays() {
+    let (env, repo) = Env::repo();
+    let home = env.home();
+    let db = codex_db(&home);
+    codex_schema(&db);
+    let thread = "019a0000-0000-7000-8000-00000000000a";
+    codex_row(&db, thread, CODEX_ONLY, 1_764_900_000);
+    env.cairn_in(&repo, &["sessions", "ingest", "--all"])
+        .code(0);
+    let (obs, _) = store(&repo);
+    let id = obs[0]["id"].as_str().unwrap().to_string();
+    let why = env.cairn_in(&repo, &["why", &id]).code(0).stdout;
+    assert!(
+        why.contains("codex-memory:") && why.contains(&format!("memories_1.sqlite#{thread}")),
+        "{why}"
+    );
+    let forget = env.cairn_in(&repo, &["forget", &id, "--yes"]).code(0);
+    assert!(
+        forget.stderr.contains(&format!(
+            "codex keeps its own copy at {}",
+            home.join(".codex/memories_1.sqlite").display()
+        )),
+        "{}",
+        forget.stderr
+    );
+    let rows: i64 = db
+        .query_row("SELECT count(*) FROM stage1_outputs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 1, "the agent's own memory is left where it is");
+    // Codex writes again: what was forgotten does not come back.
+    codex_row(
+        &db,
+        "019a0000-0000-7000-8000-00000000000b",
+        "The billing service release notes go to the payments channel",
+        1_764_990_000,
+    );
+    drop(db);
+    let m = ingest(&env, &repo);
+    assert_eq!(m["read"], 1, "{m}");
+    let (obs, _) = store(&repo);
+    assert!(
+        !obs.iter().any(|o| o["observation"] == CODEX_ONLY),
+        "{obs:?}"
+    );
 }
