@@ -79,6 +79,18 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         forget_work(ctx, &repo, &args.what, args.dry_run, &mut warnings)?
     };
     let listing = listing(&work.found);
+    // An agent's own memory stays where the agent keeps it (ADR 136): said, never deleted.
+    for (agent, place) in super::agent_memories::agent_copies(
+        &repo,
+        work.found
+            .iter()
+            .filter(|f| f.kind == forget::What::Observation)
+            .map(|f| f.id.as_str()),
+    )? {
+        warnings.push(format!(
+            "{agent} keeps its own copy at {place}: cairn forgets only its record (delete it there if it should go)"
+        ));
+    }
     if work.found.is_empty() && left.is_none() {
         let nothing = if args.redact {
             "no stored record holds a secret the patterns find".to_string()

@@ -6,6 +6,7 @@
 
 // The nouns the MCP server calls are visible to the crate: it builds their arguments.
 pub(crate) mod adr;
+pub(crate) mod agent_memories;
 mod config;
 mod doctor;
 mod eval;

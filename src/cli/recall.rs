@@ -608,6 +608,24 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
     };
     let mut results = recall::recall(&index, &repo.config, &request)?;
     results.retain(briefed);
+    // What Claude Code already loads from its own MEMORY.md is not briefed again (ADR 137).
+    let loaded = (agent == Some(crate::sessions::Agent::Claude))
+        .then(|| {
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from)?;
+            super::agent_memories::claude_loaded(&project.as_ref()?.root, &home)
+        })
+        .flatten();
+    let is_loaded = |r: &recall::Recalled| {
+        loaded
+            .as_ref()
+            .is_some_and(|l| l.sources.contains(&r.source))
+    };
+    let mut left_loaded: std::collections::HashSet<String> = results
+        .iter()
+        .filter(|r| is_loaded(r))
+        .map(|r| r.id.clone())
+        .collect();
+    results.retain(|r| !is_loaded(r));
     if results.len() < limit {
         // Too few matched the project's words: fill with what matters most now.
         // Read deeper than the cap: what was rejected in review is passed over.
@@ -619,6 +637,10 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
             mode,
         };
         for r in recall::recall(&index, &repo.config, &rest)? {
+            if is_loaded(&r) {
+                left_loaded.insert(r.id.clone());
+                continue;
+            }
             if results.len() < limit && briefed(&r) && !results.iter().any(|x| x.id == r.id) {
                 results.push(r);
             }
@@ -648,6 +670,16 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
             0
         }
     };
+    let loaded_note = loaded
+        .as_ref()
+        .filter(|_| !left_loaded.is_empty())
+        .map(|l| {
+            format!(
+                "Left out: {} Claude Code already loads from its own {}",
+                crate::output::count(left_loaded.len(), "memory"),
+                l.index.display()
+            )
+        });
     let waiting_note = (waiting > 0).then(|| {
         format!(
             "{} for review: `cairn review`",
@@ -672,6 +704,9 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
             }
         }
         if let Some(note) = &waiting_note {
+            human.push_str(&format!("\n\n{note}"));
+        }
+        if let Some(note) = &loaded_note {
             human.push_str(&format!("\n\n{note}"));
         }
         if agent_cut.is_none() || r > 0 {

@@ -630,7 +630,7 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             }
         }
     }
-    if files.is_empty() {
+    if files.is_empty() && !args.all {
         return Err(Error::bad_input("no transcripts to ingest").with_fix(
             "name transcript files or folders, or pass --all for the agents' default folders",
         ));
@@ -792,6 +792,46 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
         }
     }
     bar.finish_and_clear();
+    // The agents' own memories (ADR 136), with --all: Claude Code's and Codex's, or the one
+    // --agent names.
+    let mut memory = super::agent_memories::Read::default();
+    if args.all {
+        let agents: &[&str] = match forced {
+            None => &["claude-code", "codex"],
+            Some(Agent::Claude) => &["claude-code"],
+            Some(Agent::Codex) => &["codex"],
+            Some(Agent::Pi) => &[],
+        };
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let homes = super::agent_memories::Homes::from_env(&home);
+        memory = super::agent_memories::ingest(
+            ctx,
+            &repo,
+            &INGEST,
+            agents,
+            &homes,
+            &home,
+            &[],
+            redactor()?,
+        )?;
+        for s in &memory.skipped {
+            warnings.push(format!("{}: skipped: {}", s.file, s.reason));
+        }
+        if let Some(rel) = &memory.file
+            && !changed.contains(rel)
+        {
+            changed.push(rel.clone());
+        }
+        if files.is_empty() && memory.files == 0 {
+            return Err(
+                Error::bad_input("no transcripts or agent memories to ingest").with_fix(
+                    "name transcript files or folders; --all reads the agents' default folders",
+                ),
+            );
+        }
+    }
     for key in &made {
         if let Some(cp) = checkpoints.get_mut(key)
             && let Some(f) = &cp.file
@@ -816,6 +856,17 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
         ),
         crate::output::count(all_changed.len(), "transcript")
     );
+    let subject = if memory.file.is_some() {
+        format!(
+            "{subject}; {} ({} merged, {} superseded, {} stale)",
+            crate::output::count(memory.stored as usize, "agent memory"),
+            memory.merged,
+            memory.superseded,
+            memory.stale
+        )
+    } else {
+        subject
+    };
     let message = super::message(&subject, &[]);
     // The counts are known only now: noted before the commit, so a rerun that finds every
     // card written commits them under this message.
@@ -852,8 +903,22 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
     if !behind.is_empty() {
         not_ingested.push(format!("{} behind their session", behind.len()));
     }
+    let memory_human = if memory.files > 0 {
+        format!(
+            "; agent memories: {} read from {}, {} stored, {} merged, {} duplicate, {} superseded, {} stale",
+            memory.memories,
+            crate::output::count(memory.files - memory.unchanged, "changed file"),
+            memory.stored,
+            memory.merged,
+            memory.duplicates,
+            memory.superseded,
+            memory.stale
+        )
+    } else {
+        String::new()
+    };
     let human = format!(
-        "ingested {}{}: {}, {}{}; {}",
+        "ingested {}{}: {}, {}{}{memory_human}; {}",
         crate::output::count(ingested, "transcript"),
         if not_ingested.is_empty() {
             String::new()
@@ -883,6 +948,13 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
         "errors": problems,
         "warnings": warnings,
         "commit": commit,
+        "memories": {
+            "files": memory.files, "unchanged": memory.unchanged, "read": memory.memories,
+            "stored": memory.stored, "merged": memory.merged, "duplicates": memory.duplicates,
+            "discarded": memory.discarded, "superseded": memory.superseded,
+            "stale": memory.stale,
+            "skipped": memory.skipped.iter().map(|s| json!({"file": s.file, "reason": s.reason})).collect::<Vec<_>>(),
+        },
     });
     let status = if unreadable_named.is_empty() {
         Status::Ok

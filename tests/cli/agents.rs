@@ -90,3 +90,15 @@ fn briefings_fit_the_real_agents() {
 fn mcp_install_for_real() {
     run_agent("mcp.test.mjs", "@anthropic-ai/claude-code");
 }
+
+/// The schema of Codex's memories database that cairn reads is the real one (ADR 135).
+#[test]
+fn codex_memories_schema_is_the_real_codex_one() {
+    run_agent("codex-memories.test.mjs", "@openai/codex");
+}
+
+/// A memory the real Claude Code writes into its auto memory folder is read into cairn.
+#[test]
+fn claude_codes_own_memory_is_read_into_cairn() {
+    run_agent("claude-memory.test.mjs", "@anthropic-ai/claude-code");
+}

@@ -6,6 +6,7 @@ mod support;
 mod adr;
 mod agent_budget;
 mod agent_hooks;
+mod agent_memories;
 mod agent_settings;
 mod agents;
 mod browser;
