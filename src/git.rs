@@ -189,6 +189,10 @@ pub enum Change {
     Appended { path: String, bytes: Vec<u8> },
     /// The content the command's edit gives applied to HEAD's content (see [`head_content`]).
     Content { path: String, bytes: Vec<u8> },
+    /// Whole lines the command appended, read back from the file rather than held: HEAD's
+    /// content (its whole lines) followed by the `len` bytes the file holds from byte `from`
+    /// on, streamed to the object store (an import's part of 64 MiB; ADR 130).
+    Tail { path: String, from: u64, len: u64 },
 }
 
 impl Change {
@@ -196,7 +200,9 @@ impl Change {
     pub fn path(&self) -> &str {
         match self {
             Change::File(path) => path,
-            Change::Appended { path, .. } | Change::Content { path, .. } => path,
+            Change::Appended { path, .. }
+            | Change::Content { path, .. }
+            | Change::Tail { path, .. } => path,
         }
     }
 
@@ -239,6 +245,59 @@ fn write_blob_streamed(repo: &gix::Repository, abs: &Path) -> Result<gix::Object
     repo.objects
         .write_stream(gix::objs::Kind::Blob, size, &mut input)
         .map_err(|e| git_err("cannot write a blob", e))
+}
+
+/// Writes HEAD's content `base` (its whole lines) followed by the `len` bytes of the file at
+/// `abs` from byte `from` on as a blob, streamed; and whether the file holds exactly that blob
+/// (no one else's bytes before `from`), so its index entry may take the file's stat data.
+fn write_blob_tail(
+    repo: &gix::Repository,
+    abs: &Path,
+    mut base: Vec<u8>,
+    from: u64,
+    len: u64,
+) -> Result<(gix::ObjectId, bool)> {
+    use gix::objs::Write as _;
+    use std::io::{Read as _, Seek as _};
+    // A torn tail in HEAD is cut in the working tree before an append: here too.
+    let whole = base.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    base.truncate(whole);
+    let io = |e: std::io::Error| Error::io(abs.display(), &e);
+    let mut file = std::fs::File::open(abs).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    if size < from.saturating_add(len) {
+        return Err(Error::new(
+            Kind::Git,
+            format!(
+                "{}: {size} bytes, fewer than the {} the command appended; nothing was committed",
+                abs.display(),
+                from.saturating_add(len)
+            ),
+        ));
+    }
+    // The file holds exactly the blob when what precedes the appended bytes is HEAD's content.
+    let mut matches_file = size == from + len && from == base.len() as u64;
+    if matches_file {
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut at = 0usize;
+        while at < base.len() {
+            let n = (base.len() - at).min(buf.len());
+            file.read_exact(&mut buf[..n]).map_err(io)?;
+            if buf[..n] != base[at..at + n] {
+                matches_file = false;
+                break;
+            }
+            at += n;
+        }
+    }
+    file.seek(std::io::SeekFrom::Start(from)).map_err(io)?;
+    let tail = std::io::BufReader::with_capacity(256 * 1024, file.take(len));
+    let mut input = std::io::Cursor::new(base.as_slice()).chain(tail);
+    let id = repo
+        .objects
+        .write_stream(gix::objs::Kind::Blob, base.len() as u64 + len, &mut input)
+        .map_err(|e| git_err("cannot write a blob", e))?;
+    Ok((id, matches_file))
 }
 
 /// The content HEAD holds at `rel` (relative to the knowledge repository `root`), or `None`
@@ -373,7 +432,10 @@ pub fn commit_changes(
                 .as_ref()
                 .is_some_and(|m| m.len() >= streamed_blob_bytes());
         // The blob written, and whether the file holds exactly it.
-        let written = if streamed {
+        let written = if let Change::Tail { from, len, .. } = change {
+            let base = head_bytes()?.unwrap_or_default();
+            Some(write_blob_tail(&repo, &abs, base, *from, *len)?)
+        } else if streamed {
             // A big file (a long session's cards) goes to the object store as it is read,
             // never held whole.
             Some((write_blob_streamed(&repo, &abs)?, true))
@@ -392,6 +454,7 @@ pub fn commit_changes(
                     Some(base)
                 }
                 Change::Content { bytes, .. } => Some(bytes.clone()),
+                Change::Tail { .. } => unreachable!("a tail is written streamed above"),
             };
             match bytes {
                 None => None,

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod repo;
+pub mod texts;
 
 use std::path::Path;
 use std::process::Command;
@@ -72,4 +73,54 @@ pub fn copy_dir(from: &Path, to: &Path) {
         .status()
         .expect("cp -a");
     assert!(status.success(), "cp -a failed");
+}
+
+/// What one whole-process run cost: wall time, peak resident memory and its output.
+pub struct Measured {
+    pub wall: Duration,
+    pub peak_mib: f64,
+    pub out: std::process::Output,
+}
+
+/// Runs `cmd` under GNU time (`/usr/bin/time -f %M`) for its maximum resident set size; the
+/// wall time is the whole run's, GNU time's own start (about a millisecond) included.
+pub fn measured(cmd: &Command) -> Measured {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let report = dir.path().join("time");
+    let mut timed = Command::new("/usr/bin/time");
+    timed
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&report)
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .stdin(std::process::Stdio::null());
+    if let Some(cwd) = cmd.get_current_dir() {
+        timed.current_dir(cwd);
+    }
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => timed.env(k, v),
+            None => timed.env_remove(k),
+        };
+    }
+    let started = std::time::Instant::now();
+    let out = timed.output().expect("run /usr/bin/time (GNU time)");
+    let wall = started.elapsed();
+    let kib: f64 = std::fs::read_to_string(&report)
+        .ok()
+        .and_then(|t| t.lines().last().and_then(|l| l.trim().parse().ok()))
+        .unwrap_or(f64::NAN);
+    Measured {
+        wall,
+        peak_mib: kib / 1024.0,
+        out,
+    }
+}
+
+/// The cairn binary a bench runs: `CAIRN_BENCH_BIN` (an earlier build kept aside, to measure
+/// before and after with the same bench), else the one cargo built with the bench.
+pub fn bin() -> String {
+    std::env::var("CAIRN_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_cairn").to_string())
 }

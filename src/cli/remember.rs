@@ -216,7 +216,7 @@ const DEDUP_LIMIT: usize = 5000;
 /// records in all) the import is one batch, as dedup within it needs every record.
 const BATCH_RECORDS: usize = DEDUP_LIMIT;
 /// … and at most this many bytes of lines in a batch, without dedup by meaning.
-const BATCH_BYTES: usize = 16 * 1024 * 1024;
+const BATCH_BYTES: usize = 4 * 1024 * 1024;
 
 /// `cairn import observations FILE`, streamed (ADR 53): a first pass reads and checks every
 /// line, holding one at a time, so a bad line exits 2 with nothing written; a second pass
@@ -242,7 +242,7 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     // Every line read and checked before anything is written.
     let mut reader = ImportReader::open(&file, raw, &redactor)?;
     let mut total = 0u64;
-    while reader.next()?.is_some() {
+    while reader.next(false)?.is_some() {
         total += 1;
     }
     let source = format!("import:{}", super::file_name(&file));
@@ -276,7 +276,7 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     let mut batch = Vec::new();
     let mut batch_bytes = 0;
     loop {
-        let next = reader.next()?;
+        let next = reader.next(true)?;
         let end = next.is_none();
         if let Some((candidate, bytes)) = next {
             batch.push(candidate);
@@ -394,8 +394,10 @@ impl<'a> ImportReader<'a> {
     }
 
     /// The next record and its line's length, `None` at the end; a bad line is the error,
-    /// `FILE:LINE: what is wrong`.
-    fn next(&mut self) -> Result<Option<(Candidate, usize)>> {
+    /// `FILE:LINE: what is wrong`. Redacted with `redact` (the first pass only checks: a
+    /// redaction cannot fail, and the check is of the text as given).
+    fn next(&mut self, redact: bool) -> Result<Option<(Candidate, usize)>> {
+        let redactor = redact.then_some(self.redactor);
         loop {
             let Some(line) = self
                 .lines
@@ -404,20 +406,20 @@ impl<'a> ImportReader<'a> {
             else {
                 return Ok(None);
             };
-            let at = format!("{}:{}", self.name, line.number);
+            let at = || format!("{}:{}", self.name, line.number);
             if let Some(len) = line.over {
-                return Err(Error::bad_input(store::write::over_line(&at, len)));
+                return Err(Error::bad_input(store::write::over_line(&at(), len)));
             }
             let text = std::str::from_utf8(line.text)
-                .map_err(|_| Error::bad_input(format!("{at}: not UTF-8 text")))?;
+                .map_err(|_| Error::bad_input(format!("{}: not UTF-8 text", at())))?;
             let text = if line.number == 1 {
                 crate::jsonl::strip_bom(text)
             } else {
                 text
             };
             let len = text.len();
-            if let Some(c) = store::write::read_candidate(text, &at, self.raw, self.redactor)
-                .map_err(Error::bad_input)?
+            if let Some(c) = store::write::read_line(text, self.raw, redactor)
+                .map_err(|m| Error::bad_input(format!("{}: {m}", at())))?
             {
                 return Ok(Some((c, len)));
             }
@@ -426,14 +428,19 @@ impl<'a> ImportReader<'a> {
 }
 
 /// Where an import's lines go: today's observations file, then its next parts as each fills
-/// ([`store::PART_BYTES`]), each part committed with what this import appended to it.
+/// ([`store::PART_BYTES`]), each part committed with what this import appended to it, read
+/// back from the file ([`crate::git::Change::Tail`]): the lines are not held once written.
 struct Parts<'a> {
     ctx: &'a Ctx,
     repo: &'a crate::repo::Repo,
     file_name: String,
-    /// The part being written: its path, number and size, and this import's lines in it.
+    /// The part being written: its path, number and size.
     part: Option<(String, u32, u64)>,
-    lines: Vec<String>,
+    /// This import's lines in the part being written: the byte they begin at, their bytes,
+    /// their count and how many of them are merge events.
+    from: u64,
+    bytes: u64,
+    lines: u64,
     merged: u64,
     /// The observations stored in all (merge events are lines too, not observations).
     stored: u64,
@@ -451,7 +458,9 @@ impl<'a> Parts<'a> {
             repo,
             file_name,
             part: None,
-            lines: Vec::new(),
+            from: 0,
+            bytes: 0,
+            lines: 0,
             merged: 0,
             stored: 0,
             first_path: None,
@@ -497,17 +506,28 @@ impl<'a> Parts<'a> {
             let (chunk, after) = rest.split_at(take);
             rest = after;
             // Merge events are lines too, not observations (an event is serialized op first).
-            let events = chunk.iter().filter(|l| l.starts_with("{\"op\":")).count();
+            let events = chunk.iter().filter(|l| l.starts_with("{\"op\":")).count() as u64;
             // The part's commit message with this chunk in it, noted before the chunk is
             // written: a rerun that finds the lines stored commits them under it.
-            let count = (self.lines.len() + chunk.len()) as u64 - self.merged - events as u64;
+            let count = self.lines + take as u64 - self.merged - events;
             let message = super::message(&self.subject(count, &rel), &[]);
             self.ctx.note_message(self.repo, &message)?;
             store::append_to(self.repo, &rel, chunk, fresh)?;
             super::failpoint("import-after-append");
-            self.stored += (chunk.len() - events) as u64;
-            self.merged += events as u64;
-            self.lines.extend_from_slice(chunk);
+            if fresh {
+                // Where this import's lines begin: after what the part held (its torn tail,
+                // if any, cut by the append).
+                let path = self.repo.path(&rel);
+                let len = std::fs::metadata(&path)
+                    .map_err(|e| Error::io(path.display(), &e))?
+                    .len();
+                self.from = len.saturating_sub(bytes);
+                self.bytes = 0;
+            }
+            self.stored += take as u64 - events;
+            self.merged += events;
+            self.lines += take as u64;
+            self.bytes += bytes;
             self.first_path.get_or_insert_with(|| rel.clone());
             if size + bytes >= cap {
                 self.next_part = n + 1;
@@ -521,17 +541,22 @@ impl<'a> Parts<'a> {
 
     /// Commits what this import appended to the part `rel`.
     fn commit(&mut self, rel: &str) -> Result<()> {
-        let count = self.lines.len() as u64 - self.merged;
+        let count = self.lines - self.merged;
         let subject = self.subject(count, rel);
         let commit = self.ctx.commit_changes_with_pending(
             self.repo,
             &self.work,
-            &[crate::git::Change::appended_lines(rel, &self.lines)],
+            &[crate::git::Change::Tail {
+                path: rel.to_string(),
+                from: self.from,
+                len: self.bytes,
+            }],
             &super::message(&subject, &[]),
         )?;
         self.commits.push(commit);
-        self.lines.clear();
+        self.lines = 0;
         self.merged = 0;
+        self.bytes = 0;
         Ok(())
     }
 

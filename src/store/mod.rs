@@ -711,24 +711,40 @@ fn append_chunks(
 /// `check`, the file is checked for a torn last line first (see [`files::append_lines`]).
 pub fn append_to(repo: &Repo, rel: &str, lines: &[String], check: bool) -> Result<Option<PathBuf>> {
     let mut recovered = None;
-    // Batches go in chunks so one write stays a reasonable size; each chunk is whole lines. The
-    // file is checked for bad lines before the first chunk only.
-    for (n, chunk) in lines.chunks(512).enumerate() {
-        let mut bytes = Vec::with_capacity(chunk.iter().map(|l| l.len() + 1).sum());
-        for l in chunk {
+    // Batches go in chunks so one write stays a reasonable size (at most [`CHUNK_BYTES`], or
+    // one line); each chunk is whole lines, written and synced under the file's lock. The file
+    // is checked for bad lines before the first chunk only.
+    let (path, dir) = (repo.path(rel), repo.recovered_dir());
+    let mut bytes = Vec::new();
+    let mut first = true;
+    let mut rest = lines;
+    while !rest.is_empty() {
+        bytes.clear();
+        let mut take = 0;
+        for l in rest {
+            if take > 0 && bytes.len() + l.len() + 1 > CHUNK_BYTES {
+                break;
+            }
             bytes.extend_from_slice(l.as_bytes());
             bytes.push(b'\n');
+            take += 1;
         }
-        let (path, dir) = (repo.path(rel), repo.recovered_dir());
-        let out = if check && n == 0 {
+        rest = &rest[take..];
+        let out = if check && first {
             files::append_lines(&path, &bytes, &dir)?
         } else {
             files::append_more(&path, &bytes, &dir)?
         };
+        first = false;
         recovered = recovered.or(out.recovered);
     }
     Ok(recovered)
 }
+
+/// The most bytes of lines [`append_to`] writes (and syncs) at once: a sync a chunk, so an
+/// import of millions of short lines makes hundreds of syncs, not tens of thousands (a chunk
+/// was 512 lines).
+const CHUNK_BYTES: usize = 4 * 1024 * 1024;
 
 #[cfg(test)]
 mod tests {

@@ -84,34 +84,60 @@ pub fn read_candidates(
 }
 
 /// One line of an import file (`at` is its `FILE:LINE`), checked ([`validate`]) and redacted;
-/// `None` for a blank line. The streamed import and [`read_candidates`] share it.
+/// `None` for a blank line. [`read_candidates`] uses it.
 pub fn read_candidate(
     line: &str,
     at: &str,
     raw: bool,
     redactor: &crate::redact::Redactor,
 ) -> Result<Option<Candidate>, String> {
+    read_line(line, raw, Some(redactor)).map_err(|m| format!("{at}: {m}"))
+}
+
+/// One line of an import file, checked ([`validate`]) and, given a `redactor`, redacted; `None`
+/// for a blank line. The error says what is wrong without saying where: the streamed import
+/// names `FILE:LINE` only for the line that fails (formatting it for every line cost more than
+/// the check).
+pub fn read_line(
+    line: &str,
+    raw: bool,
+    redactor: Option<&crate::redact::Redactor>,
+) -> Result<Option<Candidate>, String> {
     if line.trim().is_empty() {
         return Ok(None);
     }
     if line.len() > MAX_IMPORT_LINE_BYTES {
-        return Err(over_line(at, line.len() as u64));
+        return Err(over_line_tail(line.len() as u64));
     }
     if !line.trim_start().starts_with('{') {
-        return Err(format!("{at}: not a JSON object"));
+        return Err("not a JSON object".to_string());
     }
     let mut c: Candidate =
-        serde_json::from_str(line).map_err(|e| format!("{at}: not a valid observation: {e}"))?;
-    validate(&c, raw).map_err(|m| format!("{at}: {m}"))?;
-    c.observation = redactor.redact(&c.observation).into_owned();
-    c.narrative = c.narrative.map(|n| redactor.redact(&n).into_owned());
+        serde_json::from_str(line).map_err(|e| format!("not a valid observation: {e}"))?;
+    validate(&c, raw)?;
+    if let Some(redactor) = redactor {
+        c.observation = redact_owned(redactor, c.observation);
+        c.narrative = c.narrative.map(|n| redact_owned(redactor, n));
+    }
     Ok(Some(c))
+}
+
+/// `text` redacted, kept as it is (no copy) when it holds no secret.
+fn redact_owned(redactor: &crate::redact::Redactor, text: String) -> String {
+    match redactor.redact(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(o) => o,
+    }
 }
 
 /// The error for an import line of `len` bytes, over [`MAX_IMPORT_LINE_BYTES`].
 pub fn over_line(at: &str, len: u64) -> String {
+    format!("{at}: {}", over_line_tail(len))
+}
+
+fn over_line_tail(len: u64) -> String {
     format!(
-        "{at}: a line of {len} bytes, over the {MAX_IMPORT_LINE_BYTES} bytes an observation may have; nothing was written (an observation is a sentence or two: shorten that line, or drop it)"
+        "a line of {len} bytes, over the {MAX_IMPORT_LINE_BYTES} bytes an observation may have; nothing was written (an observation is a sentence or two: shorten that line, or drop it)"
     )
 }
 

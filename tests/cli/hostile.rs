@@ -651,6 +651,84 @@ fn a_big_import_goes_on_in_the_days_next_parts_with_a_commit_each() {
     assert_eq!(git_status(&env, &repo), "");
 }
 
+// ADR 130: an import's part is committed from the file (HEAD's content, then the bytes the
+// import appended, streamed: git::Change::Tail), not from lines held in memory. What a person
+// left uncommitted in today's file before the import stays out of every commit and stays in the
+// working tree; each part's commit holds exactly the import's lines.
+#[test]
+fn an_import_commits_its_own_lines_read_back_from_the_file_not_a_persons_uncommitted_line() {
+    let (env, repo) = Env::repo();
+    env.cairn_in(
+        &repo,
+        &[
+            "--now",
+            NOW,
+            "remember",
+            "the staging database is rebuilt every night at two",
+        ],
+    )
+    .code(0);
+    let day = repo.join("vault/observations/2026-12-01.jsonl");
+    let committed = std::fs::read_to_string(&day).unwrap();
+    // A person's line, appended by hand and not committed.
+    let person = committed
+        .lines()
+        .next()
+        .unwrap()
+        .replace("staging database", "person's own database");
+    std::fs::write(&day, format!("{committed}{person}\n")).unwrap();
+    let file = env.path().join("parts.jsonl");
+    let mut text = String::new();
+    for i in 0..3000 {
+        let record = json!({
+            "observation": format!("the canary of service {i} runs in zone {} before the fleet", i % 9),
+            "source": format!("p{i}"),
+            "timestamp": "2026-11-30T10:00:00Z",
+        });
+        text.push_str(&format!("{record}\n"));
+    }
+    std::fs::write(&file, &text).unwrap();
+    // --raw: these near-identical texts would otherwise merge by meaning.
+    let knob = ("CAIRN_IMPORT_PART_BYTES", 60_000);
+    let args = ["import", "observations", "--raw"];
+    let data = with_knob(&env, &repo, knob, &args, &[&file]).code(0).data();
+    assert_eq!(data["counts"]["stored"], 3000, "{data}");
+    assert!(data["commits"].as_array().unwrap().len() >= 3, "{data}");
+    // Only the person's line differs from what was committed, in the first part only.
+    assert_eq!(
+        git_status(&env, &repo),
+        " M vault/observations/2026-12-01.jsonl\n"
+    );
+    let diff = env.git(&repo, &["diff", "--numstat"]);
+    assert_eq!(
+        diff, "1\t0\tvault/observations/2026-12-01.jsonl\n",
+        "{diff}"
+    );
+    let head = env.git(
+        &repo,
+        &["show", "HEAD~0:vault/observations/2026-12-01.jsonl"],
+    );
+    assert!(!head.contains("person's own database"));
+    assert!(head.starts_with(&committed), "HEAD's content first");
+    // Every part's committed content is the file's (the first part's without the person's
+    // line), and every imported line is committed once.
+    let mut imported = 0;
+    for name in std::fs::read_dir(day.parent().unwrap()).unwrap() {
+        let name = name.unwrap().file_name().to_string_lossy().into_owned();
+        let rel = format!("vault/observations/{name}");
+        let shown = env.git(&repo, &["show", &format!("HEAD:{rel}")]);
+        let on_disk = std::fs::read_to_string(repo.join(&rel)).unwrap();
+        if name == "2026-12-01.jsonl" {
+            assert_eq!(shown, on_disk.replacen(&format!("{person}\n"), "", 1));
+        } else {
+            assert_eq!(shown, on_disk, "{rel}");
+        }
+        imported += shown.matches("the canary of service").count();
+    }
+    assert_eq!(imported, 3000);
+    env.git(&repo, &["fsck", "--strict"]);
+}
+
 // Regression: `slog ACTION TOOL -` read all of stdin into memory before checking the detail's
 // 4,000 characters, so a stream of gigabytes was held whole.
 #[test]
