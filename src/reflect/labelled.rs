@@ -244,7 +244,13 @@ fn print(name: &str, f: &Figures) {
 fn the_reflector_meets_its_targets_on_the_labelled_proposals() {
     println!("| set | precision | recall | category | op | clean |");
     println!("|---|---|---|---|---|---|");
-    for (name, file) in [("A", "set-a.jsonl"), ("B", "set-b.jsonl")] {
+    // Set C is held out: its figures are reported, never asserted, so that no rule is tuned
+    // to pass it (see the README of the sets).
+    for (name, file, held_out) in [
+        ("A", "set-a.jsonl", false),
+        ("B", "set-b.jsonl", false),
+        ("C (held out, report only)", "set-c.jsonl", true),
+    ] {
         let path = format!(
             "{}/tests/fixtures/reflector/{file}",
             env!("CARGO_MANIFEST_DIR")
@@ -254,6 +260,9 @@ fn the_reflector_meets_its_targets_on_the_labelled_proposals() {
         }
         let f = score(&path);
         print(name, &f);
+        if held_out {
+            continue;
+        }
         for (figure, value) in [
             ("precision", f.precision()),
             ("recall", f.recall()),
