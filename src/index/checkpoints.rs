@@ -62,9 +62,9 @@ struct Committed {
 }
 
 /// How the checkpoints files of an index folder begin.
-pub(super) const CHECKPOINTS_PREFIX: &str = "cairn-checkpoints-";
+const CHECKPOINTS_PREFIX: &str = "cairn-checkpoints-";
 
-pub(super) fn checkpoints_path(dir: &Path, name: &str) -> std::path::PathBuf {
+fn checkpoints_path(dir: &Path, name: &str) -> std::path::PathBuf {
     dir.join(format!("{CHECKPOINTS_PREFIX}{name}.json"))
 }
 

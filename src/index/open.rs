@@ -18,13 +18,13 @@ use crate::repo::Repo;
 
 /// How many times an open of the index starts again after a failure another process's
 /// write explains ([`transient`]); the waits between grow by 10 ms, 0.45 s in all.
-pub(super) const OPEN_RETRIES: u32 = 9;
+const OPEN_RETRIES: u32 = 9;
 
 /// Whether an error met while opening or updating the index is one that another process
 /// changing the index explains, and that a new attempt from the last commit does not meet:
 /// a file named by the commit read was removed (tantivy's garbage collection, a rebuild), or
 /// a folder being removed got a new file meanwhile.
-pub(super) fn transient(e: &Error) -> bool {
+fn transient(e: &Error) -> bool {
     e.kind == ErrorKind::Io
         && [
             "FileDoesNotExist",
@@ -40,7 +40,7 @@ pub(super) fn transient(e: &Error) -> bool {
 /// Removes the index folder `dir` for a build from nothing (under the build lock). A reader
 /// of the old index may create a lock file in it meanwhile, which fails the removal with
 /// "Directory not empty": it is tried again a few times.
-pub(super) fn remove_index_dir(dir: &Path) -> Result<()> {
+fn remove_index_dir(dir: &Path) -> Result<()> {
     let mut attempt = 0;
     loop {
         match std::fs::remove_dir_all(dir) {
@@ -175,7 +175,7 @@ impl Index {
 
     /// Opens (or builds) the index in `dir`; `in_repo` when `dir` is the repository's own (its
     /// `.cairn/` gets its `.gitignore`).
-    pub(super) fn open_in(repo: &Repo, dir: &Path, rebuild: bool, in_repo: bool) -> Result<Index> {
+    fn open_in(repo: &Repo, dir: &Path, rebuild: bool, in_repo: bool) -> Result<Index> {
         Index::open_checking(repo, dir, rebuild, in_repo, in_repo && !rebuild)
     }
 
@@ -199,7 +199,7 @@ impl Index {
     /// the user's: the open waits briefly and starts again from the last commit, a few times
     /// ([`transient`]), so that a read never fails because another process writes (issue 30:
     /// 63 of 6,514 recalls failed so with two writers and three readers).
-    pub(super) fn open_checking(
+    fn open_checking(
         repo: &Repo,
         dir: &Path,
         rebuild: bool,
@@ -219,7 +219,7 @@ impl Index {
     }
 
     /// One attempt of [`Index::open_checking`]: `attempt` counts the ones before it.
-    pub(super) fn open_attempt(
+    fn open_attempt(
         repo: &Repo,
         dir: &Path,
         rebuild: bool,
@@ -294,7 +294,7 @@ impl Index {
     /// Keeps the glance of the files as `listing` found them, for the commit this index
     /// holds, when its folders' times can be trusted; else removes any glance, so that the
     /// next read looks at every file.
-    pub(super) fn keep_glance(&self, listing: &sources::Listing) {
+    fn keep_glance(&self, listing: &sources::Listing) {
         let glance = self
             .payload
             .name
@@ -309,7 +309,7 @@ impl Index {
 
     /// [`Index::open_in`] up to the update; with the build lock when it builds from nothing,
     /// to be held until its first commit.
-    pub(super) fn open_unplanned(
+    fn open_unplanned(
         repo: &Repo,
         dir: &Path,
         rebuild: bool,
@@ -525,7 +525,7 @@ pub(super) fn vectors_dir(dir: &Path) -> std::path::PathBuf {
 /// The index in `dir` when it is there, of this schema and committed at least once (a
 /// payload), with the opstamp of that commit; else `None`, with a warning when it could not be
 /// read.
-pub(super) fn open_usable(
+fn open_usable(
     dir: &Path,
     schema: &tantivy::schema::Schema,
     warnings: &mut Vec<String>,

@@ -141,7 +141,7 @@ impl Index {
 
     /// The early search's rows for `query` and `k`, if it searched for exactly those and the
     /// store file has not changed since (this read's update appended nothing to it).
-    pub(super) fn early_nearest(&self, query: &str, k: usize) -> Option<Vec<(u64, f32)>> {
+    fn early_nearest(&self, query: &str, k: usize) -> Option<Vec<(u64, f32)>> {
         let handle = self
             .early
             .lock()
@@ -164,7 +164,7 @@ impl Index {
 
     /// The documents of the nearest rows (hash, cosine; best first) that pass `filter`, down
     /// to `min_similarity`, at most `limit`.
-    pub(super) fn resolve_nearest(
+    fn resolve_nearest(
         &self,
         nearest: Vec<(u64, f32)>,
         filter: &Filter,
@@ -208,7 +208,7 @@ impl Index {
     /// The live documents whose text has each hash of `hashes` (at most 16 a hash), in the
     /// order of `hashes`: one look-up in each segment's postings of `chash` a hash, no query
     /// to plan and score per hash.
-    pub(super) fn docs_of_hashes(
+    fn docs_of_hashes(
         &self,
         searcher: &tantivy::Searcher,
         hashes: &[u64],
@@ -553,7 +553,7 @@ impl Index {
 }
 
 /// Query text with the query language's operators neutralized: recall takes words, not syntax.
-pub(super) fn sanitize(words: &str) -> String {
+fn sanitize(words: &str) -> String {
     words
         .chars()
         .map(|c| {

@@ -239,7 +239,7 @@ impl Index {
     }
 
     /// Embeds the texts the vector store lacks; returns how many were embedded.
-    pub(super) fn embed_missing(&self, texts: &[(u64, &str)]) -> Result<usize> {
+    fn embed_missing(&self, texts: &[(u64, &str)]) -> Result<usize> {
         let path = vectors::path_for(&self.vectors_dir, &self.model);
         let mut store: Option<vectors::Store> = None;
         let mut have: HashSet<u64> = HashSet::new();
