@@ -553,7 +553,7 @@ fn observations(bytes: &[u8]) {
         }
         let text = text(bytes);
         for raw in [false, true] {
-            let _ = cairn::store::write::read_candidates(
+            let _ = cairn::observe::write::read_candidates(
                 &text,
                 "import.jsonl",
                 raw,

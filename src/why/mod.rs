@@ -308,7 +308,7 @@ pub fn trace(
             }
         }
         let threshold = config.gate.dedup_threshold;
-        if let Some(m) = store::dedup::nearest(index, &target, threshold, ask.now)? {
+        if let Some(m) = crate::observe::dedup::nearest(index, &target, threshold, ask.now)? {
             trace.would_merge = Some(WouldMerge {
                 into: m.into,
                 similarity: m.similarity,
