@@ -21,6 +21,7 @@
 mod commit;
 mod history;
 mod hooks_path;
+mod index_entries;
 mod recovery;
 mod refs;
 mod rewrite;

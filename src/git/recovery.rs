@@ -6,7 +6,7 @@ use std::path::Path;
 use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
 
-use super::commit::{Staged, update_index};
+use super::index_entries::{Staged, update_index};
 use super::{git_err, open_work_tree};
 use crate::error::{Error, Result};
 
