@@ -93,7 +93,24 @@ pub mod triage;
 pub mod user_config;
 pub mod why;
 
-pub use cli::run;
+/// The architecture test (imports point down the layers of ARCHITECTURE.md).
+#[cfg(test)]
+mod layers;
+
+/// Runs cairn with `args` (the first is the program name) and returns the exit code: the
+/// command line, which hands `cairn mcp` and `cairn serve` to their servers.
+pub fn run<I>(args: I) -> i32
+where
+    I: IntoIterator<Item = std::ffi::OsString>,
+{
+    cli::run(
+        args,
+        &cli::Servers {
+            mcp: mcp::start,
+            serve: serve::start,
+        },
+    )
+}
 
 /// When `CAIRN_PHASES` is set, the time since the process started (its first phase) of each
 /// phase a command passes, on stderr with its thread: where a recall's milliseconds go,
