@@ -246,7 +246,7 @@ fn problems(layers: &BTreeMap<String, usize>, sources: &[(PathBuf, String)]) -> 
         let code = code_of(text);
         for (line, to) in named(&code) {
             if to == from || !modules.contains(&to) {
-                // Its own module, or an item of the crate root (`crate::phase`).
+                // Its own module, or an item of the crate root (`crate::run`).
                 continue;
             }
             let Some(&to_layer) = layers.get(&to) else {

@@ -391,7 +391,6 @@ pub struct Early {
 }
 
 /// Whether a document passes a filter (the vector list is filtered after its scan).
-
 fn passes(doc: &Doc, filter: &Filter) -> bool {
     doc.status != "deleted"
         && !(doc.kind == Kind::Observation && doc.status == "superseded")

@@ -112,19 +112,19 @@ impl Index {
             return None;
         }
         let path = vectors::path_for(&vectors_dir(&repo.path(DIR)), crate::embed::MODEL_ID);
-        crate::phase("early: started");
+        crate::output::phase("early: started");
         let len = std::fs::metadata(&path).ok()?.len();
         let store = vectors::Store::open(&path, vectors::dims_of(&path)?).ok()?;
-        crate::phase("early: store open");
+        crate::output::phase("early: store open");
         if store.is_empty() {
             return None;
         }
         let model = crate::embed::Builtin::shared();
-        crate::phase("early: model loaded");
+        crate::output::phase("early: model loaded");
         let q = crate::embed::Embedder::embed(model, &[query]).pop()?;
-        crate::phase("early: embedded");
+        crate::output::phase("early: embedded");
         let nearest = store.search(&q, k);
-        crate::phase("early: searched");
+        crate::output::phase("early: searched");
         Some(Early {
             query: query.to_string(),
             k,
@@ -158,7 +158,7 @@ impl Index {
         }
         // Its store is the one this index would map: keep it for the other reads of vectors.
         let _ = self.store.set(Some(early.store));
-        crate::phase("early search taken");
+        crate::output::phase("early search taken");
         Some(early.nearest)
     }
 
@@ -181,9 +181,9 @@ impl Index {
         // the first `limit` (the rest are there for records a filter or a deletion leaves out).
         'chunks: for chunk in nearest.chunks(limit.max(1)) {
             let hashes: Vec<u64> = chunk.iter().map(|(h, _)| *h).collect();
-            crate::phase("vectors: nearest in hand");
+            crate::output::phase("vectors: nearest in hand");
             let addresses = self.docs_of_hashes(&searcher, &hashes)?;
-            crate::phase("vectors: documents found");
+            crate::output::phase("vectors: documents found");
             for ((_, cos), docs) in chunk.iter().zip(addresses) {
                 for addr in docs {
                     let doc = self.load(&searcher, addr)?;
@@ -333,7 +333,7 @@ impl Index {
         }
         let searcher = self.reader.searcher();
         let query = self.query(words, filter);
-        crate::phase("search: query made");
+        crate::output::phase("search: query made");
         let limit = limit.max(1);
         let scored: Vec<(f64, DocAddress)> = match decay {
             None => searcher
@@ -352,7 +352,7 @@ impl Index {
                 )
                 .map_err(|e| index_err("search", e))?,
         };
-        crate::phase("search: collected");
+        crate::output::phase("search: collected");
         let mut hits = Vec::with_capacity(scored.len());
         for (score, addr) in scored {
             let doc = self.load(&searcher, addr)?;
