@@ -44,6 +44,10 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+/// The derived-state folder of a knowledge repository (git-ignored, always safe to delete),
+/// re-exported as [`crate::repo::DERIVED_DIR`].
+pub const DERIVED_DIR: &str = ".cairn";
+
 /// The roots of the knowledge repositories this process opened (see [`confine`]).
 static CONFINED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
@@ -157,7 +161,7 @@ pub fn repo_relative(rel: &str) -> bool {
         return false;
     }
     path.components().enumerate().all(|(i, c)| match c {
-        Component::Normal(name) => i > 0 || (name != ".git" && name != crate::repo::DERIVED_DIR),
+        Component::Normal(name) => i > 0 || (name != ".git" && name != DERIVED_DIR),
         _ => false,
     })
 }

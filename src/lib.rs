@@ -93,20 +93,23 @@ pub mod triage;
 pub mod user_config;
 pub mod why;
 
-pub use cli::run;
+/// The architecture test (imports point down the layers of ARCHITECTURE.md).
+#[cfg(test)]
+mod layers;
 
-/// When `CAIRN_PHASES` is set, the time since the process started (its first phase) of each
-/// phase a command passes, on stderr with its thread: where a recall's milliseconds go,
-/// without a profiler (`CAIRN_PHASES=1 cairn recall --mode hybrid QUERY`).
-pub fn phase(name: &str) {
-    static START: std::sync::OnceLock<Option<std::time::Instant>> = std::sync::OnceLock::new();
-    let start =
-        START.get_or_init(|| std::env::var_os("CAIRN_PHASES").map(|_| std::time::Instant::now()));
-    if let Some(start) = start {
-        eprintln!(
-            "{:>8.3} ms {:?} {name}",
-            start.elapsed().as_secs_f64() * 1000.0,
-            std::thread::current().id()
-        );
-    }
+/// Runs cairn with `args` (the first is the program name) and returns the exit code: the
+/// command line, which hands `cairn mcp` and `cairn serve` to their servers.
+pub fn run<I>(args: I) -> i32
+where
+    I: IntoIterator<Item = std::ffi::OsString>,
+{
+    cli::run(
+        args,
+        &cli::Servers {
+            mcp: mcp::start,
+            serve: serve::start,
+        },
+    )
 }
+
+pub use output::phase;

@@ -367,6 +367,22 @@ pub fn progress(len: u64, terminal: bool, what: &str) -> indicatif::ProgressBar 
     bar
 }
 
+/// When `CAIRN_PHASES` is set, the time since the process started (its first phase) of each
+/// phase a command passes, on stderr with its thread: where a recall's milliseconds go,
+/// without a profiler (`CAIRN_PHASES=1 cairn recall --mode hybrid QUERY`).
+pub fn phase(name: &str) {
+    static START: std::sync::OnceLock<Option<std::time::Instant>> = std::sync::OnceLock::new();
+    let start =
+        START.get_or_init(|| std::env::var_os("CAIRN_PHASES").map(|_| std::time::Instant::now()));
+    if let Some(start) = start {
+        eprintln!(
+            "{:>8.3} ms {:?} {name}",
+            start.elapsed().as_secs_f64() * 1000.0,
+            std::thread::current().id()
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

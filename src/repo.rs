@@ -33,8 +33,9 @@ pub const DIRS: &[&str] = &[
     "hooks",
 ];
 
-/// The derived-state folder (git-ignored, always safe to delete).
-pub const DERIVED_DIR: &str = ".cairn";
+/// The derived-state folder (git-ignored, always safe to delete); defined beside the writes
+/// that must never reach it from a record's path ([`crate::files::repo_relative`]).
+pub use crate::files::DERIVED_DIR;
 
 #[derive(Debug, Clone)]
 pub struct Repo {
@@ -322,6 +323,29 @@ pub fn refuse_git_link(path: &Path) -> Result<()> {
         )
         .with_fix(format!("remove it (`rm {}`)", path.display()))),
         _ => Ok(()),
+    }
+}
+
+/// Telemetry is written in the repository's `.cairn/` ([`crate::telemetry::Place`]).
+impl crate::telemetry::Place for Repo {
+    fn file(&self, rel: &str) -> PathBuf {
+        self.path(rel)
+    }
+
+    fn recovered(&self) -> PathBuf {
+        self.recovered_dir()
+    }
+
+    fn redact_patterns(&self) -> &[String] {
+        &self.config.redact.patterns
+    }
+
+    fn keep_queries(&self) -> bool {
+        self.config.telemetry.queries
+    }
+
+    fn ignore_derived(&self) -> Result<()> {
+        ignore_derived(self)
     }
 }
 

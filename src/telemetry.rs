@@ -12,7 +12,21 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::repo::Repo;
+/// Where events are written and what decides their content: the knowledge repository
+/// ([`crate::repo::Repo`] implements it). A trait, so that telemetry sits below the repository
+/// code that records its own events (the writer lock's wait and hold, on release).
+pub trait Place {
+    /// `rel` (relative to the repository root) as a path.
+    fn file(&self, rel: &str) -> std::path::PathBuf;
+    /// Where torn tails cut from JSONL files are kept.
+    fn recovered(&self) -> std::path::PathBuf;
+    /// `[redact] patterns`, applied to every text of an event.
+    fn redact_patterns(&self) -> &[String];
+    /// `[telemetry] queries`: whether a query's text is kept.
+    fn keep_queries(&self) -> bool;
+    /// Makes sure the derived folder is git-ignored before anything is written in it.
+    fn ignore_derived(&self) -> crate::error::Result<()>;
+}
 
 /// The file, relative to the repository root.
 pub const FILE: &str = ".cairn/telemetry.jsonl";
@@ -29,7 +43,7 @@ pub struct Event {
 
 /// Appends one event; returns a warning for stderr if it could not be written.
 pub fn emit(
-    repo: &Repo,
+    repo: &impl Place,
     now: DateTime<Utc>,
     component: &str,
     action: &str,
@@ -51,7 +65,7 @@ pub fn emit(
 /// Appends one event of a step that took `duration`; returns a warning for stderr if it
 /// could not be written.
 pub fn record(
-    repo: &Repo,
+    repo: &impl Place,
     now: DateTime<Utc>,
     component: &str,
     action: &str,
@@ -65,26 +79,26 @@ pub fn record(
         action: action.into(),
         success,
         duration_ms: duration.as_millis() as u64,
-        metadata: redacted(metadata, &repo.config.redact.patterns),
+        metadata: redacted(metadata, repo.redact_patterns()),
     };
     let mut line = serde_json::to_vec(&event).expect("event serializes");
     line.push(b'\n');
-    if let Err(e) = crate::repo::ignore_derived(repo) {
+    if let Err(e) = repo.ignore_derived() {
         return Some(format!("telemetry not written: {e}"));
     }
-    crate::files::append_derived(&repo.path(FILE), &line, &repo.recovered_dir())
+    crate::files::append_derived(&repo.file(FILE), &line, &repo.recovered())
         .err()
         .map(|e| format!("telemetry not written: {e}"))
 }
 
 /// A query as an event keeps it: its length in words and characters, and its text only when
 /// `[telemetry] queries = true` (redacted then by [`record`], as every text of an event).
-pub fn query(repo: &Repo, text: &str) -> Value {
+pub fn query(repo: &impl Place, text: &str) -> Value {
     let mut kept = serde_json::json!({
         "words": text.split_whitespace().count(),
         "chars": text.chars().count(),
     });
-    if repo.config.telemetry.queries {
+    if repo.keep_queries() {
         kept["text"] = Value::String(text.to_string());
     }
     kept
@@ -130,8 +144,8 @@ fn redacted(metadata: Value, extra: &[String]) -> Value {
 }
 
 /// Every event, oldest first (lines that do not parse are skipped).
-pub fn read(repo: &Repo) -> Vec<Event> {
-    let Ok(Some(text)) = crate::files::read_optional(&repo.path(FILE)) else {
+pub fn read(repo: &impl Place) -> Vec<Event> {
+    let Ok(Some(text)) = crate::files::read_optional(&repo.file(FILE)) else {
         return Vec::new();
     };
     text.lines()

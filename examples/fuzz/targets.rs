@@ -124,7 +124,7 @@ pub fn all() -> Vec<Target> {
         },
         Target {
             name: "observations",
-            calls: "store::load (store::read_file, parse_line, the fold), sources::observation_doc; store::write::read_candidates (`import observations`: validate, redaction)",
+            calls: "store::load (store::read_file, parse_line, the fold), sources::observation_doc; crate::observe::write::read_candidates (`import observations`: validate, redaction)",
             max_len: 64 * KB,
             dict: &[
                 "{\"op\":\"merge\",\"id\":\"ob-1\",\"ts\":\"2026-11-30T10:00:00Z\"}\n",
@@ -553,7 +553,7 @@ fn observations(bytes: &[u8]) {
         }
         let text = text(bytes);
         for raw in [false, true] {
-            let _ = cairn::store::write::read_candidates(
+            let _ = cairn::observe::write::read_candidates(
                 &text,
                 "import.jsonl",
                 raw,

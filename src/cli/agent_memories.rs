@@ -259,9 +259,9 @@ pub fn ingest(
     });
     read.memories = memories.len();
     let live: BTreeSet<String> = memories.iter().map(Memory::source).collect();
-    let candidates: Vec<store::write::Candidate> = memories
+    let candidates: Vec<crate::observe::write::Candidate> = memories
         .iter()
-        .map(|m| store::write::Candidate {
+        .map(|m| crate::observe::write::Candidate {
             observation: redactor.redact(&m.text).into_owned(),
             timestamp: Some(crate::time::format(m.time)),
             source: Some(m.source()),
@@ -278,14 +278,14 @@ pub fn ingest(
     } else {
         Some(crate::index::Index::open(repo)?)
     };
-    let settings = store::admit::Settings {
+    let settings = crate::observe::admit::Settings {
         raw: false,
         default_source: "agent-memory",
         min_chars: repo.config.gate.min_chars,
         threshold: repo.config.gate.dedup_threshold,
         now: ctx.now,
     };
-    let admitted = store::admit::admit(
+    let admitted = crate::observe::admit::admit(
         &candidates,
         &settings,
         &mut seen,
@@ -309,7 +309,7 @@ pub fn ingest(
     }
     // An edited memory is near its own earlier text, so dedup merges it there: it is stored as
     // itself instead, and supersedes that text below.
-    let by_id: HashMap<String, &store::write::Candidate> = candidates
+    let by_id: HashMap<String, &crate::observe::write::Candidate> = candidates
         .iter()
         .map(|c| {
             let source = c.source.clone().unwrap_or_default();
@@ -325,7 +325,7 @@ pub fn ingest(
             && by_source
                 .get(c.source.as_deref().unwrap_or_default())
                 .is_some_and(|ids| ids.contains(&e.id.as_str()))
-            && let Some(obs) = store::write::judge(
+            && let Some(obs) = crate::observe::write::judge(
                 c,
                 false,
                 settings.default_source,

@@ -8,10 +8,9 @@
 
 use std::path::PathBuf;
 
-use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use super::{Ctx, Served};
+use super::Ctx;
 use crate::error::{Error, Result};
 use crate::hooks::agents::{self, Agent, Scope, mcp};
 use crate::output::{Next, Report};
@@ -47,13 +46,6 @@ pub struct Target {
     /// read only in a trusted project)
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
-}
-
-/// Serves until the client closes stdin.
-pub fn run(ctx: &Ctx, now: Option<DateTime<Utc>>) -> Result<()> {
-    let repo = ctx.repo()?;
-    let served = Served::new(ctx, &repo, now);
-    crate::mcp::serve(served)
 }
 
 /// `mcp install` and `mcp uninstall`.

@@ -25,7 +25,7 @@ pub(crate) mod recall;
 mod reflect;
 pub(crate) mod remember;
 pub(crate) mod review;
-mod serve;
+pub(crate) mod serve;
 mod sessions;
 pub(crate) mod shell;
 pub(crate) mod slog;
@@ -414,8 +414,17 @@ pub(crate) fn default_repo() -> Result<Option<crate::user_config::DefaultRepo>> 
     }
 }
 
+/// The servers `cairn mcp` and `cairn serve` start: front ends beside the command line that
+/// build on it, handed in by [`crate::run`] so that the command line never imports them.
+pub struct Servers {
+    /// Serves MCP on stdio until the client closes it (`crate::mcp::start`).
+    pub mcp: fn(&Ctx, Option<DateTime<Utc>>) -> Result<()>,
+    /// Serves the console until the process is stopped (`crate::serve::start`).
+    pub serve: fn(&Ctx, serve::Args, Option<DateTime<Utc>>) -> Result<()>,
+}
+
 /// Runs cairn with `args` (the first is the program name) and returns the exit code.
-pub fn run<I>(args: I) -> i32
+pub fn run<I>(args: I, servers: &Servers) -> i32
 where
     I: IntoIterator<Item = OsString>,
 {
@@ -430,7 +439,7 @@ where
         // stdout is the protocol: nothing else may be written there, not even an error.
         // The time is pinned for the whole session when it is pinned at all.
         let pinned = cli.now.is_some() || env_setting("CAIRN_NOW").is_some();
-        return match context(&cli).and_then(|ctx| mcp::run(&ctx, pinned.then_some(ctx.now))) {
+        return match context(&cli).and_then(|ctx| (servers.mcp)(&ctx, pinned.then_some(ctx.now))) {
             Ok(()) => 0,
             Err(err) => output::emit_error(&err, false),
         };
@@ -440,7 +449,7 @@ where
         // A server: the URL is stdout's one line; if it stops on an error, it says why. The
         // time is pinned for every request when it is pinned at all.
         let pinned = cli.now.is_some() || env_setting("CAIRN_NOW").is_some();
-        return match ctx.and_then(|ctx| serve::run(&ctx, args, pinned.then_some(ctx.now))) {
+        return match ctx.and_then(|ctx| (servers.serve)(&ctx, args, pinned.then_some(ctx.now))) {
             Ok(()) => 0,
             Err(err) => output::emit_error(&err, json),
         };

@@ -19,12 +19,13 @@ use serde_json::json;
 use super::Ctx;
 use crate::cards::{self, Card, Record};
 use crate::error::{Error, Kind, Result};
+use crate::observe::write::Candidate;
 use crate::observe::{builtin, category, llm};
 use crate::output::{Next, Report};
 use crate::provider::chat::ChatClient;
 use crate::redact::Redactor;
 use crate::repo::Repo;
-use crate::store::{self, write::Candidate};
+use crate::store;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -254,14 +255,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         warnings.extend(index.refresh.warnings.clone());
         Some(index)
     };
-    let settings = store::admit::Settings {
+    let settings = crate::observe::admit::Settings {
         raw: false,
         default_source: "observe",
         min_chars: repo.config.gate.min_chars,
         threshold: repo.config.gate.dedup_threshold,
         now: ctx.now,
     };
-    let admitted = store::admit::admit(
+    let admitted = crate::observe::admit::admit(
         &candidates,
         &settings,
         &mut seen,

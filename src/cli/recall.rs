@@ -196,9 +196,9 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
         let k = crate::index::vector_candidates(recall::vector_list_depth(limit), &filter);
         std::thread::spawn(move || crate::index::Index::search_early(&repo, &query, k))
     });
-    crate::phase("spawned early");
+    crate::output::phase("spawned early");
     let index = ctx.index(&repo)?;
-    crate::phase("index open");
+    crate::output::phase("index open");
     if let Some(early) = early {
         index.take_early(early);
     }
@@ -241,7 +241,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
             ),
         },
     };
-    crate::phase("recalled");
+    crate::output::phase("recalled");
     let mut results = redacted(recall::sources::fold(
         results,
         &recall::sources::promotions(&repo)?,

@@ -8,8 +8,9 @@ use serde_json::json;
 use super::Ctx;
 use crate::error::{Error, Result};
 use crate::observe::gate::Verdict;
+use crate::observe::write::{self, Candidate};
 use crate::output::{self, Next, Report, Status};
-use crate::store::{self, write::Candidate};
+use crate::store;
 
 #[derive(Debug, clap::Args)]
 pub struct RememberArgs {
@@ -79,10 +80,9 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         priority: Some(args.priority),
         ..Candidate::default()
     };
-    store::write::validate_as(&candidate, false, &store::write::REMEMBER_FIELDS)
-        .map_err(Error::bad_input)?;
+    write::validate_as(&candidate, false, &write::REMEMBER_FIELDS).map_err(Error::bad_input)?;
     let _lock = repo.lock()?;
-    let judged = store::write::judge(
+    let judged = write::judge(
         &candidate,
         false,
         "cli",
@@ -102,7 +102,7 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
             .map_or(ctx.now, |t| t.with_timezone(&chrono::Utc));
         let index = crate::index::Index::open(&repo)?;
         warnings.extend(index.refresh.warnings.clone());
-        merged = store::dedup::nearest(
+        merged = crate::observe::dedup::nearest(
             &index,
             &obs.observation,
             repo.config.gate.dedup_threshold,
@@ -110,7 +110,7 @@ pub fn remember(ctx: &Ctx, args: RememberArgs) -> Result<Report> {
         )?;
         let (line, subject, trailer) = match &merged {
             Some(m) => (
-                store::dedup::merge_event(m, &obs.id, ctx.now),
+                crate::observe::dedup::merge_event(m, &obs.id, ctx.now),
                 format!("remember: merged into {} ({:.2})", m.into, m.similarity),
                 m.into.clone(),
             ),
@@ -264,7 +264,7 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
             ));
         }
     }
-    let settings = store::admit::Settings {
+    let settings = crate::observe::admit::Settings {
         raw,
         default_source: &source,
         min_chars: repo.config.gate.min_chars,
@@ -289,10 +289,13 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
             }
             continue;
         }
-        let admitted =
-            store::admit::admit(&batch, &settings, &mut seen, index.as_ref(), &mut || {
-                bar.inc(1)
-            })?;
+        let admitted = crate::observe::admit::admit(
+            &batch,
+            &settings,
+            &mut seen,
+            index.as_ref(),
+            &mut || bar.inc(1),
+        )?;
         batch.clear();
         batch_bytes = 0;
         allowed += admitted.allowed;
@@ -341,7 +344,7 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
 }
 
 /// The lines of an import file, read one at a time (at most
-/// [`store::write::MAX_IMPORT_LINE_BYTES`] of a line held), each checked and redacted.
+/// [`write::MAX_IMPORT_LINE_BYTES`] of a line held), each checked and redacted.
 struct ImportReader<'a> {
     lines: crate::sessions::Lines<std::io::BufReader<std::fs::File>>,
     name: String,
@@ -371,7 +374,7 @@ impl<'a> ImportReader<'a> {
         Ok(ImportReader {
             lines: crate::sessions::Lines::new(
                 std::io::BufReader::with_capacity(256 * 1024, opened),
-                store::write::MAX_IMPORT_LINE_BYTES,
+                write::MAX_IMPORT_LINE_BYTES,
             ),
             name: file.display().to_string(),
             raw,
@@ -408,7 +411,7 @@ impl<'a> ImportReader<'a> {
             };
             let at = || format!("{}:{}", self.name, line.number);
             if let Some(len) = line.over {
-                return Err(Error::bad_input(store::write::over_line(&at(), len)));
+                return Err(Error::bad_input(write::over_line(&at(), len)));
             }
             let text = std::str::from_utf8(line.text)
                 .map_err(|_| Error::bad_input(format!("{}: not UTF-8 text", at())))?;
@@ -418,7 +421,7 @@ impl<'a> ImportReader<'a> {
                 text
             };
             let len = text.len();
-            if let Some(c) = store::write::read_line(text, self.raw, redactor)
+            if let Some(c) = write::read_line(text, self.raw, redactor)
                 .map_err(|m| Error::bad_input(format!("{}: {m}", at())))?
             {
                 return Ok(Some((c, len)));

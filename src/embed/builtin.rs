@@ -14,7 +14,6 @@
 use super::Embedder;
 use super::wordpiece::WordPiece;
 
-pub(crate) const VOCAB: &str = include_str!("../../model/potion-base-8M/vocab.txt");
 static TABLE: &[u8] = include_bytes!("../../model/potion-base-8M/table.i8");
 static SCALES: &[u8] = include_bytes!("../../model/potion-base-8M/scales.f32");
 
@@ -154,6 +153,7 @@ impl Embedder for Builtin {
 mod tests {
     use super::*;
     use crate::embed::cosine;
+    use crate::embed::wordpiece::VOCAB;
     use serde::Deserialize;
 
     /// tests/fixtures/embed/reference.json: model2vec on the original f32 model (README.md

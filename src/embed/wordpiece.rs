@@ -22,6 +22,9 @@
 use unicode_categories::UnicodeCategories;
 use unicode_normalization::UnicodeNormalization;
 
+/// The built-in model's vocabulary (`vocab.txt`), one token per line.
+pub(crate) const VOCAB: &str = include_str!("../../model/potion-base-8M/vocab.txt");
+
 /// A word longer than this many chars is `[UNK]` without trying to split it.
 const MAX_INPUT_CHARS_PER_WORD: usize = 100;
 use super::vocab_table::{self, CONTINUATION};
@@ -356,7 +359,7 @@ impl Vocab {
     /// The table of the built-in model's `vocab.txt`, as compiled in: nothing to build.
     fn builtin() -> Vocab {
         Vocab {
-            text: crate::embed::builtin::VOCAB,
+            text: VOCAB,
             starts: Cow::Borrowed(&builtin_table::STARTS),
             slots: Cow::Borrowed(&builtin_table::SLOTS),
             bits: builtin_table::BITS,
@@ -410,7 +413,7 @@ fn split_key(token: &str) -> (bool, &str) {
 mod tests {
     use super::*;
 
-    const VOCAB_TEXT: &str = crate::embed::builtin::VOCAB;
+    const VOCAB_TEXT: &str = VOCAB;
 
     fn wp() -> WordPiece {
         WordPiece::new(VOCAB_TEXT)

@@ -23,9 +23,10 @@ use chrono::{DateTime, Utc};
 
 use crate::error::Result;
 use crate::index::{Filter, Index};
+use crate::observe::write::Candidate;
 use crate::recall::{self, Request};
 use crate::repo::Repo;
-use crate::store::{self, write::Candidate};
+use crate::store;
 
 /// One memory to store: its text, time, and the benchmark's id for it.
 #[derive(Debug, Clone)]
@@ -156,7 +157,8 @@ pub fn fill(memories: &[Memory], now: DateTime<Utc>, options: &Options) -> Resul
             source: Some(m.id.clone()),
             ..Candidate::default()
         };
-        let judged = store::write::judge(&c, true, "eval", repo.config.gate.min_chars, now);
+        let judged =
+            crate::observe::write::judge(&c, true, "eval", repo.config.gate.min_chars, now);
         if let Some(obs) = judged.observation {
             lines.push(serde_json::to_string(&obs).expect("observation serializes"));
         }

@@ -33,15 +33,14 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::repo::Repo;
 use crate::{memory, proposals, slog, store};
 
-/// The tombstones: one `{"id","ts"}` a line, committed.
-pub const TOMBSTONES: &str = "vault/forgotten.jsonl";
+pub use crate::store::tombstones::{TOMBSTONES, Tombstone, tombstones};
 /// Discovery notes, one Markdown file each.
 pub const NOTES: &str = "vault/notes";
 /// What a history rewrite replaces a forgotten text with.
@@ -804,26 +803,6 @@ pub fn plan(repo: &Repo, found: &[Found]) -> Result<Plan> {
         .map(|f| f.id.clone())
         .collect();
     Ok(plan)
-}
-
-/// One tombstone line.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Tombstone {
-    pub id: String,
-    pub ts: String,
-}
-
-/// Every id forgotten (a missing file holds none; a line that does not parse is skipped:
-/// `cairn doctor` names it).
-pub fn tombstones(repo: &Repo) -> Result<HashSet<String>> {
-    let Some(text) = crate::files::read_optional(&repo.path(TOMBSTONES))? else {
-        return Ok(HashSet::new());
-    };
-    Ok(text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Tombstone>(l).ok())
-        .map(|t| t.id)
-        .collect())
 }
 
 /// The tombstone lines to append for `ids` not yet tombstoned.

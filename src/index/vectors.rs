@@ -496,7 +496,7 @@ impl Store {
         let mut distance: Vec<u16> = Vec::with_capacity(n);
         let mut histogram = vec![0usize; self.dims + 1];
         distances(bits, width, &q_words, &mut distance, &mut histogram);
-        crate::phase("vectors: signs scanned");
+        crate::output::phase("vectors: signs scanned");
         // First by Hamming distance, ASYMMETRIC_WIDER times as many rows as will be read.
         let first = want.saturating_mul(ASYMMETRIC_WIDER);
         let mut cut = 0;
@@ -541,7 +541,7 @@ impl Store {
             // In file order: the reads go forward.
             candidates.sort_unstable();
         }
-        crate::phase("vectors: candidates chosen");
+        crate::output::phase("vectors: candidates chosen");
         let row_len = self.row_len();
         let rows = self.bytes.get(HEADER..).unwrap_or_default();
         // The candidates are scattered over the file: each is read on its own (a `pread` of

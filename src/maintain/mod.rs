@@ -12,7 +12,7 @@
 //!   one not yet taken is kept and scored exactly against the observations not yet taken that
 //!   share a band of sign bits with it ([`lsh::Buckets`], from the stored int8 vectors); one at
 //!   cosine ≥ `[maintain] dedup_cosine`, confirmed on its distinctive part
-//!   ([`crate::store::dedup::confirm_with`]: two error fixes of the built-in observer's
+//!   ([`crate::observe::dedup::confirm_with`]: two error fixes of the built-in observer's
 //!   template must be about the same program and error), is superseded by it, carrying its
 //!   own merged count (`count`). Only the kept ones' neighbours are scored, so a cluster of k
 //!   copies costs k comparisons, not k². The survivors are pairwise unconfirmed, and a chain
@@ -174,7 +174,7 @@ pub fn shorten(text: &str, max: usize) -> String {
 }
 
 /// Plans the run. `similarity` gives the cosine of two distinctive parts (the built-in
-/// observer's error fixes), for [`crate::store::dedup::confirm_with`].
+/// observer's error fixes), for [`crate::observe::dedup::confirm_with`].
 pub fn plan(
     input: &Input,
     settings: &Settings,
@@ -298,7 +298,7 @@ pub fn plan(
         for &(y, cos) in &scored {
             plan.similar += 1;
             let (fx, fy) = (&folded[swept[x]].obs, &folded[swept[y]].obs);
-            match crate::store::dedup::confirm_with(
+            match crate::observe::dedup::confirm_with(
                 &fx.observation,
                 &fy.observation,
                 cos,

@@ -28,6 +28,9 @@
 //! protocol, warnings go to stderr.
 
 mod params;
+mod start;
+
+pub use start::start;
 
 use std::sync::{Arc, Mutex};
 

@@ -18,8 +18,8 @@
 
 use super::category;
 use super::said::{self, Said};
+use super::write::Candidate;
 use crate::cards::{Card, cut};
-use crate::store::write::Candidate;
 
 /// The observer's name, recorded in `observed` events and telemetry.
 pub const NAME: &str = "builtin";

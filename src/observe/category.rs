@@ -5,8 +5,7 @@
 //! cues wins; its confidence is its share of all cues found. No cue at all gives `projects` at
 //! confidence 0: a guess, marked as one.
 
-/// The version stored with every observation.
-pub const TAXONOMY_VERSION: u32 = 1;
+pub use crate::store::TAXONOMY_VERSION;
 
 /// Category ids with their cue words.
 pub const CUES: &[(&str, &[&str])] = &[

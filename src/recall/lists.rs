@@ -71,7 +71,7 @@ pub(super) fn fused_lists(
             // threw the scores away: on LoCoMo dev (categories 1-4, R@10) 0.581 against 0.641
             // for words and vectors (ADR 18); the soft list took it to 0.670 (ADR 20).
             let (mut lists, soft_total) = hybrid(index, query, filter, depth(limit), config)?;
-            crate::phase("lists joined");
+            crate::output::phase("lists joined");
             let mut weights = weights(config);
             let fb = feedback_config(config);
             if fb.on() {
@@ -274,7 +274,7 @@ pub(super) fn hybrid(
         let (sent, vectors) = std::sync::mpsc::sync_channel(1);
         s.spawn(move || {
             let vectors = index.search_vectors(query, filter, half, config.recall.min_similarity);
-            crate::phase("vectors resolved");
+            crate::output::phase("vectors resolved");
             let scores: Vec<f64> = match &vectors {
                 Ok(hits) => {
                     let mut scorer = soft_query.scorer(model);
@@ -282,7 +282,7 @@ pub(super) fn hybrid(
                 }
                 Err(_) => Vec::new(),
             };
-            crate::phase("vectors soft");
+            crate::output::phase("vectors soft");
             // The receiver is there until the scope ends, which waits for this thread.
             let _ = sent.send((vectors, scores));
         });
@@ -301,17 +301,17 @@ pub(super) fn hybrid(
             }
         };
         let words = words?;
-        crate::phase("words searched");
+        crate::output::phase("words searched");
         for h in words.iter().take(half) {
             let s = scorer.score(&h.doc.text);
             add(h, s, &mut soft);
         }
-        crate::phase("words soft");
+        crate::output::phase("words soft");
         // Without the vector list (a provider that does not answer), words and soft matches
         // still rank: recall degrades, it does not fail.
         // Nothing received: the thread panicked, and the scope's end raises its panic here.
         let (vectors, scores) = spin_recv(&vectors).unwrap_or_else(|| (Ok(Vec::new()), Vec::new()));
-        crate::phase("vectors received");
+        crate::output::phase("vectors received");
         let vectors = match vectors {
             Ok(v) => v,
             Err(e) => {

@@ -318,9 +318,9 @@ fn ranked(index: &Index, config: &Config, request: &Request, keep: usize) -> Res
         return Ok(out);
     }
     let (fused, soft_total) = fused_lists(index, config, request, &decay, keep)?;
-    crate::phase("fused");
+    crate::output::phase("fused");
     let relevance = Relevance::new(index, query, soft_total, config);
-    crate::phase("relevance ready");
+    crate::output::phase("relevance ready");
     let lambda = config.recall.diversity;
     if lambda >= 1.0 {
         return Ok(relevance.keep(index, fused, keep));

@@ -4,7 +4,7 @@
 //!    often it was recalled, and its confidence; they are taken best first.
 //! 2. Within a category (one MEMORY.md section), an observation whose vector is at least
 //!    `[reflect] join_cosine` from a group's first (best) observation joins that group; else it
-//!    starts one. Vectors are of what is distinctive (`store::dedup::distinctive`: for an error
+//!    starts one. Vectors are of what is distinctive (`observe::dedup::distinctive`: for an error
 //!    fix, its command and error), and an error fix joins only fixes of the same program.
 //! 3. A group whose observations MEMORY.md already says (an entry at `[reflect] said_cosine`,
 //!    or the same words) is dropped; every other group is one `add` proposal citing all its
@@ -23,8 +23,8 @@ use std::collections::BTreeSet;
 use super::{Input, Reflection, clean, section_of};
 use crate::embed::{Builtin, Embedder};
 use crate::memory;
+use crate::observe::dedup::{ErrorFix, distinctive};
 use crate::proposals::{Op, Proposal};
-use crate::store::dedup::{ErrorFix, distinctive};
 use crate::store::{Observation, normalize};
 
 /// The reflector's name, in proposals and marks.

@@ -44,7 +44,10 @@ mod history;
 mod html;
 mod pages;
 pub mod session;
+mod start;
 mod stats;
+
+pub use start::start;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -306,6 +309,8 @@ fn router(app: Shared) -> Router {
     Router::new()
         .merge(api::routes())
         .merge(pages::routes())
+        // Beside the pages, not among them: the stats page is made with `pages::page`.
+        .route("/stats", axum::routing::get(stats::stats))
         .route("/assets/{name}", axum::routing::get(assets::get))
         .route("/favicon.ico", axum::routing::get(assets::favicon))
         .layer(axum::middleware::from_fn_with_state(app.clone(), guard))

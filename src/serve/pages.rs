@@ -31,7 +31,6 @@ pub fn routes() -> Router<Shared> {
         .route("/memory", get(memory))
         .route("/review", get(review))
         .route("/review/{id}", axum::routing::post(decide))
-        .route("/stats", get(super::stats::stats))
 }
 
 type Params = HashMap<String, String>;

@@ -6,9 +6,8 @@
 //! not for the time its records speak of. Ids come from content: `ob-` and a hash of the
 //! normalized text and its source, so writing the same observation twice stores it once.
 
-pub mod admit;
-pub mod dedup;
-pub mod write;
+pub mod tombstones;
+pub mod verdict;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -20,8 +19,8 @@ use sha2::{Digest, Sha256};
 use crate::error::{Error, Result};
 use crate::files;
 use crate::jsonl;
-use crate::observe::gate::Verdict;
 use crate::repo::Repo;
+use verdict::Verdict;
 
 /// The folder, relative to the repository root.
 pub const DIR: &str = "vault/observations";
@@ -60,8 +59,12 @@ fn default_type() -> String {
 fn default_priority() -> String {
     "medium".to_string()
 }
+/// The version of the category taxonomy stored with every observation
+/// ([`crate::observe::category`] assigns the categories).
+pub const TAXONOMY_VERSION: u32 = 1;
+
 fn default_taxonomy() -> u32 {
-    crate::observe::category::TAXONOMY_VERSION
+    TAXONOMY_VERSION
 }
 fn one() -> u32 {
     1
@@ -561,7 +564,7 @@ fn taken_by(
 /// the files for its id), or was forgotten.
 pub fn contains(repo: &Repo, id: &str) -> Result<bool> {
     // A forgotten id counts as stored: remembering it again does not bring it back.
-    if crate::forget::tombstones(repo)?.contains(id) {
+    if tombstones::tombstones(repo)?.contains(id) {
         return Ok(true);
     }
     let needle = format!("\"id\":\"{id}\"");
@@ -641,7 +644,7 @@ impl Extend<String> for Ids {
 /// tombstones) count as known, so that observing the same turn again does not bring one back.
 pub fn known(repo: &Repo) -> Result<Known> {
     let mut out = Known::default();
-    out.ids.extend(crate::forget::tombstones(repo)?);
+    out.ids.extend(tombstones::tombstones(repo)?);
     for path in day_files(repo)? {
         let (lines, _) = read_file(&path)?;
         for (_, line) in lines {

@@ -1,4 +1,4 @@
-//! Admitting candidates: the one path from "something says this is worth remembering" to lines
+//! Admitting candidates into the store: the one path from "something says this is worth remembering" to lines
 //! of the store, shared by `import observations` and `observe`.
 //!
 //! Each candidate passes the write gate (unless raw), gets its category and its id from its
@@ -10,12 +10,12 @@
 
 use chrono::{DateTime, Utc};
 
-use super::Observation;
 use super::dedup::{self, Merge};
+use super::gate::Verdict;
 use super::write::{self, Candidate};
 use crate::error::Result;
 use crate::index::{Filter, Index, Kind};
-use crate::observe::gate::Verdict;
+use crate::store::{Ids, Observation};
 
 /// The settings of one admission.
 pub struct Settings<'a> {
@@ -47,7 +47,7 @@ pub struct Admitted {
 pub fn admit(
     candidates: &[Candidate],
     settings: &Settings,
-    seen: &mut super::Ids,
+    seen: &mut Ids,
     index: Option<&Index>,
     on_each: &mut dyn FnMut(),
 ) -> Result<Admitted> {

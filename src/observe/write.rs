@@ -8,9 +8,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::Observation;
-use crate::observe::category::{self, TAXONOMY_VERSION};
-use crate::observe::gate::{self, Verdict};
+use super::category::{self, TAXONOMY_VERSION};
+use super::gate::{self, Verdict};
+use crate::store::Observation;
 
 /// The longest observation taken through the gate, in characters (as a slog entry's detail):
 /// an observation is a fact or two, and a longer text would crowd out every other in recall.
@@ -234,7 +234,7 @@ pub fn judge(
         .clone()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| default_source.to_string());
-    let id = super::observation_id(&text, &source);
+    let id = crate::store::observation_id(&text, &source);
     let proposed = c
         .write_verdict
         .as_deref()

@@ -12,9 +12,9 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::{Event, Op};
 use crate::error::Result;
 use crate::index::{Filter, Index, Kind};
+use crate::store::{Event, Op};
 
 /// The stored observation a new text would merge into.
 #[derive(Debug, Clone, Serialize)]
@@ -135,7 +135,7 @@ pub fn confirm_with(
 }
 
 fn program(command: &str) -> String {
-    crate::observe::builtin::program(command)
+    super::builtin::program(command)
 }
 
 /// The event line that records a merge of the observation that would have been `from`.
