@@ -113,3 +113,17 @@ fn root_cause(err: &dyn std::error::Error) -> String {
     }
     inner.to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    /// A note's URL may name its host in any script: url maps it to its ASCII form (IDNA)
+    /// through `idna_adapter`, which Cargo.toml holds at 1.1 (unicode-rs) for the build's
+    /// sake (docs/build.md). Its 1.0 stub would refuse such a host, and `get` with it.
+    #[test]
+    fn a_host_in_another_script_is_mapped_to_ascii() {
+        let url = reqwest::Url::parse("https://Bücher.example/über").unwrap();
+        assert_eq!(url.host_str(), Some("xn--bcher-kva.example"));
+        let url = reqwest::Url::parse("https://例え.テスト/").unwrap();
+        assert_eq!(url.host_str(), Some("xn--r8jz45g.xn--zckzah"));
+    }
+}
