@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod repo;
+pub mod rss;
 
 use std::path::Path;
 use std::process::Command;
