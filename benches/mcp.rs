@@ -194,7 +194,6 @@ fn main() {
     );
 }
 
-
 /// A `cairn mcp` child spoken to in JSON-RPC lines.
 struct Session {
     child: std::process::Child,

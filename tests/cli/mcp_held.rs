@@ -66,10 +66,7 @@ async fn mcp_keeps_the_index_open_between_calls() {
     assert_eq!(index_maps(pid), 0, "a write opened the index");
     let found = ok(&client, "recall", json!({"query": "nfs mount"})).await;
     assert_eq!(ids(&found).len(), 2, "{found}");
-    assert!(
-        index_maps(pid) > 0,
-        "the index was closed after the recall"
-    );
+    assert!(index_maps(pid) > 0, "the index was closed after the recall");
     client.cancel().await.expect("close");
 }
 
@@ -88,8 +85,11 @@ async fn mcp_calls_find_what_was_written_since_the_last_call() {
     assert!(recall("quokka").await.is_empty());
 
     // Another process's write.
-    env.cairn_in(&repo, &["slog", "configure", "relay", "pinned the quokka relay"])
-        .code(0);
+    env.cairn_in(
+        &repo,
+        &["slog", "configure", "relay", "pinned the quokka relay"],
+    )
+    .code(0);
     assert_eq!(recall("quokka").await.len(), 1);
 
     // The server's own write.
