@@ -10,7 +10,11 @@
 //!    one session of `--calls` `recall` calls (20 by default) against as many
 //!    `cairn recall --json` processes; one session of `--calls` `slog` writes (each a commit)
 //!    against as many `cairn slog --json` processes; beside `git status` and as many
-//!    `git commit --allow-empty` in the same repository.
+//!    `git commit --allow-empty` in the same repository;
+//! 3. the steady state of one session (issue 34): after a first recall (which opens the
+//!    index the server keeps), each of `--calls` recall calls timed on the client, p50 and
+//!    p99, against a `cairn recall --json` process at the same size; the server's peak
+//!    resident memory (its `VmHWM`) against the process's (GNU time).
 //!
 //! The client is a line exchange of JSON-RPC on the server's stdin and stdout (the tests use
 //! rmcp's client; here only the server's time is wanted).
@@ -146,6 +150,47 @@ fn main() {
         ms(slog_mcp),
         ms(slog_cli),
         ms(commits)
+    );
+
+    // The steady state: every call of a session after its first, each timed.
+    let mut per_call = Vec::new();
+    let mut server_rss = Vec::new();
+    for _ in 0..runs {
+        let mut s = Session::start(&repo);
+        s.call("recall", r#"{"query":"warm"}"#);
+        for n in 0..calls {
+            let query = WORDS[n % WORDS.len()];
+            let start = Instant::now();
+            s.call("recall", &format!("{{\"query\":\"{query}\"}}"));
+            per_call.push(start.elapsed());
+        }
+        server_rss.push(common::rss::high_water_mib(s.child.id()));
+        s.close();
+    }
+    let mut one_cli: Vec<Duration> = (0..runs.max(5))
+        .map(|n| {
+            let query = WORDS[n % WORDS.len()];
+            timed(cairn(&repo, &["recall", query, "--json"]), "recall")
+        })
+        .collect();
+    let cli_rss = common::rss::peak_mib(&cairn(&repo, &["recall", "redis", "--json"]), None);
+    let cli = ms(common::median(&mut one_cli));
+    per_call.sort();
+    let p = |q: f64| ms(per_call[((per_call.len() - 1) as f64 * q).round() as usize]);
+    let (p50, p99) = (p(0.5), p(0.99));
+    server_rss.sort_by(f64::total_cmp);
+    println!(
+        "  recall call, steady state ({} calls)  p50 {p50:>6.1} ms   p99 {p99:>6.1} ms   target p50 <= 5 ms {}   cairn recall process median {:>6.1} ms ({:.2}x)",
+        per_call.len(),
+        if p50 <= 5.0 { "met" } else { "MISSED" },
+        cli,
+        p50 / cli,
+    );
+    println!(
+        "  peak RSS: cairn mcp after {} recalls {:>6.1} MiB   cairn recall process {:>6.1} MiB",
+        calls + 1,
+        server_rss[server_rss.len() / 2],
+        cli_rss
     );
 }
 

@@ -15,7 +15,10 @@
 //!    `--runs`) and `rg -c` (or `grep -c`) of one word over the same record files;
 //! 4. times the page of turn 500 of the 1,000-turn session (`/turn?file=…&turn=500`), the
 //!    JSON window of 50 turns from the end (`/api/session?from=951&to=1000`), p50 and p99,
-//!    beside `rg -c` of the session file.
+//!    beside `rg -c` of the session file;
+//! 5. the server's peak resident memory (its `VmHWM` at the end) beside `cairn search`'s as a
+//!    process (GNU time). Target (issue 34): the 4 clients' p99 at most 25 ms at 100,000
+//!    records.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -167,6 +170,11 @@ fn main() {
         assert!(!out.stdout.is_empty());
         t.elapsed()
     });
+    let server_rss = common::rss::high_water_mib(server.id());
+    let process_rss = common::rss::peak_mib(
+        &cairn(&repo, &["--json", "search", "deploy", "cache"]),
+        None,
+    );
     let _ = server.kill();
     let _ = server.wait();
 
@@ -178,8 +186,9 @@ fn main() {
         "  GET /api/search, one client ({requests}):      p50 {s50:>7.1} ms   p99 {s99:>7.1} ms"
     );
     println!(
-        "  GET /api/search, {clients} clients ({}):        p50 {c50:>7.1} ms   p99 {c99:>7.1} ms",
-        concurrent.len()
+        "  GET /api/search, {clients} clients ({}):        p50 {c50:>7.1} ms   p99 {c99:>7.1} ms   target p99 <= 25 ms {}",
+        concurrent.len(),
+        if c99 <= 25.0 { "met" } else { "MISSED" }
     );
     println!(
         "  cairn search --json (whole process):       median {:>7.1} ms",
@@ -194,6 +203,9 @@ fn main() {
     println!(
         "  {search} -c over the session file:               median {:>7.1} ms",
         ms(session_rg)
+    );
+    println!(
+        "  peak RSS: cairn serve {server_rss:>7.1} MiB   cairn search process {process_rss:>7.1} MiB"
     );
 }
 

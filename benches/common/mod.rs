@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod repo;
+pub mod rss;
 pub mod texts;
 
 use std::path::Path;

@@ -797,6 +797,9 @@ pub fn brief(ctx: &Ctx, args: BriefArgs) -> Result<Report> {
         }),
         None => json!({ "name": name, "branch": branch, "tools": tools, "from": "knowledge" }),
     };
+    // Left to the process's exit when it ends after this command, as recall and search leave
+    // theirs (unmapping the index one file at a time is work the exit does at once).
+    index.finish();
     let data = json!({
         "project": project_json,
         "query": query,

@@ -1,6 +1,6 @@
 //! An index a server keeps open for its whole run ([`Held`]), brought up to date per request
-//! with the check every read of the command line makes ([`Index::is_current`], then
-//! [`Index::catch_up`]), and what a command reads through ([`Opened`]: the held index or one
+//! with the check every read of the command line makes ([`current`]: the index's last commit
+//! on disk, then the glance of the files or a `stat` of each; then [`Index::catch_up`]), and what a command reads through ([`Opened`]: the held index or one
 //! opened for the call).
 //!
 //! Reads share the index: each takes a read lock, and only a request that finds the files or
@@ -11,7 +11,7 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{RwLock, RwLockReadGuard};
 
-use super::{Index, Refresh};
+use super::{Index, Refresh, sources, vectors};
 use crate::error::Result;
 use crate::repo::Repo;
 
@@ -109,7 +109,7 @@ impl Held {
     pub fn read(&self, repo: &Repo) -> Result<Opened<'_>> {
         {
             let index = self.index.read().unwrap_or_else(|p| p.into_inner());
-            if index.is_current(repo)? {
+            if current(&index, repo)? {
                 let refresh = Refresh::default();
                 return Ok(Opened::Held { index, refresh });
             }
@@ -117,7 +117,7 @@ impl Held {
         let refresh = {
             let mut index = self.index.write().unwrap_or_else(|p| p.into_inner());
             // Another request may have caught up while this one waited.
-            if index.is_current(repo)? {
+            if current(&index, repo)? {
                 Refresh::default()
             } else {
                 if index.catch_up(repo).is_err() {
@@ -135,4 +135,42 @@ impl Held {
         let index = self.index.read().unwrap_or_else(|p| p.into_inner());
         Ok(Opened::Held { index, refresh })
     }
+}
+
+/// Whether `index` still matches the files and the last commit of the index on disk, by the
+/// check [`Index::open`] makes: no other process committed since, and the files are as the
+/// glance of this commit saw them ([`sources::Glance`]: the log folders' times, their newest
+/// logs, every file a person edits), else as this commit's stamp says (a `stat` of every
+/// source file, 1,400 at 100,000 records, and a thread: most of a held recall's time). A
+/// full look that finds the files as committed keeps the glance of what it saw, so that the
+/// next request glances; an append by another program to an older log is seen as the command
+/// line sees it (ADR 62).
+fn current(index: &Index, repo: &Repo) -> Result<bool> {
+    if index.refresh.read_only || vectors::model_id_for(&repo.config.embed) != index.model {
+        return Ok(false);
+    }
+    // A `meta.json` another process is replacing (or a rebuild removed) is no error here:
+    // the index is then not current, and the catch-up or a new open waits for it.
+    let Ok(on_disk) = index.index.load_metas() else {
+        return Ok(false);
+    };
+    if Some(on_disk.opstamp) != index.committed {
+        return Ok(false);
+    }
+    let vectors_current = index.payload.vectors.as_deref() == Some(index.model.as_str());
+    if vectors_current
+        && let Some(g) = sources::Glance::read(&index.dir)
+        && index.payload.name.as_deref() == Some(g.checkpoints.as_str())
+        && g.holds(repo)?
+    {
+        return Ok(true);
+    }
+    let listing = sources::list_all(repo)?;
+    let matches = index
+        .payload
+        .matches(sources::Stamp::of_found(&listing.found), &index.model);
+    if matches {
+        index.keep_glance(&listing);
+    }
+    Ok(matches)
 }

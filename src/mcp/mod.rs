@@ -22,11 +22,13 @@
 //!   and asks (or, under `codex exec`, refuses) for one that says nothing.
 //! - Resources: `cairn://memory` (MEMORY.md) and `cairn://adr/N` (each decision record).
 //!
-//! Calls run on blocking threads (the commands are synchronous and a recall opens the index):
-//! writes one at a time, in the order they came, each waiting for the repository lock at most
+//! Calls run on blocking threads (the commands are synchronous): the index is opened by the
+//! first call that reads it and kept for the run, brought up to date by each call as the
+//! console's is (`held.rs`); writes one at a time, in the order they came, each waiting for the repository lock at most
 //! `[mcp] lock_wait_ms`; reads beside them, never behind a write. stdout carries only the
 //! protocol, warnings go to stderr.
 
+mod held;
 mod params;
 mod start;
 
@@ -242,6 +244,8 @@ pub struct Server {
     served: Arc<Served>,
     /// One command at a time: a single client's calls, in the order they came.
     one_at_a_time: Arc<Mutex<()>>,
+    /// The index kept open for the run ([`held::Kept`]).
+    index: Arc<held::Kept>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -250,6 +254,7 @@ impl Server {
         Server {
             served: Arc::new(served),
             one_at_a_time: Arc::new(Mutex::new(())),
+            index: Arc::new(held::Kept::new()),
             tool_router: Self::tool_router(),
         }
     }
@@ -267,12 +272,14 @@ impl Server {
         let command = command?;
         let served = Arc::clone(&self.served);
         let gate = (holds == Holds::Receipt).then(|| Arc::clone(&self.one_at_a_time));
+        let index = Arc::clone(&self.index);
         let joined = tokio::task::spawn_blocking(move || {
             // A call that panicked poisons nothing this one needs: the lock guards no data.
             let _turn = gate
                 .as_ref()
                 .map(|g| g.lock().unwrap_or_else(|p| p.into_inner()));
-            let ctx = Ctx::for_call(&served);
+            let mut ctx = Ctx::for_call(&served);
+            ctx.held = index.for_call(&served, &command);
             cli::execute(&ctx, command)
         })
         .await;

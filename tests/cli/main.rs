@@ -23,6 +23,7 @@ mod library;
 mod load;
 mod maintain;
 mod mcp;
+mod mcp_held;
 mod mcp_results;
 mod mcp_sdk;
 mod memory;
