@@ -228,7 +228,7 @@ fn listing(verb: &str, fresh: &[Proposal], input: &Input, r: &Reflection) -> Str
         r.joined
     );
     if r.unfit > 0 {
-        // Counted apart: what made no clean MEMORY.md line (reflect::clean, ADR 100).
+        // Counted apart: what made no clean MEMORY.md line (reflect::clean, ADR 117).
         h.insert_str(
             h.len() - 1,
             &format!(", {} made no clean MEMORY.md line", r.unfit),

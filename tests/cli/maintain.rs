@@ -1009,7 +1009,7 @@ fn a_pending_proposal_keeps_the_observations_it_cites() {
         .code(0)
         .stdout_has(&format!(
             "kept {} a pending proposal cites",
-            // The fixtures may give one proposal worth a line (ADR 100), or more.
+            // The fixtures may give one proposal worth a line (ADR 117), or more.
             if cited.len() == 1 {
                 "1 old observation".to_string()
             } else {

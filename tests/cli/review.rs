@@ -838,7 +838,7 @@ fn the_fixture_transcripts_become_memory_through_reflect_triage_and_review() {
     }
     env.cairn_in(&repo, &["--now", NOW, "observe", "--all"])
         .code(0);
-    // The fixtures' prompts hold one rule worth a line (ADR 100: the rest is not proposed);
+    // The fixtures' prompts hold one rule worth a line (ADR 117: the rest is not proposed);
     // a person's own words make up the rest of a review session.
     for text in [
         "Bo owns the billing service",
