@@ -294,7 +294,7 @@ impl Index {
     /// Keeps the glance of the files as `listing` found them, for the commit this index
     /// holds, when its folders' times can be trusted; else removes any glance, so that the
     /// next read looks at every file.
-    fn keep_glance(&self, listing: &sources::Listing) {
+    pub(super) fn keep_glance(&self, listing: &sources::Listing) {
         let glance = self
             .payload
             .name
