@@ -21,6 +21,7 @@
 //! becomes "The user" (an agent reading "I" takes it for itself), common acronyms are put in
 //! capitals, the first letter too, and the closing "." or "!" goes.
 
+use super::place;
 use crate::observe::category;
 
 /// The most characters a proposed line may have.
@@ -855,19 +856,22 @@ pub fn section(text: &str, category: &str) -> Option<&'static str> {
     if first == "the" && second == "user" {
         return Some("preferences");
     }
-    if IMPERATIVES.contains(&first) || matches!(first, "never" | "always" | "don't" | "only") {
+    if category == "memory-system" {
+        return None;
+    }
+    // By meaning: the section whose exemplars are nearest (ADR 101), after the shapes of a
+    // sentence that say more than its words: a named person doing something, an instruction.
+    let near = place::nearest(text, |s| s != place::LIFE);
+    if place::person_subject(text) && near.is_some_and(|(s, _)| s == "people-relationships") {
+        return Some("people-relationships");
+    }
+    if IMPERATIVES.contains(&first) || place::is_directive(text) {
         return Some("rules-conventions");
     }
-    // A statement (not an instruction) about operating the software, whatever modal cue the
-    // keyword classifier counted ("… runs on db-backup-01 at 03:00, don't schedule …").
-    let placed_by_topic = matches!(
-        category,
-        "people-relationships" | "system-architecture" | "memory-system" | "operations"
-    );
-    if !placed_by_topic && w.iter().any(|x| OPS_FACTS.contains(x)) {
-        return Some("operations");
-    }
-    None
+    near.map(|(s, _)| s).or_else(|| {
+        // No known token: the operations words still say where it belongs.
+        (w.iter().any(|x| OPS_FACTS.contains(x))).then_some("operations")
+    })
 }
 
 /// Roles people hold in a team.

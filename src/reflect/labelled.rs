@@ -249,7 +249,8 @@ fn the_reflector_meets_its_targets_on_the_labelled_proposals() {
     for (name, file, held_out) in [
         ("A", "set-a.jsonl", false),
         ("B", "set-b.jsonl", false),
-        ("C (held out, report only)", "set-c.jsonl", true),
+        ("C (seen once, report only)", "set-c.jsonl", true),
+        ("D", "set-d.jsonl", false),
     ] {
         let path = format!(
             "{}/tests/fixtures/reflector/{file}",
