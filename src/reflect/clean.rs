@@ -442,7 +442,7 @@ pub fn names_the_work(text: &str) -> bool {
             || lower_word
                 .strip_suffix('s')
                 .is_some_and(|w| w.len() > 1 && ACRONYMS.contains(&w));
-        if identifier || acronym {
+        if identifier || acronym || is_version(word) {
             return true;
         }
         if i == 0
@@ -455,7 +455,19 @@ pub fn names_the_work(text: &str) -> bool {
             return true;
         }
     }
-    work_cue(text)
+    work_cue(text) || place::names_the_work_by_shape(text)
+}
+
+/// A version: "1.9", "5.x", "v3.4.1", "0.7" (not a quantity, whatever follows the dot).
+fn is_version(word: &str) -> bool {
+    let w = word.strip_prefix(['v', 'V']).unwrap_or(word);
+    let parts: Vec<&str> = w.split('.').collect();
+    parts.len() > 1
+        && !parts[0].is_empty()
+        && parts[0].chars().all(|c| c.is_ascii_digit())
+        && parts[1..].iter().all(|p| {
+            p == &"x" || p == &"*" || !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())
+        })
 }
 
 /// Verbs that say who owns or does what: "Bo owns the billing service" (not "runs" or
@@ -855,9 +867,6 @@ pub fn section(text: &str, category: &str) -> Option<&'static str> {
     }
     if first == "the" && second == "user" {
         return Some("preferences");
-    }
-    if category == "memory-system" {
-        return None;
     }
     // By meaning: the section whose exemplars are nearest (ADR 101), after the shapes of a
     // sentence that say more than its words: a named person doing something, an instruction.

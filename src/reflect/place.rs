@@ -56,6 +56,7 @@ const EXEMPLARS: &[(&str, &[&str])] = &[
             "ask this colleague before changing that part of the system",
             "the team lead handles the weekly planning and the on-call rota",
             "questions about the billing code go to our colleague",
+            "he runs the weekly meetings and writes their summaries",
         ],
     ),
     (
@@ -75,6 +76,13 @@ const EXEMPLARS: &[(&str, &[&str])] = &[
             "the service stores its data in this database and reads it through a client",
             "the frontend calls the backend only through the generated client",
             "these files are versioned together with the application",
+        ],
+    ),
+    (
+        "memory-system",
+        &[
+            "what the agent's memory file holds and how its entries are curated",
+            "remember this across sessions; recall the notes when asked",
         ],
     ),
     (
@@ -176,7 +184,15 @@ pub fn person_subject(text: &str) -> bool {
     // followed by its verb ("Helm charts live …", "Unsafe blocks need …").
     let third_person = matches!(verb.as_str(), "is" | "has" | "does" | "was")
         || verb.len() > 3 && verb.ends_with('s') && !verb.ends_with("ss") && !verb.ends_with("us");
-    third_person && !AUXILIARIES.contains(&next.as_str())
+    // "X is …" says what a person does only with a relation: "is responsible for", "is on
+    // call", "is the owner of" (not "Balance is key").
+    let relation = !matches!(verb.as_str(), "is" | "was")
+        || words[1..]
+            .iter()
+            .skip(1)
+            .take(4)
+            .any(|w| matches!(w.to_lowercase().as_str(), "for" | "of" | "on" | "in"));
+    third_person && relation && !AUXILIARIES.contains(&next.as_str())
 }
 
 /// Verbs that follow a plural subject, or carry another verb: after a word ending in "s" they
@@ -218,6 +234,37 @@ pub fn is_directive(text: &str) -> bool {
         })
 }
 
+/// Whether `text` names the work by the shape of its sentence when no word of it is a known
+/// cue (ADR 101): a named person doing something, or a word the
+/// model's vocabulary does not hold whole (a tool or library: "seaborn", "kubecost"), in a
+/// sentence of some length whose meaning is not a person's life.
+pub fn names_the_work_by_shape(text: &str) -> bool {
+    let model = Builtin::shared();
+    let words: Vec<&str> = text
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let unknown_tool = words.iter().any(|w| {
+        w.len() >= 4
+            && w.chars().all(|c| c.is_ascii_lowercase())
+            && model.token_ids(w).len() >= 2
+            && !english_derivation(w)
+    });
+    let shaped = person_subject(text) || words.len() >= 5 && unknown_tool;
+    shaped && nearest(text, |_| true).is_none_or(|(s, _)| s != LIFE)
+}
+
+/// A word the vocabulary does not hold whole but English makes from one: a verb or adjective
+/// by its ending ("customize", "motivate", "overcomplicated", "hopeful"), not a tool's name.
+fn english_derivation(word: &str) -> bool {
+    const ENDINGS: &[&str] = &[
+        "ize", "ized", "ise", "ised", "ate", "ated", "ify", "ified", "ing", "ed", "ness", "ment",
+        "tion", "able", "ible", "ful", "less", "ous", "ive", "ally", "ly", "er", "est",
+    ];
+    ENDINGS.iter().any(|e| word.ends_with(e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,5 +304,37 @@ mod tests {
             nearest("we went hiking with the kids on sunday, lovely day", all).map(|s| s.0),
             Some(LIFE)
         );
+    }
+}
+#[cfg(test)]
+mod probe {
+    #[test]
+    fn probe_nearness() {
+        let Ok(t) = std::env::var("PROBE") else {
+            return;
+        };
+        for line in t.split('|') {
+            let v =
+                crate::embed::Embedder::embed(crate::embed::Builtin::shared(), &[line]).remove(0);
+            let mut n = super::nearness(&v);
+            n.sort_by(|a, b| b.1.total_cmp(&a.1));
+            println!(
+                "{line}\n   {n:.3?} person={} directive={}",
+                super::person_subject(line),
+                super::is_directive(line)
+            );
+        }
+    }
+}
+#[cfg(test)]
+mod probe2 {
+    #[test]
+    fn probe_pieces() {
+        let Ok(t) = std::env::var("PIECES") else {
+            return;
+        };
+        for w in t.split(' ') {
+            println!("{w} {}", crate::embed::Builtin::shared().token_ids(w).len());
+        }
     }
 }
