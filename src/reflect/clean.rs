@@ -874,8 +874,16 @@ pub fn section(text: &str, category: &str) -> Option<&'static str> {
     if place::person_subject(text) && near.is_some_and(|(s, _)| s == "people-relationships") {
         return Some("people-relationships");
     }
-    if IMPERATIVES.contains(&first) || place::is_directive(text) {
+    if IMPERATIVES.contains(&first) {
         return Some("rules-conventions");
+    }
+    // A modal in the first clause makes the line a rule; one in a later clause is a caveat of
+    // a statement, which stays where its meaning puts it when that is operations.
+    if place::is_directive(text) {
+        let head = text.split([',', ';', ':']).next().unwrap_or(text);
+        if place::is_directive(head) || near.is_none_or(|(s, _)| s != "operations") {
+            return Some("rules-conventions");
+        }
     }
     near.map(|(s, _)| s).or_else(|| {
         // No known token: the operations words still say where it belongs.
