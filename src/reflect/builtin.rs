@@ -526,6 +526,27 @@ mod tests {
     }
 
     #[test]
+    fn stems_match_plural_tense_and_irregular_pasts() {
+        for (a, b) in [
+            ("Fridays", "friday"),
+            ("indexes", "index"),
+            ("rebuilt", "rebuilds"),
+            ("warmed", "warms"),
+            ("policies", "policy"),
+            ("branches", "branch"),
+        ] {
+            assert_eq!(stem(&a.to_lowercase()), stem(b), "{a} {b}");
+        }
+        for (a, b) in [("bus", "bu"), ("class", "clas"), ("event", "evend")] {
+            assert_ne!(stem(a), stem(b), "{a} {b}");
+        }
+        assert!(
+            word_set("Never deploy on Fridays")
+                .is_subset(&word_set("never deploy on a Friday, nor after 4pm"))
+        );
+    }
+
+    #[test]
     fn entries_are_one_line_within_the_cap() {
         assert_eq!(entry_text("a  b\nc"), "a b c");
         let long = "word ".repeat(200);
