@@ -98,10 +98,12 @@ fn stem(word: &str) -> String {
             return format!("{s}{}", &suffix[..suffix.len() - 2]);
         }
     }
-    if !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
-        if let Some(s) = cut("s", 3) {
-            return s;
-        }
+    if !w.ends_with("ss")
+        && !w.ends_with("us")
+        && !w.ends_with("is")
+        && let Some(s) = cut("s", 3)
+    {
+        return s;
     }
     if let Some(s) = cut("ing", 3).or_else(|| cut("ed", 3)) {
         return s;

@@ -104,9 +104,12 @@ const EXEMPLARS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// A section and its exemplars' vectors.
+type Section = (&'static str, Vec<Vec<f32>>);
+
 /// The exemplars' vectors, by section (embedded once a process).
-fn exemplars() -> &'static [(&'static str, Vec<Vec<f32>>)] {
-    static VECTORS: OnceLock<Vec<(&'static str, Vec<Vec<f32>>)>> = OnceLock::new();
+fn exemplars() -> &'static [Section] {
+    static VECTORS: OnceLock<Vec<Section>> = OnceLock::new();
     VECTORS.get_or_init(|| {
         let model = Builtin::shared();
         EXEMPLARS
