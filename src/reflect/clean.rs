@@ -398,6 +398,13 @@ fn is_remark(w: &[&str]) -> bool {
     };
     let second = w.get(1).copied().unwrap_or("");
     let third = w.get(2).copied().unwrap_or("");
+    // A report of work in progress, without its subject: "still working on X, will push later".
+    let progressive = |x: &str| x.len() > 4 && x.ends_with("ing");
+    if matches!(*first, "still" | "currently" | "now") && progressive(second)
+        || progressive(first) && w.contains(&"will")
+    {
+        return true;
+    }
     match *first {
         "you've" | "you're" | "you'd" | "you’ve" | "you’re" | "thanks" | "thank" => true,
         "you" => match second {
@@ -1012,6 +1019,10 @@ mod tests {
                 Unfit::Remark,
             ),
             ("Nope, never been on a sports team.", Unfit::Remark),
+            (
+                "still fixing the login test, will push tonight",
+                Unfit::Remark,
+            ),
             (
                 "`go vet ./...` failed (exit 1: undefined: ledger.Round); it passed on a later run",
                 Unfit::Dump,
