@@ -71,13 +71,48 @@ pub fn entry_text(text: &str) -> String {
     }
 }
 
-/// The words of `text`, lowercased, without punctuation (for "says all the entry says").
+/// The words of `text`, lowercased, without punctuation, each as its stem (for "says all the
+/// entry says": "Fridays" says "Friday", "rebuilt" says "rebuilds").
 fn word_set(text: &str) -> BTreeSet<String> {
     normalize(text)
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(str::to_string)
+        .map(stem)
         .collect()
+}
+
+/// A word without its English inflection: plural and third person "s"/"es"/"ies", past "ed",
+/// "ing"; an irregular past in "t" after "l"/"n" ("built", "sent") as its present ("build").
+fn stem(word: &str) -> String {
+    let w = word;
+    let cut = |suffix: &str, min: usize| {
+        w.strip_suffix(suffix)
+            .filter(|s| s.chars().count() >= min)
+            .map(str::to_string)
+    };
+    if let Some(s) = cut("ies", 3) {
+        return format!("{s}y");
+    }
+    for (suffix, min) in [("sses", 2), ("xes", 2), ("ches", 2), ("shes", 2)] {
+        if let Some(s) = cut(suffix, min) {
+            return format!("{s}{}", &suffix[..suffix.len() - 2]);
+        }
+    }
+    if !w.ends_with("ss")
+        && !w.ends_with("us")
+        && !w.ends_with("is")
+        && let Some(s) = cut("s", 3)
+    {
+        return s;
+    }
+    if let Some(s) = cut("ing", 3).or_else(|| cut("ed", 3)) {
+        return s;
+    }
+    // "built", "rebuilt", "spent", "sent": the present ends in "d".
+    if w.len() > 4 && (w.ends_with("lt") || w.ends_with("nt")) && !w.ends_with("ent") {
+        return format!("{}d", &w[..w.len() - 1]);
+    }
+    w.to_string()
 }
 
 /// A group of observations that say the same thing.
@@ -490,6 +525,27 @@ mod tests {
         );
         assert_eq!(r.proposals.len(), 2);
         assert!(reflect(&input, &settings(3000)).proposals.is_empty());
+    }
+
+    #[test]
+    fn stems_match_plural_tense_and_irregular_pasts() {
+        for (a, b) in [
+            ("Fridays", "friday"),
+            ("indexes", "index"),
+            ("rebuilt", "rebuilds"),
+            ("warmed", "warms"),
+            ("policies", "policy"),
+            ("branches", "branch"),
+        ] {
+            assert_eq!(stem(&a.to_lowercase()), stem(b), "{a} {b}");
+        }
+        for (a, b) in [("bus", "bu"), ("class", "clas"), ("event", "evend")] {
+            assert_ne!(stem(a), stem(b), "{a} {b}");
+        }
+        assert!(
+            word_set("Never deploy on Fridays")
+                .is_subset(&word_set("never deploy on a Friday, nor after 4pm"))
+        );
     }
 
     #[test]

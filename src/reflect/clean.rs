@@ -21,6 +21,7 @@
 //! becomes "The user" (an agent reading "I" takes it for itself), common acronyms are put in
 //! capitals, the first letter too, and the closing "." or "!" goes.
 
+use super::place;
 use crate::observe::category;
 
 /// The most characters a proposed line may have.
@@ -397,6 +398,13 @@ fn is_remark(w: &[&str]) -> bool {
     };
     let second = w.get(1).copied().unwrap_or("");
     let third = w.get(2).copied().unwrap_or("");
+    // A report of work in progress, without its subject: "still working on X, will push later".
+    let progressive = |x: &str| x.len() > 4 && x.ends_with("ing");
+    if matches!(*first, "still" | "currently" | "now") && progressive(second)
+        || progressive(first) && w.contains(&"will")
+    {
+        return true;
+    }
     match *first {
         "you've" | "you're" | "you'd" | "you’ve" | "you’re" | "thanks" | "thank" => true,
         "you" => match second {
@@ -441,7 +449,7 @@ pub fn names_the_work(text: &str) -> bool {
             || lower_word
                 .strip_suffix('s')
                 .is_some_and(|w| w.len() > 1 && ACRONYMS.contains(&w));
-        if identifier || acronym {
+        if identifier || acronym || is_version(word) {
             return true;
         }
         if i == 0
@@ -454,7 +462,19 @@ pub fn names_the_work(text: &str) -> bool {
             return true;
         }
     }
-    work_cue(text)
+    work_cue(text) || place::names_the_work_by_shape(text)
+}
+
+/// A version: "1.9", "5.x", "v3.4.1", "0.7" (not a quantity, whatever follows the dot).
+fn is_version(word: &str) -> bool {
+    let w = word.strip_prefix(['v', 'V']).unwrap_or(word);
+    let parts: Vec<&str> = w.split('.').collect();
+    parts.len() > 1
+        && !parts[0].is_empty()
+        && parts[0].chars().all(|c| c.is_ascii_digit())
+        && parts[1..].iter().all(|p| {
+            p == &"x" || p == &"*" || !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())
+        })
 }
 
 /// Verbs that say who owns or does what: "Bo owns the billing service" (not "runs" or
@@ -821,11 +841,13 @@ fn capitalize(text: &str) -> String {
     }
 }
 
-/// The MEMORY.md category a cleaned line belongs in, by its shape, when its shape says:
-/// who owns or does what is about people; an instruction (a sentence opening with a verb, or
-/// "never"/"always") is a rule; a stated liking is a preference; a fact about CI, caches,
-/// builds and deploys is operations. `None` leaves the observation's category.
-pub fn section(text: &str, category: &str) -> Option<&'static str> {
+/// The MEMORY.md category a cleaned line belongs in, by its shape, then by its meaning: who
+/// owns or does what is about people; an instruction (a sentence opening with a verb, or a
+/// modal in its first clause) is a rule; a stated liking is a preference; else the section
+/// whose exemplars are nearest ([`place::nearest`], ADR 101). `None` (a text of no known
+/// token) leaves the observation's category, which the observer's cue words gave and which is
+/// therefore only the last resort.
+pub fn section(text: &str, _category: &str) -> Option<&'static str> {
     let lower = text.to_lowercase();
     let w = words(&lower);
     let first = w.first().copied().unwrap_or("");
@@ -855,20 +877,37 @@ pub fn section(text: &str, category: &str) -> Option<&'static str> {
     if first == "the" && second == "user" {
         return Some("preferences");
     }
-    if IMPERATIVES.contains(&first) || matches!(first, "never" | "always" | "don't" | "only") {
+    // By meaning: the section whose exemplars are nearest (ADR 101), after the shapes of a
+    // sentence that say more than its words: a named person doing something, an instruction.
+    let near = place::nearest(text, |s| s != place::LIFE);
+    // A named subject is a person rather than a program ("Postgres runs on …") when the
+    // meaning of the line is near people too: within `PEOPLE_SLACK` of the nearest section.
+    if place::person_subject(text)
+        && place::shortfall(text, "people-relationships").is_some_and(|d| d <= PEOPLE_SLACK)
+    {
+        return Some("people-relationships");
+    }
+    if IMPERATIVES.contains(&first) {
         return Some("rules-conventions");
     }
-    // A statement (not an instruction) about operating the software, whatever modal cue the
-    // keyword classifier counted ("… runs on db-backup-01 at 03:00, don't schedule …").
-    let placed_by_topic = matches!(
-        category,
-        "people-relationships" | "system-architecture" | "memory-system" | "operations"
-    );
-    if !placed_by_topic && w.iter().any(|x| OPS_FACTS.contains(x)) {
-        return Some("operations");
+    // A modal in the first clause makes the line a rule; one in a later clause is a caveat of
+    // a statement, which stays where its meaning puts it when that is operations.
+    if place::is_directive(text) {
+        let head = text.split([',', ';', ':']).next().unwrap_or(text);
+        if place::is_directive(head) || near.is_none_or(|(s, _)| s != "operations") {
+            return Some("rules-conventions");
+        }
     }
-    None
+    near.map(|(s, _)| s).or_else(|| {
+        // No known token: the operations words still say where it belongs.
+        (w.iter().any(|x| OPS_FACTS.contains(x))).then_some("operations")
+    })
 }
+
+/// How much nearer another section may be than People, for a sentence shaped "Name verbs …" to
+/// be placed with people (the built-in model's cosines between a line and the exemplars
+/// spread over about 0.1 to 0.5).
+const PEOPLE_SLACK: f64 = 0.1;
 
 /// Roles people hold in a team.
 const ROLES: &[&str] = &[
@@ -981,6 +1020,10 @@ mod tests {
             ),
             ("Nope, never been on a sports team.", Unfit::Remark),
             (
+                "still fixing the login test, will push tonight",
+                Unfit::Remark,
+            ),
+            (
                 "`go vet ./...` failed (exit 1: undefined: ledger.Round); it passed on a later run",
                 Unfit::Dump,
             ),
@@ -1004,9 +1047,15 @@ mod tests {
             section("Use RGB values in themes, not RGB indices", "projects"),
             Some("rules-conventions")
         );
-        assert_eq!(
+        // A statement of where something is: placed by meaning, among the system's sections.
+        assert!(matches!(
             section("The staging database lives on db2.internal", "operations"),
-            None
+            Some("operations" | "system-architecture")
+        ));
+        // A named person doing something, by the shape of the sentence, not by its verb.
+        assert_eq!(
+            section("Amara signs off on every release of the app", "projects"),
+            Some("people-relationships")
         );
     }
 
@@ -1016,7 +1065,10 @@ mod tests {
         assert!(!names_the_work("Open and/or closed, 24/7"));
         assert!(names_the_work("Don't touch vendor/"));
         assert!(names_the_work("Configs live in etc/app.d"));
-        assert_eq!(section("Postgres runs on db1.internal", "operations"), None);
+        assert_eq!(
+            section("Postgres runs on db1.internal", "operations"),
+            Some("operations")
+        );
         assert_eq!(
             section("Ask before deleting files", "preferences"),
             Some("rules-conventions")

@@ -244,12 +244,13 @@ fn print(name: &str, f: &Figures) {
 fn the_reflector_meets_its_targets_on_the_labelled_proposals() {
     println!("| set | precision | recall | category | op | clean |");
     println!("|---|---|---|---|---|---|");
-    // Set C is held out: its figures are reported, never asserted, so that no rule is tuned
-    // to pass it (see the README of the sets).
+    // Set C's figures are reported, never asserted, so that no rule is tuned to pass it (see
+    // the README of the sets); set D was written and labelled before ADR 101's rules.
     for (name, file, held_out) in [
         ("A", "set-a.jsonl", false),
         ("B", "set-b.jsonl", false),
-        ("C (held out, report only)", "set-c.jsonl", true),
+        ("C (seen once, report only)", "set-c.jsonl", true),
+        ("D", "set-d.jsonl", false),
     ] {
         let path = format!(
             "{}/tests/fixtures/reflector/{file}",

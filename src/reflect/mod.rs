@@ -20,6 +20,7 @@
 pub mod builtin;
 pub mod clean;
 pub mod llm;
+pub mod place;
 
 #[cfg(test)]
 mod labelled;

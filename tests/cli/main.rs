@@ -35,6 +35,7 @@ mod provider;
 mod recall;
 mod redact;
 mod reflect;
+mod reflect_place;
 mod relevance;
 mod review;
 mod review_rejects;
