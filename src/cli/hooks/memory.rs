@@ -101,7 +101,7 @@ pub fn install(ctx: &Ctx, repo: &Repo, root: &Path, project: &Path) -> Result<(S
         crate::files::write_atomic(&record, format!("{text}\n").as_bytes())?;
         written.push(rel_of(root, &record));
     }
-    let read = commit_and_read(ctx, repo, root, &[dir.clone()], written, "install")?;
+    let read = commit_and_read(ctx, repo, root, std::slice::from_ref(&dir), written, "install")?;
     let mut human = if set.changed {
         format!(
             "Claude Code now keeps this project's memory in {} ({} in {})",
