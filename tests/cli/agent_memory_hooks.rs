@@ -110,6 +110,17 @@ fn memory_install_moves_claude_codes_memory_into_the_repository_and_uninstall_gi
         "- [Billing tests](project_tests.md) — postgres container\n- [Deploys](project_deploys.md) — canary hour\n",
     )
     .unwrap();
+    // One that holds a secret is never committed.
+    let corpus = std::fs::read_to_string(fixtures().join("secrets/corpus.txt")).unwrap();
+    let secret = corpus
+        .lines()
+        .find_map(|l| l.strip_prefix("aws-access-key-id\t"))
+        .unwrap();
+    topic(
+        &folder,
+        "reference_ci.md",
+        &format!("The CI deploy user runs {secret}"),
+    );
     let transcript = std::fs::read_dir(fixtures().join("sessions/claude-code"))
         .unwrap()
         .flatten()
@@ -135,10 +146,21 @@ fn memory_install_moves_claude_codes_memory_into_the_repository_and_uninstall_gi
             ],
         )
         .code(0);
-    assert_eq!(run.data()["memory"]["stored"], 1, "{}", run.stdout);
-    assert_eq!(git_out(&env, &repo, &["status", "--porcelain"]), "");
+    assert_eq!(run.data()["memory"]["stored"], 2, "{}", run.stdout);
+    let held = format!(
+        "{}/reference_ci.md",
+        folder.strip_prefix(&repo).unwrap().display()
+    );
+    assert_eq!(run.data()["memory"]["held"], serde_json::json!([held]));
+    assert_eq!(
+        git_out(&env, &repo, &["status", "--porcelain"]),
+        format!("?? {held}\n")
+    );
     let tracked = git_out(&env, &repo, &["ls-files", "agents"]);
     assert!(tracked.contains("memory/project_deploys.md"), "{tracked}");
+    assert!(!tracked.contains("reference_ci.md"), "{tracked}");
+    let committed = git_out(&env, &repo, &["log", "-p", "--all"]);
+    assert!(!committed.contains(secret), "a secret reached git");
     let log = git_out(&env, &repo, &["log", "-1", "--format=%s", "--name-only"]);
     assert!(
         log.contains("project_deploys.md") && log.contains("vault/observations"),

@@ -101,7 +101,14 @@ pub fn install(ctx: &Ctx, repo: &Repo, root: &Path, project: &Path) -> Result<(S
         crate::files::write_atomic(&record, format!("{text}\n").as_bytes())?;
         written.push(rel_of(root, &record));
     }
-    let read = commit_and_read(ctx, repo, root, std::slice::from_ref(&dir), written, "install")?;
+    let read = commit_and_read(
+        ctx,
+        repo,
+        root,
+        std::slice::from_ref(&dir),
+        written,
+        "install",
+    )?;
     let mut human = if set.changed {
         format!(
             "Claude Code now keeps this project's memory in {} ({} in {})",
@@ -115,6 +122,12 @@ pub fn install(ctx: &Ctx, repo: &Repo, root: &Path, project: &Path) -> Result<(S
             dir.display()
         )
     };
+    for h in read["held"].as_array().into_iter().flatten() {
+        human.push_str(&format!(
+            "\n{}: holds a secret: not committed (its observation is redacted)",
+            h.as_str().unwrap_or_default()
+        ));
+    }
     if let Some(from) = before.as_deref().filter(|_| !imported.is_empty()) {
         human.push_str(&format!(
             "\nimported {} from {} (left there)",
@@ -215,19 +228,31 @@ fn commit_and_read(
     mut written: Vec<String>,
     why: &str,
 ) -> Result<Value> {
+    let redactor = Redactor::configured(&repo.config.redact.patterns)
+        .map_err(|e| Error::new(Kind::Config, format!("cairn.toml [redact]: {e}")))?;
+    // A memory file holding a secret is never committed (its observation is redacted).
+    let mut held: Vec<String> = Vec::new();
     for d in dirs {
         let rel = rel_of(root, d);
         let mut paths: Vec<String> = claude::files(d).iter().map(|p| rel_of(root, p)).collect();
         paths.extend(tracked(root, &rel));
         for p in paths {
             let now = std::fs::read(root.join(&p)).ok();
+            if now.as_deref().is_some_and(|b| {
+                let text = String::from_utf8_lossy(b);
+                matches!(redactor.redact(&text), std::borrow::Cow::Owned(_))
+            }) {
+                if !held.contains(&p) {
+                    held.push(p);
+                }
+                continue;
+            }
             if now != crate::git::head_content(root, &p)? && !written.contains(&p) {
                 written.push(p);
             }
         }
     }
-    let redactor = Redactor::configured(&repo.config.redact.patterns)
-        .map_err(|e| Error::new(Kind::Config, format!("cairn.toml [redact]: {e}")))?;
+    written.retain(|p| !held.contains(p));
     let home = home();
     let homes = super::super::agent_memories::Homes::from_env(&home);
     let extra: Vec<(PathBuf, Option<String>)> = dirs
@@ -272,6 +297,7 @@ fn commit_and_read(
         "stale": read.stale,
         "skipped": read.skipped.iter().map(|s| format!("{}: {}", s.file, s.reason)).collect::<Vec<_>>(),
         "commit": commit.map(|c| c.id),
+        "held": held,
     }))
 }
 
