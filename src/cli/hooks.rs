@@ -2,7 +2,7 @@
 //! the agent session hooks of [`agent`].
 
 mod agent;
-mod memory;
+pub(crate) mod memory;
 mod schedule;
 
 use std::path::Path;

@@ -263,6 +263,24 @@ fn uninstall_memory_gives_back_a_folder_the_person_had_chosen() {
         copied.is_file(),
         "imported from the folder the setting named"
     );
+    // `sessions ingest --all` reads the repository's folder as Claude Code's memory too.
+    let folder = copied.parent().unwrap();
+    topic(folder, "project_deploys.md", NEW);
+    let run = env
+        .cairn_in(
+            &repo,
+            &["--json", "sessions", "ingest", "--all", "--agent", "claude"],
+        )
+        .code(0);
+    assert_eq!(run.data()["memories"]["stored"], 1, "{}", run.stdout);
+    let recall = env
+        .cairn_in(&repo, &["--json", "recall", "canary hour staging deploys"])
+        .code(0);
+    let source = format!(
+        "claude-code-memory:{}",
+        folder.join("project_deploys.md").display()
+    );
+    assert!(recall.stdout.contains(&source), "{}", recall.stdout);
     env.cairn_in(
         &project,
         &[

@@ -198,15 +198,11 @@ pub fn uninstall(ctx: &Ctx, repo: &Repo, root: &Path, project: &Path) -> Result<
     Ok((human, data))
 }
 
-/// The session-end hook's part: commits what changed in the repository's Claude Code memory
-/// folders and reads it into observations.
-pub fn sync(ctx: &Ctx, repo: &Repo) -> Result<Value> {
-    let root = repo
-        .root()
-        .canonicalize()
-        .unwrap_or_else(|_| repo.root().to_path_buf());
+/// The Claude Code memory folders `install --memory` made in the repository at `root`
+/// (canonical), sorted.
+pub fn folders(root: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(root.join(FOLDERS)) else {
-        return Ok(Value::Null);
+        return Vec::new();
     };
     let mut dirs: Vec<PathBuf> = entries
         .flatten()
@@ -214,6 +210,30 @@ pub fn sync(ctx: &Ctx, repo: &Repo) -> Result<Value> {
         .filter(|d| d.is_dir())
         .collect();
     dirs.sort();
+    dirs
+}
+
+/// A memory folder with its project key, as `agent_memories::ingest` takes extra folders.
+pub fn with_key(dirs: &[PathBuf]) -> Vec<(PathBuf, Option<String>)> {
+    dirs.iter()
+        .map(|d| {
+            let key = d.parent().and_then(|p| p.file_name());
+            (d.clone(), key.map(|k| k.to_string_lossy().into_owned()))
+        })
+        .collect()
+}
+
+/// The session-end hook's part: commits what changed in the repository's Claude Code memory
+/// folders and reads it into observations.
+pub fn sync(ctx: &Ctx, repo: &Repo) -> Result<Value> {
+    let root = repo
+        .root()
+        .canonicalize()
+        .unwrap_or_else(|_| repo.root().to_path_buf());
+    let dirs = folders(&root);
+    if dirs.is_empty() {
+        return Ok(Value::Null);
+    }
     let _lock = repo.lock()?;
     commit_and_read(ctx, repo, &root, &dirs, Vec::new(), "session end")
 }
@@ -255,13 +275,7 @@ fn commit_and_read(
     written.retain(|p| !held.contains(p));
     let home = home();
     let homes = super::super::agent_memories::Homes::from_env(&home);
-    let extra: Vec<(PathBuf, Option<String>)> = dirs
-        .iter()
-        .map(|d| {
-            let key = d.parent().and_then(|p| p.file_name());
-            (d.clone(), key.map(|k| k.to_string_lossy().into_owned()))
-        })
-        .collect();
+    let extra = with_key(dirs);
     let read = super::super::agent_memories::ingest(
         ctx,
         repo,
