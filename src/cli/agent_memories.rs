@@ -168,21 +168,25 @@ pub fn ingest(
     redactor: &Redactor,
 ) -> Result<Read> {
     let mut sources = Vec::new();
-    if agents.contains(&claude::AGENT) {
-        let mut folders = claude_folders(homes, home);
-        for e in extra {
-            if !folders.iter().any(|(d, _)| *d == e.0) {
-                folders.push(e.clone());
-            }
+    // The extra folders are read whatever `agents` says (the session-end hook reads only the
+    // folders `hooks install --memory` made in the repository).
+    let mut folders = if agents.contains(&claude::AGENT) {
+        claude_folders(homes, home)
+    } else {
+        Vec::new()
+    };
+    for e in extra {
+        if !folders.iter().any(|(d, _)| *d == e.0) {
+            folders.push(e.clone());
         }
-        for (dir, project) in folders {
-            for file in claude::files(&dir) {
-                sources.push(Source::Claude {
-                    dir: dir.clone(),
-                    file,
-                    project: project.clone(),
-                });
-            }
+    }
+    for (dir, project) in folders {
+        for file in claude::files(&dir) {
+            sources.push(Source::Claude {
+                dir: dir.clone(),
+                file,
+                project: project.clone(),
+            });
         }
     }
     if agents.contains(&codex::AGENT) {
@@ -203,6 +207,9 @@ pub fn ingest(
     // Only the agents read this time are compared with what was known.
     let ours = |key: &str| {
         sources.iter().any(|s| s.path().to_string_lossy() == key)
+            || extra
+                .iter()
+                .any(|(d, _)| Path::new(key).parent() == Some(d.as_path()))
             || agents.iter().any(|a| {
                 (*a == codex::AGENT && key.ends_with(codex::DATABASE))
                     || (*a == claude::AGENT && key.ends_with(".md"))

@@ -2,6 +2,7 @@
 //! the agent session hooks of [`agent`].
 
 mod agent;
+pub(crate) mod memory;
 mod schedule;
 
 use std::path::Path;

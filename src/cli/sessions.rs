@@ -806,6 +806,13 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             .map(PathBuf::from)
             .unwrap_or_default();
         let homes = super::agent_memories::Homes::from_env(&home);
+        // The folders `hooks install --memory` moved Claude Code's memory to (ADR 138).
+        let kept = if agents.contains(&"claude-code") {
+            let root = std::fs::canonicalize(repo.root()).unwrap_or_else(|_| repo.root().into());
+            super::hooks::memory::with_key(&super::hooks::memory::folders(&root))
+        } else {
+            Vec::new()
+        };
         memory = super::agent_memories::ingest(
             ctx,
             &repo,
@@ -813,7 +820,7 @@ pub fn ingest(ctx: &Ctx, args: IngestArgs) -> Result<Report> {
             agents,
             &homes,
             &home,
-            &[],
+            &kept,
             redactor()?,
         )?;
         for s in &memory.skipped {

@@ -7,6 +7,7 @@ mod adr;
 mod agent_budget;
 mod agent_hooks;
 mod agent_memories;
+mod agent_memory_hooks;
 mod agent_settings;
 mod agents;
 mod browser;

@@ -38,6 +38,12 @@ pub struct Target {
     /// DIR/.pi/extensions/) [default: the git work tree of the current directory]
     #[arg(long, value_name = "DIR", requires = "agent")]
     pub project: Option<PathBuf>,
+    /// With --agent claude-code (a project): also move Claude Code's auto memory into the
+    /// knowledge repository (`autoMemoryDirectory` in the project's .claude/settings.local.json
+    /// names agents/claude-code/<project>/memory/), importing what it kept so far; each session
+    /// end commits it. Uninstall gives the setting back as it was and leaves the files
+    #[arg(long, requires = "agent", conflicts_with = "global")]
+    pub memory: bool,
 }
 
 /// `hooks run EVENT --agent AGENT`.
@@ -128,6 +134,7 @@ pub fn install(ctx: &Ctx, target: &Target, _commit: CommitArgs) -> Result<Report
     let scope = scope(ctx, target)?;
     let file = agents::config_file(agent, &scope);
     let exe = super::super::invoked_exe(&ctx.cwd)?;
+    let project = memory_project(agent, target, &scope)?;
     let outcome = agents::install(agent, &file, &exe, &root)?;
     let name = agents::name(agent);
     let events: Vec<&str> = outcome.events.iter().map(|e| e.as_str()).collect();
@@ -178,6 +185,14 @@ pub fn install(ctx: &Ctx, target: &Target, _commit: CommitArgs) -> Result<Report
     for n in &notes {
         human.push_str(&format!("\n{n}"));
     }
+    let memory = match &project {
+        Some(project) => {
+            let (said, data) = super::memory::install(ctx, &repo, &root, project)?;
+            human.push_str(&format!("\n{said}"));
+            data
+        }
+        None => Value::Null,
+    };
     let commands: serde_json::Map<String, Value> = outcome
         .events
         .iter()
@@ -199,12 +214,14 @@ pub fn install(ctx: &Ctx, target: &Target, _commit: CommitArgs) -> Result<Report
         "repo": root,
         "cairn": exe,
         "notes": notes,
+        "memory": memory,
     });
     Ok(
         Report::new("hooks_agent_install", data, human).next(Next::new(
             format!(
-                "cairn hooks uninstall --agent {name}{}",
-                scope_flags(&scope)
+                "cairn hooks uninstall --agent {name}{}{}",
+                scope_flags(&scope),
+                if project.is_some() { " --memory" } else { "" }
             ),
             "remove exactly what this added",
         )),
@@ -215,9 +232,10 @@ pub fn uninstall(ctx: &Ctx, target: &Target) -> Result<Report> {
     let agent = agent(target.agent.as_deref().unwrap_or_default())?;
     let scope = scope(ctx, target)?;
     let file = agents::config_file(agent, &scope);
+    let project = memory_project(agent, target, &scope)?;
     let outcome = agents::uninstall(agent, &file)?;
     let name = agents::name(agent);
-    let human = if !outcome.changed {
+    let mut human = if !outcome.changed {
         format!(
             "no cairn {name} hooks in {}; nothing changed",
             file.display()
@@ -230,6 +248,19 @@ pub fn uninstall(ctx: &Ctx, target: &Target) -> Result<Report> {
     } else {
         format!("removed cairn's {name} hooks from {}", file.display())
     };
+    let memory = match &project {
+        Some(project) => {
+            let repo = ctx.repo()?;
+            let root = repo
+                .root()
+                .canonicalize()
+                .unwrap_or_else(|_| repo.root().to_path_buf());
+            let (said, data) = super::memory::uninstall(ctx, &repo, &root, project)?;
+            human.push_str(&format!("\n{said}"));
+            data
+        }
+        None => Value::Null,
+    };
     let data = json!({
         "agent": name,
         "scope": scope_name(&scope),
@@ -237,8 +268,31 @@ pub fn uninstall(ctx: &Ctx, target: &Target) -> Result<Report> {
         "changed": outcome.changed,
         "deleted": outcome.deleted,
         "events": outcome.events,
+        "memory": memory,
     });
     Ok(Report::new("hooks_agent_uninstall", data, human))
+}
+
+/// The project whose Claude Code memory `--memory` moves: only Claude Code has one, and only a
+/// project's local settings hold it (ADR 138).
+fn memory_project(agent: Agent, target: &Target, scope: &Scope) -> Result<Option<PathBuf>> {
+    if !target.memory {
+        return Ok(None);
+    }
+    if agent != Agent::Claude {
+        return Err(Error::bad_input(format!(
+            "--memory is for claude-code: {} keeps no memory folder cairn can move",
+            agents::name(agent)
+        ))
+        .with_fix("drop --memory, or use --agent claude-code"));
+    }
+    match scope {
+        Scope::Project(dir) => Ok(Some(dir.clone())),
+        Scope::Global { .. } => Err(Error::bad_input(
+            "--memory moves one project's memory: it needs a project, not --global",
+        )
+        .with_fix("run it in the project, or pass --project DIR")),
+    }
 }
 
 /// `hooks run EVENT --agent AGENT`: always a report, never an error, once the arguments are
@@ -502,11 +556,22 @@ fn work(ctx: &Ctx, agent: Agent, event: Event, transcript: &Path) -> Report {
             Err(e) => errors.push(format!("observe: {}", e.message)),
         }
     }
+    // Claude Code's memory kept in the repository (`install --memory`): committed and read now.
+    let mut memory = Value::Null;
+    if agent == Agent::Claude
+        && let Ok(repo) = ctx.repo()
+    {
+        match super::memory::sync(ctx, &repo) {
+            Ok(m) => memory = m,
+            Err(e) => errors.push(format!("memory: {}", e.message)),
+        }
+    }
     let mut warnings = Vec::new();
     if let Ok(repo) = ctx.repo() {
         let meta = json!({
             "agent": agents::name(agent),
             "transcript": transcript,
+            "memory": memory,
             "cards": cards,
             "episodes": episodes,
             "sessions": files,
@@ -531,6 +596,7 @@ fn work(ctx: &Ctx, agent: Agent, event: Event, transcript: &Path) -> Report {
         "episodes": episodes,
         "sessions": files,
         "observed": observed,
+        "memory": memory,
         "errors": errors,
     });
     Report::new("hooks_run", data, "").warnings(warnings)

@@ -61,6 +61,7 @@ pub mod budget;
 pub mod check;
 pub mod exe;
 pub mod mcp;
+pub mod memory;
 pub mod pi;
 pub mod splice;
 
