@@ -4,6 +4,8 @@
 //!   timeout, bounded retries with exponential backoff (timeouts, connection errors, 429 and
 //!   5xx; never other 4xx), the API key read from the environment variable that `cairn.toml`
 //!   names, and a [`Call`] record per request (attempts, duration, status) for telemetry.
+//! - [`connection`]: a configured provider (model, endpoint, client), opened the same way
+//!   for `[llm]` and `[embed]`.
 //! - [`embed`]: embeddings from Ollama (`/api/embed`), the OpenAI format (`/v1/embeddings`:
 //!   OpenAI, llama.cpp, LM Studio, vLLM) and Voyage, batched and strictly validated.
 //! - [`chat`]: one-shot chat completions from the OpenAI format (`/v1/chat/completions`:
@@ -17,6 +19,7 @@
 //! quoted in an error.
 
 pub mod chat;
+pub mod connection;
 pub mod embed;
 pub mod fetch;
 pub mod http;
