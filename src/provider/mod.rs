@@ -12,17 +12,22 @@
 //!   OpenAI, llama.cpp, LM Studio, vLLM, Ollama's `/v1`), Anthropic messages (`/v1/messages`)
 //!   and Ollama (`/api/chat`), with token usage and a flag for replies cut off by the limit.
 //!
+//! - [`reply`]: reading a model's reply: one code fence off, lines named, short quotes.
+//! - [`ask`]: one prompt asked and its reply parsed, a cut-off or malformed reply an error.
+//!
 //! Nothing here prints, writes telemetry or reads `cairn.toml`: the caller passes the
 //! configuration in and writes the returned [`Call`] records (or the failed error's
 //! [`Error::attempts`]) to telemetry. Keys are read from the environment at construction, are
 //! never part of an error message or a `Debug` output, and are blanked out of any reply body
 //! quoted in an error.
 
+pub mod ask;
 pub mod chat;
 pub mod connection;
 pub mod embed;
 pub mod fetch;
 pub mod http;
+pub mod reply;
 
 pub use chat::{ChatClient, ChatReply, Usage};
 pub use embed::{EmbedClient, Embeddings, InputType, model_id};

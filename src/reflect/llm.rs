@@ -25,8 +25,8 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 
 use crate::memory;
-use crate::observe::llm::{ParseError, excerpt, line_at, to_usize, unfence};
 use crate::proposals::Op;
+use crate::provider::reply::{ParseError, excerpt, line_at, to_usize, unfence};
 use crate::store::{Observation, normalize};
 
 /// One proposal as the model wrote it (checked).
