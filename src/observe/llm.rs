@@ -31,7 +31,7 @@ use quick_xml::{Reader, XmlVersion};
 use super::category::{CUES, is_known};
 use super::gate::Verdict;
 pub use crate::provider::reply::ParseError;
-use crate::provider::reply::{excerpt, line_at, to_usize, unfence};
+use crate::provider::reply::{excerpt, line_at, next_event, unfence};
 
 /// One turn to observe: a turn card's id and the card rendered as text (prompt, outcome,
 /// files, commands, errors, the start of the answer).
@@ -270,16 +270,7 @@ pub fn parse(reply: &str, known_turns: &[&str]) -> Result<Observed, ParseError> 
     };
     let mut reader = Reader::from_str(body);
     loop {
-        let pos = to_usize(reader.buffer_position());
-        let event = reader.read_event().map_err(|e| {
-            let at = to_usize(reader.error_position());
-            // quick-xml reports a syntax error only on reaching the end inside a tag.
-            let cut = match e {
-                quick_xml::Error::Syntax(_) => ": the reply is cut off",
-                _ => "",
-            };
-            parser.error(at, format!("not well-formed XML: {e}{cut}"))
-        })?;
+        let (pos, event) = next_event(&mut reader).map_err(|(at, m)| parser.error(at, m))?;
         match event {
             Event::Start(e) => parser.open(&e, pos)?,
             Event::Empty(e) => {

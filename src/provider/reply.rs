@@ -2,6 +2,9 @@
 //! around it are taken off, the line of a position, and short quotes for messages. What
 //! the observer, reflector and triage parsers share; each parser keeps its own schema.
 
+use quick_xml::Reader;
+use quick_xml::events::Event;
+
 /// Why a reply was refused, and where: `line` counts from 1 in the reply as received.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {message}")]
@@ -52,7 +55,7 @@ pub fn line_at(text: &str, pos: usize) -> usize {
         + 1
 }
 
-pub fn to_usize(pos: u64) -> usize {
+fn to_usize(pos: u64) -> usize {
     usize::try_from(pos).unwrap_or(usize::MAX)
 }
 
@@ -63,5 +66,25 @@ pub fn excerpt(text: &str) -> String {
         Some((cut, _)) => format!("{}…", &line[..cut]),
         None if line.len() < text.len() => format!("{line}…"),
         None => line.to_string(),
+    }
+}
+
+/// The next XML event of `reader` and the byte of the body where it starts; or where the XML
+/// broke and a message saying so (a syntax error, which quick-xml reports only on reaching
+/// the end inside a tag, is a reply cut off).
+pub fn next_event<'a>(
+    reader: &mut Reader<&'a [u8]>,
+) -> Result<(usize, Event<'a>), (usize, String)> {
+    let pos = to_usize(reader.buffer_position());
+    match reader.read_event() {
+        Ok(event) => Ok((pos, event)),
+        Err(e) => {
+            let at = to_usize(reader.error_position());
+            let cut = match e {
+                quick_xml::Error::Syntax(_) => ": the reply is cut off",
+                _ => "",
+            };
+            Err((at, format!("not well-formed XML: {e}{cut}")))
+        }
     }
 }
