@@ -451,7 +451,7 @@ mod tests {
         }
     }
 
-    use crate::provider::http::testing::{no_env, settings};
+    use crate::provider::http::testing::{assert_bad_replies, no_env, settings, trickle};
 
     fn client_for(provider: &str, server: &Server) -> ChatClient {
         let config = config(provider, &server.url(), "m", "");
@@ -834,15 +834,7 @@ mod tests {
         let mut server = Server::new();
         let mock = server
             .mock("POST", "/api/chat")
-            // A reply that trickles in for 3 s (a plain sleep would hold up mockito's single
-            // server thread; writing stops at once when the client hangs up).
-            .with_chunked_body(|w| {
-                for _ in 0..150 {
-                    std::thread::sleep(Duration::from_millis(20));
-                    w.write_all(b" ")?;
-                }
-                w.write_all(OLLAMA_REPLY.as_bytes())
-            })
+            .with_chunked_body(|w| trickle(w, OLLAMA_REPLY.as_bytes()))
             .expect(3)
             .create();
         let config = config("ollama", &server.url(), "m", "");
@@ -867,13 +859,7 @@ mod tests {
         let mut server = Server::new();
         let mock = server
             .mock("POST", "/api/chat")
-            .with_chunked_body(|w| {
-                for _ in 0..150 {
-                    std::thread::sleep(Duration::from_millis(20));
-                    w.write_all(b" ")?;
-                }
-                w.write_all(OLLAMA_REPLY.as_bytes())
-            })
+            .with_chunked_body(|w| trickle(w, OLLAMA_REPLY.as_bytes()))
             .expect_at_least(1)
             .create();
         let config = config("ollama", &server.url(), "m", "");
@@ -1001,20 +987,11 @@ mod tests {
                 "invalid type: null",
             ),
         ];
-        for (provider, body, want) in cases {
-            let mut server = Server::new();
-            let path = Api::from_name(provider).unwrap().path();
-            let mock = server.mock("POST", path).with_body(body).expect(1).create();
-            let err = client_for(provider, &server)
-                .complete("s", "u", 64)
-                .unwrap_err();
-            assert!(
-                matches!(err, Error::Reply { attempts: 1, .. }),
-                "{body}: {err:?}"
-            );
-            assert!(err.to_string().contains(want), "{body}: {err}");
-            mock.assert();
-        }
+        assert_bad_replies(
+            &cases,
+            |provider| Api::from_name(provider).unwrap().path(),
+            |provider, server| client_for(provider, server).complete("s", "u", 64),
+        );
     }
 
     #[test]

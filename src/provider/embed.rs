@@ -348,7 +348,7 @@ mod tests {
         }
     }
 
-    use crate::provider::http::testing::{no_env, settings};
+    use crate::provider::http::testing::{assert_bad_replies, no_env, settings, trickle};
 
     fn client_for(provider: &str, server: &Server) -> EmbedClient {
         let config = config(provider, &server.url(), "m", "");
@@ -633,16 +633,8 @@ mod tests {
         let mut server = Server::new();
         let mock = server
             .mock("POST", "/api/embed")
-            // A reply that trickles in for 3 s: the timeout is for the whole reply, not
-            // between bytes. (Writing stops at once when the client hangs up; a plain sleep
-            // here would hold up mockito's single server thread.)
-            .with_chunked_body(|w| {
-                for _ in 0..150 {
-                    std::thread::sleep(Duration::from_millis(20));
-                    w.write_all(b" ")?;
-                }
-                w.write_all(br#"{"embeddings":[[1.0]]}"#)
-            })
+            // The timeout is for the whole reply, not between bytes.
+            .with_chunked_body(|w| trickle(w, br#"{"embeddings":[[1.0]]}"#))
             .expect(3)
             .create();
         let config = config("ollama", &server.url(), "m", "");
@@ -753,20 +745,11 @@ mod tests {
                 "invalid type: string",
             ),
         ];
-        for (provider, body, want) in cases {
-            let mut server = Server::new();
-            let path = Api::from_name(provider).unwrap().path();
-            let mock = server.mock("POST", path).with_body(body).expect(1).create();
-            let err = client_for(provider, &server)
-                .embed(&["a", "b"], InputType::Document)
-                .unwrap_err();
-            assert!(
-                matches!(err, Error::Reply { attempts: 1, .. }),
-                "{body}: {err:?}"
-            );
-            assert!(err.to_string().contains(want), "{body}: {err}");
-            mock.assert();
-        }
+        assert_bad_replies(
+            &cases,
+            |provider| Api::from_name(provider).unwrap().path(),
+            |provider, server| client_for(provider, server).embed(&["a", "b"], InputType::Document),
+        );
     }
 
     #[test]
