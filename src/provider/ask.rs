@@ -83,6 +83,10 @@ mod tests {
             .mock("POST", "/v1/chat/completions")
             .with_body(body.to_string())
             .create();
+        client_of(server)
+    }
+
+    fn client_of(server: &Server) -> ChatClient {
         let llm = Llm {
             provider: "openai".into(),
             base_url: server.url(),
@@ -146,15 +150,7 @@ mod tests {
             .mock("POST", "/v1/chat/completions")
             .with_status(401)
             .create();
-        let llm = Llm {
-            provider: "openai".into(),
-            base_url: server.url(),
-            model: "m".into(),
-            ..Llm::default()
-        };
-        let client = ChatClient::with_settings(&llm, &settings(Duration::from_secs(5)), &no_env)
-            .unwrap()
-            .unwrap();
+        let client = client_of(&server);
         let err = ask(&client, "s", "u", 64, parse).unwrap_err();
         assert_eq!(err.usage(), None);
         assert!(
