@@ -22,6 +22,7 @@ use crate::error::{Error, Kind, Result};
 use crate::observe::write::Candidate;
 use crate::observe::{builtin, category, llm};
 use crate::output::{Next, Report};
+use crate::provider::ask::ask;
 use crate::provider::chat::ChatClient;
 use crate::redact::Redactor;
 use crate::repo::Repo;
@@ -393,16 +394,12 @@ fn observe_llm(
         })
         .collect();
     let (system, user) = llm::prompt(&turns);
-    let reply = client
-        .complete(&system, &user, MAX_TOKENS)
-        .map_err(|e| e.to_string())?;
-    let usage = (reply.usage.input_tokens, reply.usage.output_tokens);
-    if reply.truncated {
-        return Err("the LLM's reply was cut off at its token limit (a partial reply)".into());
-    }
     let known: Vec<&str> = turns.iter().map(|t| t.id.as_str()).collect();
-    let observed = llm::parse(&reply.text, &known)
-        .map_err(|e| format!("malformed LLM reply, line {}: {}", e.line, e.message))?;
+    let (observed, usage) = ask(client, &system, &user, MAX_TOKENS, |text| {
+        llm::parse(text, &known)
+    })
+    .map_err(|e| e.message(""))?;
+    let usage = (usage.input_tokens, usage.output_tokens);
     let by_id: HashMap<&str, &Card> = batch
         .iter()
         .map(|&i| (cards[i].id.as_str(), &cards[i]))

@@ -9,6 +9,7 @@ use super::Ctx;
 use crate::error::{Error, Kind, Result};
 use crate::output::{Next, Report};
 use crate::proposals::{self, Proposal};
+use crate::provider::ask::ask;
 use crate::provider::chat::ChatClient;
 use crate::redact::Redactor;
 use crate::reflect::{self, Input, Reflection, Since, builtin};
@@ -289,30 +290,25 @@ fn reflect_llm(
             .map(|o| (o, input.recalls.get(&o.id).map_or(0, |c| c.count)))
             .collect();
         let (system, user) = reflect::llm::prompt(&with_counts, &input.memory);
-        let reply = client
-            .complete(&system, &user, MAX_TOKENS)
-            .map_err(|e| (e.to_string(), out.tokens))?;
-        out.calls += 1;
-        out.tokens.0 += reply.usage.input_tokens;
-        out.tokens.1 += reply.usage.output_tokens;
+        let ids: Vec<&str> = batch.iter().map(|o| o.id.as_str()).collect();
+        let asked = ask(client, &system, &user, MAX_TOKENS, |text| {
+            reflect::llm::parse(text, &ids, &entries)
+        });
+        let usage = match &asked {
+            Ok((_, usage)) => Some(*usage),
+            Err(e) => e.usage(),
+        };
+        if let Some(usage) = usage {
+            out.calls += 1;
+            out.tokens.0 += usage.input_tokens;
+            out.tokens.1 += usage.output_tokens;
+        }
         let call = if count > 1 {
             format!(" (call {} of {count})", n + 1)
         } else {
             String::new()
         };
-        if reply.truncated {
-            return Err((
-                format!("the LLM's reply was cut off at its token limit (a partial reply){call}"),
-                out.tokens,
-            ));
-        }
-        let ids: Vec<&str> = batch.iter().map(|o| o.id.as_str()).collect();
-        let parsed = reflect::llm::parse(&reply.text, &ids, &entries).map_err(|e| {
-            (
-                format!("malformed LLM reply{call}, line {}: {}", e.line, e.message),
-                out.tokens,
-            )
-        })?;
+        let (parsed, _) = asked.map_err(|e| (e.message(&call), out.tokens))?;
         let cited: std::collections::HashSet<&str> = parsed
             .iter()
             .flat_map(|p| p.sources.iter().map(String::as_str))

@@ -17,6 +17,7 @@ use crate::embed::Builtin;
 use crate::error::{Error, Kind, Result};
 use crate::output::{Next, Report};
 use crate::proposals::{self, ApplyError, Decision, Proposal, Tier};
+use crate::provider::ask;
 use crate::provider::chat::ChatClient;
 use crate::triage::{self, Ruling, llm};
 
@@ -356,19 +357,12 @@ fn ask(
     memory: &str,
 ) -> std::result::Result<(Vec<llm::LlmDecision>, (u64, u64)), String> {
     let (system, user) = llm::prompt(batch, memory);
-    let reply = client
-        .complete(&system, &user, MAX_TOKENS)
-        .map_err(|e| e.to_string())?;
-    if reply.truncated {
-        return Err("the LLM's reply was cut off at its token limit (a partial reply)".into());
-    }
     let known: Vec<&str> = batch.iter().map(|p| p.id.as_str()).collect();
-    let decided = llm::parse(&reply.text, &known)
-        .map_err(|e| format!("malformed LLM reply, line {}: {}", e.line, e.message))?;
-    Ok((
-        decided,
-        (reply.usage.input_tokens, reply.usage.output_tokens),
-    ))
+    let (decided, usage) = ask::ask(client, &system, &user, MAX_TOKENS, |text| {
+        llm::parse(text, &known)
+    })
+    .map_err(|e| e.message(""))?;
+    Ok((decided, (usage.input_tokens, usage.output_tokens)))
 }
 
 fn llm_ruling(d: &llm::LlmDecision, p: &Proposal, s: &triage::Settings) -> Ruling {

@@ -30,6 +30,8 @@ use quick_xml::{Reader, XmlVersion};
 
 use super::category::{CUES, is_known};
 use super::gate::Verdict;
+pub use crate::provider::reply::ParseError;
+use crate::provider::reply::{excerpt, line_at, next_event, unfence};
 
 /// One turn to observe: a turn card's id and the card rendered as text (prompt, outcome,
 /// files, commands, errors, the start of the answer).
@@ -91,14 +93,6 @@ pub struct Fact {
     pub category: String,
     /// The id of the turn the fact comes from.
     pub turn: String,
-}
-
-/// Why a reply was refused, and where: `line` counts from 1 in the reply as received.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}: {message}")]
-pub struct ParseError {
-    pub line: usize,
-    pub message: String,
 }
 
 /// What each category of taxonomy v1 holds, as the model is told it.
@@ -276,16 +270,7 @@ pub fn parse(reply: &str, known_turns: &[&str]) -> Result<Observed, ParseError> 
     };
     let mut reader = Reader::from_str(body);
     loop {
-        let pos = to_usize(reader.buffer_position());
-        let event = reader.read_event().map_err(|e| {
-            let at = to_usize(reader.error_position());
-            // quick-xml reports a syntax error only on reaching the end inside a tag.
-            let cut = match e {
-                quick_xml::Error::Syntax(_) => ": the reply is cut off",
-                _ => "",
-            };
-            parser.error(at, format!("not well-formed XML: {e}{cut}"))
-        })?;
+        let (pos, event) = next_event(&mut reader).map_err(|(at, m)| parser.error(at, m))?;
         match event {
             Event::Start(e) => parser.open(&e, pos)?,
             Event::Empty(e) => {
@@ -656,62 +641,6 @@ impl Parser<'_> {
 
 fn cut_off(name: &str) -> String {
     format!("<{name}> is never closed: the reply is cut off")
-}
-
-/// The reply without whitespace around it and without one code fence (```` ``` ```` or
-/// ```` ```xml ````) around the whole, and where that body starts in the reply.
-pub(crate) fn unfence(reply: &str) -> Result<(&str, usize), ParseError> {
-    let start = reply.len() - reply.trim_start().len();
-    let trimmed = reply.trim();
-    let Some(rest) = trimmed.strip_prefix("```") else {
-        return Ok((trimmed, start));
-    };
-    let error = |pos: usize, message: &str| ParseError {
-        line: line_at(reply, pos),
-        message: message.to_string(),
-    };
-    let Some((info, body)) = rest.split_once('\n') else {
-        return Err(error(start, "a code fence and nothing in it"));
-    };
-    if !matches!(info.trim(), "" | "xml" | "XML") {
-        return Err(error(
-            start,
-            &format!("a code fence of `{}`, not of XML", excerpt(info.trim())),
-        ));
-    }
-    let Some(inner) = body.strip_suffix("```") else {
-        return Err(error(
-            reply.len(),
-            "the code fence is never closed: the reply is cut off",
-        ));
-    };
-    let body_start = start + 3 + info.len() + 1;
-    let lead = inner.len() - inner.trim_start().len();
-    Ok((inner.trim(), body_start + lead))
-}
-
-/// The 1-based line of byte `pos` in `text`.
-pub(crate) fn line_at(text: &str, pos: usize) -> usize {
-    let pos = pos.min(text.len());
-    text.as_bytes()[..pos]
-        .iter()
-        .filter(|b| **b == b'\n')
-        .count()
-        + 1
-}
-
-pub(crate) fn to_usize(pos: u64) -> usize {
-    usize::try_from(pos).unwrap_or(usize::MAX)
-}
-
-/// A value quoted in a message: one line, at most 60 characters.
-pub(crate) fn excerpt(text: &str) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    match line.char_indices().nth(60) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None if line.len() < text.len() => format!("{line}…"),
-        None => line.to_string(),
-    }
 }
 
 fn category_ids() -> String {

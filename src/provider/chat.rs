@@ -29,7 +29,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::Error;
-use super::http::{ApiKey, Auth, Call, Client, Endpoint, Env, Settings, process_env};
+use super::connection::{Connection, Wiring};
+use super::http::{Auth, Call, Env, Settings, process_env};
 use crate::config::Llm;
 
 const SECTION: &str = "llm";
@@ -116,9 +117,7 @@ pub struct ChatReply {
 #[derive(Debug, Clone)]
 pub struct ChatClient {
     api: Api,
-    model: String,
-    endpoint: Endpoint,
-    client: Client,
+    connection: Connection,
 }
 
 impl ChatClient {
@@ -146,32 +145,21 @@ impl ChatClient {
             name: name.to_string(),
             expected: Api::EXPECTED,
         })?;
-        let provider = api.name();
-        let model = llm.model.trim();
-        if model.is_empty() {
-            return Err(Error::NoModel {
-                section: SECTION,
-                provider,
-            });
-        }
-        let endpoint = Endpoint::join(
-            SECTION,
-            provider,
-            &llm.base_url,
-            api.default_base_url(),
-            api.path(),
-        )?;
-        let key = ApiKey::lookup(SECTION, provider, &llm.api_key_env, env)?;
-        let mut client = Client::new(SECTION, provider, settings, key, api.auth())?;
+        let wiring = Wiring {
+            section: SECTION,
+            provider: api.name(),
+            model: &llm.model,
+            base_url: &llm.base_url,
+            api_key_env: &llm.api_key_env,
+            default_base_url: api.default_base_url(),
+            path: api.path(),
+            auth: api.auth(),
+        };
+        let mut connection = Connection::open(&wiring, settings, env)?;
         if api == Api::Anthropic {
-            client = client.with_header("anthropic-version", ANTHROPIC_VERSION);
+            connection = connection.with_header("anthropic-version", ANTHROPIC_VERSION);
         }
-        Ok(Some(ChatClient {
-            api,
-            model: model.to_string(),
-            endpoint,
-            client,
-        }))
+        Ok(Some(ChatClient { api, connection }))
     }
 
     pub fn api(&self) -> Api {
@@ -180,12 +168,12 @@ impl ChatClient {
 
     /// The configured model.
     pub fn model(&self) -> &str {
-        &self.model
+        self.connection.model()
     }
 
     /// The URL requests go to, without credentials.
     pub fn url(&self) -> &str {
-        self.endpoint.shown()
+        self.connection.url()
     }
 
     /// Asks the model, with `system` as its instructions (left out when empty) and `user` as
@@ -194,19 +182,17 @@ impl ChatClient {
         match self.api {
             Api::OpenAi => {
                 let request = OpenAiRequest {
-                    model: &self.model,
+                    model: self.connection.model(),
                     messages: messages(system, user),
                     max_tokens,
                     temperature: 0.0,
                 };
-                let (reply, call) = self
-                    .client
-                    .post_json::<OpenAiReply>(&self.endpoint, &request)?;
+                let (reply, call) = self.connection.post_json::<OpenAiReply>(&request)?;
                 self.openai_reply(reply, call)
             }
             Api::Anthropic => {
                 let request = AnthropicRequest {
-                    model: &self.model,
+                    model: self.connection.model(),
                     max_tokens,
                     system: (!system.is_empty()).then_some(system),
                     messages: vec![Message {
@@ -215,14 +201,12 @@ impl ChatClient {
                     }],
                     temperature: 0.0,
                 };
-                let (reply, call) = self
-                    .client
-                    .post_json::<AnthropicReply>(&self.endpoint, &request)?;
+                let (reply, call) = self.connection.post_json::<AnthropicReply>(&request)?;
                 self.anthropic_reply(reply, call)
             }
             Api::Ollama => {
                 let request = OllamaRequest {
-                    model: &self.model,
+                    model: self.connection.model(),
                     messages: messages(system, user),
                     stream: false,
                     options: OllamaOptions {
@@ -230,9 +214,7 @@ impl ChatClient {
                         num_predict: max_tokens,
                     },
                 };
-                let (reply, call) = self
-                    .client
-                    .post_json::<OllamaReply>(&self.endpoint, &request)?;
+                let (reply, call) = self.connection.post_json::<OllamaReply>(&request)?;
                 Ok(self.reply(
                     reply.message.content,
                     Usage {
@@ -311,7 +293,7 @@ impl ChatClient {
         );
         let model = model
             .filter(|m| !m.trim().is_empty())
-            .unwrap_or_else(|| self.model.clone());
+            .unwrap_or_else(|| self.model().to_string());
         ChatReply {
             text,
             usage,
@@ -323,12 +305,7 @@ impl ChatClient {
     }
 
     fn malformed(&self, call: &Call, reason: String) -> Error {
-        Error::Reply {
-            provider: self.api.name(),
-            url: self.endpoint.shown().to_string(),
-            attempts: call.attempts,
-            reason,
-        }
+        self.connection.malformed(call, reason)
     }
 }
 
@@ -474,7 +451,7 @@ mod tests {
         }
     }
 
-    use crate::provider::http::testing::{no_env, settings};
+    use crate::provider::http::testing::{assert_bad_replies, no_env, settings, trickle};
 
     fn client_for(provider: &str, server: &Server) -> ChatClient {
         let config = config(provider, &server.url(), "m", "");
@@ -857,15 +834,7 @@ mod tests {
         let mut server = Server::new();
         let mock = server
             .mock("POST", "/api/chat")
-            // A reply that trickles in for 3 s (a plain sleep would hold up mockito's single
-            // server thread; writing stops at once when the client hangs up).
-            .with_chunked_body(|w| {
-                for _ in 0..150 {
-                    std::thread::sleep(Duration::from_millis(20));
-                    w.write_all(b" ")?;
-                }
-                w.write_all(OLLAMA_REPLY.as_bytes())
-            })
+            .with_chunked_body(|w| trickle(w, OLLAMA_REPLY.as_bytes()))
             .expect(3)
             .create();
         let config = config("ollama", &server.url(), "m", "");
@@ -890,13 +859,7 @@ mod tests {
         let mut server = Server::new();
         let mock = server
             .mock("POST", "/api/chat")
-            .with_chunked_body(|w| {
-                for _ in 0..150 {
-                    std::thread::sleep(Duration::from_millis(20));
-                    w.write_all(b" ")?;
-                }
-                w.write_all(OLLAMA_REPLY.as_bytes())
-            })
+            .with_chunked_body(|w| trickle(w, OLLAMA_REPLY.as_bytes()))
             .expect_at_least(1)
             .create();
         let config = config("ollama", &server.url(), "m", "");
@@ -1024,20 +987,11 @@ mod tests {
                 "invalid type: null",
             ),
         ];
-        for (provider, body, want) in cases {
-            let mut server = Server::new();
-            let path = Api::from_name(provider).unwrap().path();
-            let mock = server.mock("POST", path).with_body(body).expect(1).create();
-            let err = client_for(provider, &server)
-                .complete("s", "u", 64)
-                .unwrap_err();
-            assert!(
-                matches!(err, Error::Reply { attempts: 1, .. }),
-                "{body}: {err:?}"
-            );
-            assert!(err.to_string().contains(want), "{body}: {err}");
-            mock.assert();
-        }
+        assert_bad_replies(
+            &cases,
+            |provider| Api::from_name(provider).unwrap().path(),
+            |provider, server| client_for(provider, server).complete("s", "u", 64),
+        );
     }
 
     #[test]

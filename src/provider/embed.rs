@@ -19,7 +19,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::Error;
-use super::http::{ApiKey, Auth, Call, Client, Endpoint, Env, Settings, process_env};
+use super::connection::{Connection, Wiring};
+use super::http::{Auth, Call, Env, Settings, process_env};
 use crate::config::Embed;
 
 /// At most this many texts go in one request (OpenAI allows 2,048, Voyage 1,000; small
@@ -112,9 +113,7 @@ pub struct Embeddings {
 #[derive(Debug, Clone)]
 pub struct EmbedClient {
     api: Api,
-    model: String,
-    endpoint: Endpoint,
-    client: Client,
+    connection: Connection,
 }
 
 impl EmbedClient {
@@ -144,34 +143,23 @@ impl EmbedClient {
                 expected: Api::EXPECTED,
             },
         })?;
-        let provider = api.name();
-        let model = config.model.trim();
-        if model.is_empty() {
-            return Err(Error::NoModel {
-                section: SECTION,
-                provider,
-            });
-        }
-        let endpoint = Endpoint::join(
-            SECTION,
-            provider,
-            &config.base_url,
-            api.default_base_url(),
-            api.path(),
-        )?;
-        let key = ApiKey::lookup(SECTION, provider, &config.api_key_env, env)?;
-        let client = Client::new(SECTION, provider, settings, key, Auth::Bearer)?;
-        Ok(EmbedClient {
-            api,
-            model: model.to_string(),
-            endpoint,
-            client,
-        })
+        let wiring = Wiring {
+            section: SECTION,
+            provider: api.name(),
+            model: &config.model,
+            base_url: &config.base_url,
+            api_key_env: &config.api_key_env,
+            default_base_url: api.default_base_url(),
+            path: api.path(),
+            auth: Auth::Bearer,
+        };
+        let connection = Connection::open(&wiring, settings, env)?;
+        Ok(EmbedClient { api, connection })
     }
 
     /// `provider:model`, as [`model_id`] gives it.
     pub fn model_id(&self) -> String {
-        format!("{}:{}", self.api.name(), self.model)
+        format!("{}:{}", self.api.name(), self.connection.model())
     }
 
     pub fn api(&self) -> Api {
@@ -180,7 +168,7 @@ impl EmbedClient {
 
     /// The URL requests go to, without credentials.
     pub fn url(&self) -> &str {
-        self.endpoint.shown()
+        self.connection.url()
     }
 
     /// Embeds `texts`, in batches, returning one vector per text in their order. No texts,
@@ -195,14 +183,8 @@ impl EmbedClient {
         let mut dims = None;
         for batch in batches(texts) {
             let (batch_vectors, call) = self.embed_batch(batch, input_type)?;
-            check(&batch_vectors, batch.len(), vectors.len(), &mut dims).map_err(|reason| {
-                Error::Reply {
-                    provider: self.api.name(),
-                    url: self.endpoint.shown().to_string(),
-                    attempts: call.attempts,
-                    reason,
-                }
-            })?;
+            check(&batch_vectors, batch.len(), vectors.len(), &mut dims)
+                .map_err(|reason| self.connection.malformed(&call, reason))?;
             vectors.extend(batch_vectors);
             calls.push(call);
         }
@@ -216,28 +198,19 @@ impl EmbedClient {
     ) -> Result<(Vec<Vec<f32>>, Call), Error> {
         let input: Vec<&str> = texts.iter().map(AsRef::as_ref).collect();
         let request = Request {
-            model: &self.model,
+            model: self.connection.model(),
             input,
             input_type: (self.api == Api::Voyage).then(|| input_type.as_str()),
         };
         match self.api {
             Api::Ollama => {
-                let (reply, call) = self
-                    .client
-                    .post_json::<OllamaReply>(&self.endpoint, &request)?;
+                let (reply, call) = self.connection.post_json::<OllamaReply>(&request)?;
                 Ok((reply.embeddings, call))
             }
             Api::OpenAi | Api::Voyage => {
-                let (reply, call) = self
-                    .client
-                    .post_json::<OpenAiReply>(&self.endpoint, &request)?;
-                let vectors =
-                    in_index_order(reply.data, texts.len()).map_err(|reason| Error::Reply {
-                        provider: self.api.name(),
-                        url: self.endpoint.shown().to_string(),
-                        attempts: call.attempts,
-                        reason,
-                    })?;
+                let (reply, call) = self.connection.post_json::<OpenAiReply>(&request)?;
+                let vectors = in_index_order(reply.data, texts.len())
+                    .map_err(|reason| self.connection.malformed(&call, reason))?;
                 Ok((vectors, call))
             }
         }
@@ -375,7 +348,7 @@ mod tests {
         }
     }
 
-    use crate::provider::http::testing::{no_env, settings};
+    use crate::provider::http::testing::{assert_bad_replies, no_env, settings, trickle};
 
     fn client_for(provider: &str, server: &Server) -> EmbedClient {
         let config = config(provider, &server.url(), "m", "");
@@ -660,16 +633,8 @@ mod tests {
         let mut server = Server::new();
         let mock = server
             .mock("POST", "/api/embed")
-            // A reply that trickles in for 3 s: the timeout is for the whole reply, not
-            // between bytes. (Writing stops at once when the client hangs up; a plain sleep
-            // here would hold up mockito's single server thread.)
-            .with_chunked_body(|w| {
-                for _ in 0..150 {
-                    std::thread::sleep(Duration::from_millis(20));
-                    w.write_all(b" ")?;
-                }
-                w.write_all(br#"{"embeddings":[[1.0]]}"#)
-            })
+            // The timeout is for the whole reply, not between bytes.
+            .with_chunked_body(|w| trickle(w, br#"{"embeddings":[[1.0]]}"#))
             .expect(3)
             .create();
         let config = config("ollama", &server.url(), "m", "");
@@ -780,20 +745,11 @@ mod tests {
                 "invalid type: string",
             ),
         ];
-        for (provider, body, want) in cases {
-            let mut server = Server::new();
-            let path = Api::from_name(provider).unwrap().path();
-            let mock = server.mock("POST", path).with_body(body).expect(1).create();
-            let err = client_for(provider, &server)
-                .embed(&["a", "b"], InputType::Document)
-                .unwrap_err();
-            assert!(
-                matches!(err, Error::Reply { attempts: 1, .. }),
-                "{body}: {err:?}"
-            );
-            assert!(err.to_string().contains(want), "{body}: {err}");
-            mock.assert();
-        }
+        assert_bad_replies(
+            &cases,
+            |provider| Api::from_name(provider).unwrap().path(),
+            |provider, server| client_for(provider, server).embed(&["a", "b"], InputType::Document),
+        );
     }
 
     #[test]

@@ -862,7 +862,7 @@ pub(crate) mod testing {
     use std::ffi::OsString;
     use std::time::Duration;
 
-    use super::{Retry, Settings};
+    use super::{Error, Retry, Settings};
 
     /// Short waits so that retry tests stay fast; no proxy, so loopback stays loopback.
     pub fn settings(timeout: Duration) -> Settings {
@@ -881,5 +881,41 @@ pub(crate) mod testing {
     /// An environment with no variables.
     pub fn no_env(_: &str) -> Option<OsString> {
         None
+    }
+
+    /// A reply body that trickles in for 3 s, a space every 20 ms, then `body`. (A plain
+    /// sleep would hold up mockito's single server thread; writing stops at once when the
+    /// client hangs up.)
+    pub fn trickle(w: &mut dyn std::io::Write, body: &[u8]) -> std::io::Result<()> {
+        for _ in 0..150 {
+            std::thread::sleep(Duration::from_millis(20));
+            w.write_all(b" ")?;
+        }
+        w.write_all(body)
+    }
+
+    /// For each `(provider, body, want)`: a server that answers `body` once at `path(provider)`,
+    /// and `ask(provider, server)` failing on it, without a retry, with a reply error that
+    /// says `want`.
+    pub fn assert_bad_replies<T: std::fmt::Debug>(
+        cases: &[(&str, &str, &str)],
+        path: impl Fn(&str) -> &'static str,
+        ask: impl Fn(&str, &mockito::Server) -> Result<T, Error>,
+    ) {
+        for &(provider, body, want) in cases {
+            let mut server = mockito::Server::new();
+            let mock = server
+                .mock("POST", path(provider))
+                .with_body(body)
+                .expect(1)
+                .create();
+            let err = ask(provider, &server).unwrap_err();
+            assert!(
+                matches!(err, Error::Reply { attempts: 1, .. }),
+                "{body}: {err:?}"
+            );
+            assert!(err.to_string().contains(want), "{body}: {err}");
+            mock.assert();
+        }
     }
 }

@@ -4,11 +4,16 @@
 //!   timeout, bounded retries with exponential backoff (timeouts, connection errors, 429 and
 //!   5xx; never other 4xx), the API key read from the environment variable that `cairn.toml`
 //!   names, and a [`Call`] record per request (attempts, duration, status) for telemetry.
+//! - [`connection`]: a configured provider (model, endpoint, client), opened the same way
+//!   for `[llm]` and `[embed]`.
 //! - [`embed`]: embeddings from Ollama (`/api/embed`), the OpenAI format (`/v1/embeddings`:
 //!   OpenAI, llama.cpp, LM Studio, vLLM) and Voyage, batched and strictly validated.
 //! - [`chat`]: one-shot chat completions from the OpenAI format (`/v1/chat/completions`:
 //!   OpenAI, llama.cpp, LM Studio, vLLM, Ollama's `/v1`), Anthropic messages (`/v1/messages`)
 //!   and Ollama (`/api/chat`), with token usage and a flag for replies cut off by the limit.
+//!
+//! - [`reply`]: reading a model's reply: one code fence off, lines named, short quotes.
+//! - [`ask`]: one prompt asked and its reply parsed, a cut-off or malformed reply an error.
 //!
 //! Nothing here prints, writes telemetry or reads `cairn.toml`: the caller passes the
 //! configuration in and writes the returned [`Call`] records (or the failed error's
@@ -16,10 +21,13 @@
 //! never part of an error message or a `Debug` output, and are blanked out of any reply body
 //! quoted in an error.
 
+pub mod ask;
 pub mod chat;
+pub mod connection;
 pub mod embed;
 pub mod fetch;
 pub mod http;
+pub mod reply;
 
 pub use chat::{ChatClient, ChatReply, Usage};
 pub use embed::{EmbedClient, Embeddings, InputType, model_id};

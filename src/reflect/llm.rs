@@ -25,8 +25,8 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 
 use crate::memory;
-use crate::observe::llm::{ParseError, excerpt, line_at, to_usize, unfence};
 use crate::proposals::Op;
+use crate::provider::reply::{ParseError, excerpt, line_at, next_event, unfence};
 use crate::store::{Observation, normalize};
 
 /// One proposal as the model wrote it (checked).
@@ -131,15 +131,7 @@ pub fn parse(reply: &str, sources: &[&str], entries: &[String]) -> Result<Vec<Pa
     let mut stack: Vec<Node> = Vec::new();
     let mut root: Option<Node> = None;
     loop {
-        let pos = to_usize(reader.buffer_position());
-        let event = reader.read_event().map_err(|e| {
-            let at = to_usize(reader.error_position());
-            let cut = match e {
-                quick_xml::Error::Syntax(_) => ": the reply is cut off",
-                _ => "",
-            };
-            error(at, format!("not well-formed XML: {e}{cut}"))
-        })?;
+        let (pos, event) = next_event(&mut reader).map_err(|(at, m)| error(at, m))?;
         let open = |e: &BytesStart<'_>, stack: &mut Vec<Node>| -> Result<(), ParseError> {
             if root.is_some() {
                 return Err(error(pos, "an element after </proposals>".to_string()));

@@ -23,6 +23,8 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
 use crate::proposals::Proposal;
+pub use crate::provider::reply::ParseError;
+use crate::provider::reply::{line_at, unfence};
 
 /// What the LLM decided about one proposal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,14 +42,6 @@ pub struct LlmDecision {
     /// The clean text, for a promote that gave one.
     pub text: Option<String>,
     pub reason: String,
-}
-
-/// Why a reply was refused, and the line of the reply.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("line {line}: {message}")]
-pub struct ParseError {
-    pub line: usize,
-    pub message: String,
 }
 
 const SYSTEM: &str = "\
@@ -365,44 +359,7 @@ fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The reply without whitespace around it and one code fence around the whole, and where
-/// that body starts in the reply.
-fn unfence(reply: &str) -> Result<(&str, usize), ParseError> {
-    let start = reply.len() - reply.trim_start().len();
-    let trimmed = reply.trim();
-    let Some(rest) = trimmed.strip_prefix("```") else {
-        return Ok((trimmed, start));
-    };
-    let error = |pos: usize, message: &str| ParseError {
-        line: line_at(reply, pos),
-        message: message.to_string(),
-    };
-    let Some((info, body)) = rest.split_once('\n') else {
-        return Err(error(start, "a code fence and nothing in it"));
-    };
-    if !matches!(info.trim(), "" | "xml" | "XML") {
-        return Err(error(start, "a code fence that is not of XML"));
-    }
-    let Some(inner) = body.strip_suffix("```") else {
-        return Err(error(
-            reply.len(),
-            "the code fence is never closed: the reply is cut off",
-        ));
-    };
-    let body_start = start + 3 + info.len() + 1;
-    let lead = inner.len() - inner.trim_start().len();
-    Ok((inner.trim(), body_start + lead))
-}
-
-fn line_at(text: &str, pos: usize) -> usize {
-    let pos = pos.min(text.len());
-    text.as_bytes()[..pos]
-        .iter()
-        .filter(|b| **b == b'\n')
-        .count()
-        + 1
-}
-
+/// A value quoted in a message: its first line, trimmed, at most 60 characters.
 fn excerpt(text: &str) -> String {
     let line = text.trim().lines().next().unwrap_or_default();
     match line.char_indices().nth(60) {
