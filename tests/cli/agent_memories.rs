@@ -346,3 +346,41 @@ fn why_names_the_agent_memory_and_forget_says_where_the_agents_copy_stays() {
         "{obs:?}"
     );
 }
+
+// Issue 35, "review across agents": a memory an agent kept on its own is proposed for MEMORY.md
+// like any observation, and the proposal's source says which agent and file it came from.
+#[test]
+fn an_agents_own_memory_is_proposed_for_memory_md_and_traced_to_its_file() {
+    let (env, repo) = Env::repo();
+    let home = env.home();
+    let dir = claude_dir(&home);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("feedback_migrations.md"),
+        "---\nname: migrations\ndescription: how schema changes are made\ntype: feedback\n---\n\n\
+         Never edit a migration that has been merged; add a new migration instead.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("MEMORY.md"),
+        "- [Migrations](feedback_migrations.md) — how schema changes are made\n",
+    )
+    .unwrap();
+    let m = ingest(&env, &repo);
+    assert_eq!(m["stored"], 1, "{m}");
+    let reflected = env
+        .cairn_in(&repo, &["--json", "reflect", "--reflector", "builtin"])
+        .code(0)
+        .data();
+    let proposals = reflected["proposals"].as_array().expect("proposals");
+    let p = proposals
+        .iter()
+        .find(|p| p["text"].as_str().unwrap_or("").contains("migration"))
+        .unwrap_or_else(|| panic!("the agent's memory is proposed: {reflected}"));
+    let cited = p["observations"][0].as_str().expect("a cited observation");
+    let why = env.cairn_in(&repo, &["why", cited]).code(0).stdout;
+    assert!(
+        why.contains("claude-code-memory:") && why.contains("feedback_migrations.md"),
+        "why names the agent and the file: {why}"
+    );
+}
