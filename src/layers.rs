@@ -371,7 +371,7 @@ fn an_upward_import_and_a_circle_are_named_with_their_file_and_line() {
             src("cli/mod.rs", "use crate::recall;\n"),
             src(
                 "files.rs",
-                "// crate::cli in a comment\nfn f() { let s = \"crate::cli\"; }\nuse crate::{error, recall::x};\n",
+                "// crate::recall::q in a comment\nfn f() { let s = \"crate::recall::q\"; }\nuse crate::{error, recall::x};\n",
             ),
             src("recall/mod.rs", "use crate::why::y;\n"),
             src("why/mod.rs", "pub fn y() { crate::recall::z() }\n"),
