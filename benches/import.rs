@@ -25,21 +25,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::texts::{Rng, sentences};
+use common::texts::{CATEGORIES, Rng, sentences};
 use common::{load, measured, median, setting};
 
 const NOW: &str = "2026-12-01T10:00:00Z";
 const MB: f64 = 1e6;
-
-const CATEGORIES: &[&str] = &[
-    "preferences",
-    "rules-conventions",
-    "system-architecture",
-    "operations",
-    "memory-system",
-    "projects",
-    "people-relationships",
-];
 
 /// What the generator wrote, to check the import against.
 #[derive(Default)]

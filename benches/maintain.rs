@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use cairn::embed::Embedder;
 
 mod common;
-use common::texts::{Rng, sentences};
+use common::texts::{CATEGORIES, Rng, sentences};
 use common::{copy_dir, git, load, measured, median, ms, setting};
 
 const NOW: &str = "2026-12-01T10:00:00Z";
@@ -172,16 +172,6 @@ struct Text {
     text: String,
     category: &'static str,
 }
-
-const CATEGORIES: &[&str] = &[
-    "preferences",
-    "rules-conventions",
-    "system-architecture",
-    "operations",
-    "memory-system",
-    "projects",
-    "people-relationships",
-];
 
 /// `n` texts: the fixtures' sentences shuffled, then head-and-tail mixes of them; near
 /// duplicates and error fixes among them.

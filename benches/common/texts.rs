@@ -4,6 +4,17 @@
 
 use std::path::Path;
 
+/// The observation categories of the taxonomy, as stored (`category`).
+pub const CATEGORIES: &[&str] = &[
+    "preferences",
+    "rules-conventions",
+    "system-architecture",
+    "operations",
+    "memory-system",
+    "projects",
+    "people-relationships",
+];
+
 /// A deterministic pseudo-random sequence (xorshift).
 pub struct Rng(pub u64);
 
