@@ -99,6 +99,8 @@ pub struct Folder {
 pub struct Listing {
     pub found: Vec<Found>,
     pub folders: Vec<Folder>,
+    /// The library manifest's size and time ([`manifest_stamp`]), read before the listing.
+    pub manifest: Option<(u64, i128)>,
 }
 
 /// Every source file, with its size and mtime, and each log folder's time ([`Glance`]).
@@ -106,6 +108,7 @@ pub fn list_all(repo: &Repo) -> Result<Listing> {
     // One `stat` a file is most of a read's time at 100,000 records (1,400 files, about
     // 4 µs each on a virtual machine): the observations' folder, the biggest, is listed on
     // a thread of its own while this one lists the rest.
+    let manifest = manifest_stamp(repo);
     let (observations, rest) = std::thread::scope(|s| {
         let observations = s.spawn(|| {
             let mut folders = Vec::new();
@@ -126,6 +129,7 @@ pub fn list_all(repo: &Repo) -> Result<Listing> {
     Ok(Listing {
         found: out,
         folders,
+        manifest,
     })
 }
 
@@ -225,11 +229,12 @@ fn list_rest(repo: &Repo) -> Result<(Vec<Found>, Vec<Folder>)> {
         }
     }
     out.extend(list_by_hand(repo)?);
+    out.extend(list_library(repo, &mut folders));
     Ok((out, folders))
 }
 
-/// The source files a person edits in place (ADRs, MEMORY.md, notes) and the library's chunk
-/// files: a [`Glance`] looks at each of these.
+/// The source files a person edits in place (ADRs, MEMORY.md, notes): a [`Glance`] looks at
+/// each of these.
 fn list_by_hand(repo: &Repo) -> Result<Vec<Found>> {
     let mut out = list_folder(repo, adr::DIR, &mut Vec::new())?;
     let mut push = |rel: String, meta: &std::fs::Metadata| out.extend(found(rel, meta));
@@ -250,6 +255,18 @@ fn list_by_hand(repo: &Repo) -> Result<Vec<Found>> {
             }
         }
     }
+    Ok(out)
+}
+
+/// The library's chunk files, and the time of their folder (`.cairn/library`, which only
+/// cairn writes, each file renamed into place): a [`Glance`] trusts that time and the
+/// manifest's stamp ([`manifest_stamp`]) rather than a `stat` of every chunk file.
+fn list_library(repo: &Repo, folders: &mut Vec<Folder>) -> Vec<Found> {
+    folders.push(Folder {
+        rel: crate::library::CACHE.to_string(),
+        mtime_ns: folder_time(repo, crate::library::CACHE),
+    });
+    let mut out = Vec::new();
     // Library chunks are sources while the manifest names their document (a removed entry's
     // chunks leave the index even if its chunk file stays behind). A manifest that cannot be
     // read leaves the library out of the index; `cairn library list` names the line.
@@ -259,11 +276,18 @@ fn list_by_hand(repo: &Repo) -> Result<Vec<Found>> {
             if let Ok(meta) = std::fs::symlink_metadata(repo.path(&rel))
                 && meta.is_file()
             {
-                push(rel, &meta);
+                out.extend(found(rel, &meta));
             }
         }
     }
-    Ok(out)
+    out
+}
+
+/// The library manifest's size and time (`None` when there is none), part of a [`Glance`]'s
+/// stamp: which chunk files are sources is the manifest's to say.
+fn manifest_stamp(repo: &Repo) -> Option<(u64, i128)> {
+    let meta = std::fs::symlink_metadata(repo.path(crate::library::MANIFEST)).ok()?;
+    Some((meta.len(), mtime_ns(&meta)))
 }
 
 fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
@@ -834,6 +858,49 @@ mod tests {
             Glance::of("c4", &list_all(&repo).unwrap(), folder_time + 1),
             None
         );
+    }
+
+    #[test]
+    fn a_glance_watches_the_library_by_its_folder_and_manifest_not_file_by_file() {
+        let (dir, repo) = glance_repo();
+        let root = dir.path();
+        let base: i128 = 1_793_000_000_000_000_000;
+        let entry = |id: &str, size: u64| {
+            format!(
+                "{{\"id\":\"{id}\",\"path\":\"docs/{id}.md\",\"format\":\"markdown\",\"sha256\":\"00\",\"size\":{size},\"title\":\"{id}\",\"chunks\":1,\"added\":\"2026-11-01T10:00:00Z\"}}\n"
+            )
+        };
+        std::fs::create_dir_all(root.join("vault")).unwrap();
+        std::fs::write(root.join(crate::library::MANIFEST), entry("aaa", 10)).unwrap();
+        let cache = root.join(crate::library::CACHE);
+        std::fs::create_dir_all(&cache).unwrap();
+        let chunk = cache.join("aaa.jsonl");
+        std::fs::write(&chunk, "{}\n").unwrap();
+        for p in [&chunk, &cache] {
+            set_time(p, base);
+        }
+        set_time(&root.join(crate::library::MANIFEST), base);
+        let listing = list_all(&repo).unwrap();
+        assert!(listing.found.iter().any(|f| f.kind == SourceKind::Library));
+        let g = Glance::of("c1", &listing, now_ns()).expect("old folders are trusted");
+        assert!(g.holds(&repo).unwrap());
+        // cairn rewrites a chunk file by renaming a new one into place: the folder's time moves.
+        crate::files::write_atomic(&chunk, b"{\"id\":\"lib-aaa-0\"}\n").unwrap();
+        assert!(!g.holds(&repo).unwrap(), "a chunk file renamed into place");
+        set_time(&cache, base);
+        assert!(g.holds(&repo).unwrap(), "only the folder's time told");
+        // The manifest names another document (or one fewer): seen by its stamp.
+        std::fs::write(
+            root.join(crate::library::MANIFEST),
+            entry("aaa", 10) + &entry("bbb", 20),
+        )
+        .unwrap();
+        assert!(!g.holds(&repo).unwrap(), "the manifest changed");
+        let g = Glance::of("c2", &list_all(&repo).unwrap(), now_ns()).unwrap();
+        assert!(g.holds(&repo).unwrap());
+        // A chunk file removed (a forgotten document): its folder's time moves.
+        std::fs::remove_file(&chunk).unwrap();
+        assert!(!g.holds(&repo).unwrap(), "a chunk file removed");
     }
 
     #[test]

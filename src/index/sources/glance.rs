@@ -7,7 +7,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Folder, Found, Listing, folder_time, in_log_folder, list_by_hand, mtime_ns};
+use super::{
+    Folder, Found, Listing, SourceKind, folder_time, in_log_folder, list_by_hand, manifest_stamp,
+    mtime_ns,
+};
 use crate::error::Result;
 use crate::index::Checkpoint;
 use crate::repo::Repo;
@@ -93,7 +96,9 @@ const RACY_NS: i128 = 2_000_000_000;
 /// stamp of each folder's newest logs, and the stamp of every file a person edits in place
 /// (ADRs, MEMORY.md, notes), which are looked at one by one. An append to an older log by a
 /// program other than cairn, which moves no folder's time, is seen at the next change in
-/// its folder or by `cairn index` (ADR 62).
+/// its folder or by `cairn index` (ADR 62). The library's chunk files, which cairn alone
+/// writes and always renames into place, are watched by their folder's time and the
+/// manifest's stamp, not one by one (ADR 140).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Glance {
     /// The name of the checkpoints of the index commit it describes.
@@ -146,9 +151,16 @@ impl Glance {
         newest.dedup();
         let mut watched = Stamp::default();
         for f in &listing.found {
+            // The library's chunk files are watched by their folder's time and the manifest.
+            if f.kind == SourceKind::Library {
+                continue;
+            }
             if !in_log_folder(f.kind) || newest.binary_search(&f.rel).is_ok() {
                 watched.add(&f.rel, f.size, f.mtime_ns);
             }
+        }
+        if let Some((size, mtime_ns)) = listing.manifest {
+            watched.add(crate::library::MANIFEST, size, mtime_ns);
         }
         Some(Glance {
             checkpoints: checkpoints.to_string(),
@@ -176,6 +188,9 @@ impl Glance {
         }
         for f in list_by_hand(repo)? {
             watched.add(&f.rel, f.size, f.mtime_ns);
+        }
+        if let Some((size, mtime_ns)) = manifest_stamp(repo) {
+            watched.add(crate::library::MANIFEST, size, mtime_ns);
         }
         Ok(watched.to_hex() == self.watched)
     }
