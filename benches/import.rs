@@ -211,7 +211,9 @@ fn generate(path: &Path, bytes: u64) -> Made {
                     if !made.secrets.contains(s) {
                         made.secrets.push(s.clone());
                     }
-                    secret = holding.clone();
+                    // On a line of its own, as the fixture gives it: each text there is a
+                    // line (a YAML setting, a command), whose end some rules read.
+                    secret = format!("\n{holding}\n");
                     t.insert(rng.below(t.len() + 1), &secret);
                     t.join(" ")
                 } else {

@@ -1055,6 +1055,30 @@ mod tests {
     }
 
     #[test]
+    fn a_setting_named_in_capitals_holds_its_value_mid_line() {
+        let r = Redactor::builtin();
+        for text in [
+            "compose said MYSQL_ROOT_PASSWORD: wobblyfencepost and the rest of the line",
+            "then DB_PASSWORD: lanternmoth (from .env) was read",
+        ] {
+            let out = r.redact(text);
+            assert!(
+                out.contains("[REDACTED:password]")
+                    && !out.contains("wobblyfencepost")
+                    && !out.contains("lanternmoth"),
+                "{text} -> {out}"
+            );
+        }
+        for code in [
+            "const MAX_TOKEN: u32 = 1;",
+            "struct S { API_KEY: String, }",
+            "let SECRET_KEY: Option<String> = None;",
+        ] {
+            assert_eq!(r.redact(code), code);
+        }
+    }
+
+    #[test]
     fn a_password_of_digits_counts_and_a_count_does_not() {
         let r = Redactor::builtin();
         let cases = [

@@ -465,6 +465,11 @@ fn assigned(text: &str, start: usize, span: (usize, usize)) -> bool {
     if colon && code {
         return false;
     }
+    // A setting's NAME in capitals (`MYSQL_ROOT_PASSWORD: …` from a compose file, quoted
+    // into a sentence or a log line) holds its value wherever the line goes on.
+    if colon && env_name {
+        return !TYPES.contains(&lower.as_str());
+    }
     // Any other style (`password = x` in code), for a name that ends in its keyword
     // (`secret_expander = …` names something else).
     held && looks_random(value, digits)
