@@ -179,7 +179,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
             kinds.push(Kind::Library);
         }
     }
-    if kinds.contains(&Kind::Library) {
+    if kinds.contains(&Kind::Library) && !crate::index::sources::Glance::library_settled(&repo) {
         library_warnings = crate::library::ensure_chunks(&repo, &crate::library::load(&repo)?);
     }
     let filter = Filter {
@@ -335,6 +335,7 @@ fn rewrite_client(
 /// Plain ranked search never rewrites: it is the fast, literal path.
 pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     let repo = ctx.repo()?;
+    crate::output::phase("repository open");
     let words = args.words.join(" ");
     let kinds = kinds(&args.kind)?;
     if args.exact {
@@ -393,15 +394,20 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
             .empty_when(found.is_empty(), nothing));
     }
     let (kinds, mut warnings) = if args.library {
-        let entries = crate::library::load(&repo)?;
-        (
-            vec![Kind::Library],
-            crate::library::ensure_chunks(&repo, &entries),
-        )
+        // Chunk files deleted with `.cairn/` are made again from their documents first,
+        // unless the index's glance says none is missing (ADR 140).
+        let warnings = if crate::index::sources::Glance::library_settled(&repo) {
+            Vec::new()
+        } else {
+            crate::library::ensure_chunks(&repo, &crate::library::load(&repo)?)
+        };
+        crate::output::phase("library: chunk files there");
+        (vec![Kind::Library], warnings)
     } else {
         (kinds, Vec::new())
     };
     let index = ctx.index(&repo)?;
+    crate::output::phase("index open");
     let filter = Filter {
         kinds,
         category: None,
@@ -431,7 +437,11 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     ));
     warnings.splice(0..0, index.warnings());
     if args.library {
-        return Ok(library_results(&repo, &words, &results).warnings(warnings));
+        crate::output::phase("searched");
+        let report = library_results(&repo, &words, &results).warnings(warnings);
+        crate::output::phase("library: cited");
+        index.finish();
+        return Ok(report);
     }
     let human = recall::to_text(&results, false, &recall::turns::heads(&index, &results));
     let data = json!({ "words": words, "exact": false, "results": results });

@@ -101,6 +101,8 @@ pub struct Listing {
     pub folders: Vec<Folder>,
     /// The library manifest's size and time ([`manifest_stamp`]), read before the listing.
     pub manifest: Option<(u64, i128)>,
+    /// How many documents the manifest names whose chunk file was not found.
+    pub library_missing: usize,
 }
 
 /// Every source file, with its size and mtime, and each log folder's time ([`Glance`]).
@@ -120,7 +122,7 @@ pub fn list_all(repo: &Repo) -> Result<Listing> {
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (observations, rest)
     });
-    let (mut out, mut folders) = rest?;
+    let (mut out, mut folders, library_missing) = rest?;
     let (observations, more) = observations?;
     out.extend(observations);
     folders.extend(more);
@@ -130,6 +132,7 @@ pub fn list_all(repo: &Repo) -> Result<Listing> {
         found: out,
         folders,
         manifest,
+        library_missing,
     })
 }
 
@@ -194,7 +197,7 @@ fn list_folder(repo: &Repo, dir: &str, folders: &mut Vec<Folder>) -> Result<Vec<
 }
 
 /// The source files other than the observations', and the times of their log folders.
-fn list_rest(repo: &Repo) -> Result<(Vec<Found>, Vec<Folder>)> {
+fn list_rest(repo: &Repo) -> Result<(Vec<Found>, Vec<Folder>, usize)> {
     let mut folders = Vec::new();
     let mut out = list_folder(repo, slog::DIR, &mut folders)?;
     // The sessions' folder's own time moves when an agent's folder is made or removed.
@@ -229,8 +232,9 @@ fn list_rest(repo: &Repo) -> Result<(Vec<Found>, Vec<Folder>)> {
         }
     }
     out.extend(list_by_hand(repo)?);
-    out.extend(list_library(repo, &mut folders));
-    Ok((out, folders))
+    let (library, missing) = list_library(repo, &mut folders);
+    out.extend(library);
+    Ok((out, folders, missing))
 }
 
 /// The source files a person edits in place (ADRs, MEMORY.md, notes): a [`Glance`] looks at
@@ -261,12 +265,13 @@ fn list_by_hand(repo: &Repo) -> Result<Vec<Found>> {
 /// The library's chunk files, and the time of their folder (`.cairn/library`, which only
 /// cairn writes, each file renamed into place): a [`Glance`] trusts that time and the
 /// manifest's stamp ([`manifest_stamp`]) rather than a `stat` of every chunk file.
-fn list_library(repo: &Repo, folders: &mut Vec<Folder>) -> Vec<Found> {
+fn list_library(repo: &Repo, folders: &mut Vec<Folder>) -> (Vec<Found>, usize) {
     folders.push(Folder {
         rel: crate::library::CACHE.to_string(),
         mtime_ns: folder_time(repo, crate::library::CACHE),
     });
     let mut out = Vec::new();
+    let mut missing = 0;
     // Library chunks are sources while the manifest names their document (a removed entry's
     // chunks leave the index even if its chunk file stays behind). A manifest that cannot be
     // read leaves the library out of the index; `cairn library list` names the line.
@@ -277,10 +282,12 @@ fn list_library(repo: &Repo, folders: &mut Vec<Folder>) -> Vec<Found> {
                 && meta.is_file()
             {
                 out.extend(found(rel, &meta));
+            } else {
+                missing += 1;
             }
         }
     }
-    out
+    (out, missing)
 }
 
 /// The library manifest's size and time (`None` when there is none), part of a [`Glance`]'s

@@ -758,3 +758,82 @@ fn library_results_carry_the_time_their_document_was_added() {
     let time = found["results"][0]["time"].as_str().unwrap().to_string();
     assert!(!time.starts_with("1970"), "{found}");
 }
+
+/// Moves a folder's time an hour back, as a folder nobody touched for a while has it (a
+/// glance trusts only folders older than two seconds).
+fn age(path: &Path) {
+    if let Ok(f) = std::fs::File::open(path) {
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        f.set_modified(hour_ago).unwrap();
+    }
+}
+
+#[test]
+fn a_chunk_file_removed_behind_a_settled_index_is_made_again_and_a_removed_entry_goes() {
+    let (env, repo) = Env::repo();
+    let docs = env.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(
+        docs.join("alpha.md"),
+        "# Alpha\n\nThe emu cache keeps the alpha figures warm.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        docs.join("beta.md"),
+        "# Beta\n\nThe wombat ledger records every beta transfer.\n",
+    )
+    .unwrap();
+    env.cairn_in(&repo, &["library", "add", docs.to_str().unwrap()])
+        .code(0);
+    for dir in [
+        ".cairn/library",
+        "slog",
+        "vault/observations",
+        "vault/sessions",
+    ] {
+        age(&repo.join(dir));
+    }
+    // The first search indexes the chunks; its index commit keeps a glance that says every
+    // document's chunk file was there.
+    assert_eq!(
+        search(&env, &repo, "wombat ledger")["results"][0]["cite"]["title"],
+        "Beta"
+    );
+    let glance = read(&repo, ".cairn/index/cairn-glance.json");
+    assert!(glance.contains("\"library_complete\":true"), "{glance}");
+    assert_eq!(
+        search(&env, &repo, "wombat ledger")["results"][0]["cite"]["title"],
+        "Beta",
+        "found again through the settled index"
+    );
+    // Beta's chunk file goes behind the index's back: the folder's time moves, the search
+    // makes it again from the document and still finds it.
+    let beta = manifest(&repo)
+        .into_iter()
+        .find(|e| e["title"] == "Beta")
+        .unwrap();
+    let chunk = repo.join(format!(
+        ".cairn/library/{}.jsonl",
+        beta["id"].as_str().unwrap()
+    ));
+    std::fs::remove_file(&chunk).unwrap();
+    assert_eq!(
+        search(&env, &repo, "wombat ledger")["results"][0]["cite"]["title"],
+        "Beta"
+    );
+    assert!(chunk.is_file(), "the chunk file is made again");
+    // Beta leaves the manifest: its chunks leave the results, though its file stays.
+    let kept: String = read(&repo, "vault/library.jsonl")
+        .lines()
+        .filter(|l| !l.contains("\"Beta\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(repo.join("vault/library.jsonl"), kept).unwrap();
+    let found = search(&env, &repo, "wombat ledger");
+    assert!(
+        found["results"]
+            .as_array()
+            .is_none_or(|r| r.iter().all(|x| x["cite"]["title"] != "Beta")),
+        "{found}"
+    );
+}

@@ -110,6 +110,9 @@ pub struct Glance {
     pub newest: Vec<String>,
     /// The [`Stamp`] of `newest` and of the files a person edits, as hex.
     pub watched: String,
+    /// Every document the library manifest names had its chunk file then.
+    #[serde(default)]
+    pub library_complete: bool,
 }
 
 /// The glance's file in the index folder (derived, like everything there).
@@ -168,6 +171,7 @@ impl Glance {
             folders: listing.folders.clone(),
             newest,
             watched: watched.to_hex(),
+            library_complete: listing.library_missing == 0,
         })
     }
 
@@ -193,6 +197,14 @@ impl Glance {
             watched.add(crate::library::MANIFEST, size, mtime_ns);
         }
         Ok(watched.to_hex() == self.watched)
+    }
+
+    /// Whether the index of `repo` was committed with every library document's chunk file
+    /// there, and nothing the glance watches has moved since: a library search then need not
+    /// read the manifest to make missing chunk files ([`crate::library::ensure_chunks`]).
+    pub fn library_settled(repo: &Repo) -> bool {
+        Glance::read(&repo.path(crate::index::DIR))
+            .is_some_and(|g| g.library_complete && g.holds(repo).unwrap_or(false))
     }
 
     /// The glance kept in the index folder `dir`, if there is a readable one.
