@@ -22,7 +22,10 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
+use regex_automata::nfa::thompson::WhichCaptures;
+use regex_automata::util::captures::Captures;
+use regex_automata::{Anchored, Input, meta};
 
 mod judge;
 
@@ -547,13 +550,16 @@ pub fn redact_one<'a>(extra: &[String], text: &'a str) -> Result<Cow<'a, str>, E
     Ok(Cow::Owned(redactor.redact(text).into_owned()))
 }
 
-/// One alternative of the combined regex.
+/// One alternative of the combined regex: one rule.
 #[derive(Clone)]
 struct Alt {
     kind: &'static str,
     check: Check,
-    /// The index of the group wrapping the whole alternative.
-    group: usize,
+    /// The rule's pattern.
+    source: String,
+    /// The rule alone, with its groups, compiled when a match needs it: which rule matched,
+    /// and where its value is.
+    own: OnceLock<meta::Regex>,
     /// How many groups the alternative holds inside it.
     inner: usize,
     /// Whether the inner groups are values to redact (built-in rules), or a custom pattern's
@@ -561,10 +567,39 @@ struct Alt {
     value_groups: bool,
 }
 
+impl Alt {
+    fn own(&self) -> &meta::Regex {
+        self.own.get_or_init(|| {
+            meta::Regex::builder()
+                .configure(meta::Regex::config().nfa_size_limit(Some(64 << 20)))
+                .build(&self.source)
+                .expect("a rule that compiled in the combined regex compiles alone")
+        })
+    }
+
+    /// The rule's match anchored at `start` (of the whole text), with its groups.
+    fn captures_at(&self, text: &str, start: usize) -> Option<Captures> {
+        let re = self.own();
+        let mut caps = re.create_captures();
+        re.search_captures(
+            &Input::new(text).range(start..).anchored(Anchored::Yes),
+            &mut caps,
+        );
+        caps.is_match().then_some(caps)
+    }
+}
+
 /// Finds and redacts secrets: the built-in rules plus any extra patterns.
+///
+/// Every rule is one alternative of a single regex compiled without capture groups: a
+/// search's memory holds two slots a state, not two for each of the rules' hundred groups
+/// (the regex engine's slot table was 176 MB of an import's peak). The rule a match came
+/// from, and its value's group, are then read by that rule's own regex, anchored where the
+/// match starts: the first rule, in order, that matches there is the one the alternation
+/// chose.
 #[derive(Clone)]
 pub struct Redactor {
-    combined: Regex,
+    combined: meta::Regex,
     alts: Vec<Alt>,
     /// `None` when extra patterns are configured: they may match anything.
     prefilter: Option<Regex>,
@@ -589,7 +624,6 @@ impl Redactor {
     pub fn new(extra: &[String]) -> Result<Redactor, Error> {
         let mut alts = Vec::new();
         let mut sources = Vec::new();
-        let mut group = 1;
         let builtins = RULES
             .iter()
             .map(|r| (r.kind, ascii_boundaries(r.pattern), r.check, true));
@@ -626,20 +660,24 @@ impl Redactor {
                 })?
                 .properties()
                 .explicit_captures_len();
+            sources.push(format!("(?:{source})"));
             alts.push(Alt {
                 kind,
                 check,
-                group,
+                source,
+                own: OnceLock::new(),
                 inner,
                 value_groups,
             });
-            group += 1 + inner;
-            sources.push(format!("({source})"));
         }
-        let combined = RegexBuilder::new(&sources.join("|"))
-            .size_limit(64 << 20)
-            .dfa_size_limit(16 << 20)
-            .build()
+        let combined = meta::Regex::builder()
+            .configure(
+                meta::Regex::config()
+                    .which_captures(WhichCaptures::Implicit)
+                    .nfa_size_limit(Some(64 << 20))
+                    .hybrid_cache_capacity(16 << 20),
+            )
+            .build(&sources.join("|"))
             .map_err(|e| Error::BadPattern {
                 pattern: extra.join(" | "),
                 reason: format!("the patterns cannot be combined: {e}"),
@@ -701,22 +739,21 @@ impl Redactor {
         {
             return out;
         }
-        let mut locs = self.combined.capture_locations();
         let mut lines = LineCounter::default();
         let mut pos = 0;
         while pos <= text.len() {
-            let Some(m) = self.combined.captures_read_at(&mut locs, text, pos) else {
+            let Some(m) = self.combined.search(&Input::new(text).range(pos..)) else {
                 break;
             };
             let (start, end) = (m.start(), m.end());
             // Extra patterns never match the empty string, built-in rules cannot; still, never loop.
             pos = if end > start { end } else { end + 1 };
-            let Some(alt) = self.alts.iter().find(|a| locs.get(a.group).is_some()) else {
+            let Some((alt, caps)) = self.rule_at(text, start, end) else {
                 continue;
             };
             let span = if alt.value_groups {
                 (1..=alt.inner)
-                    .find_map(|g| locs.get(alt.group + g))
+                    .find_map(|g| caps.get_group(g).map(|s| (s.start, s.end)))
                     .unwrap_or((start, end))
             } else {
                 (start, end)
@@ -744,6 +781,15 @@ impl Redactor {
         out
     }
 
+    /// The rule the combined regex's match `start..end` came from (the first, in order, that
+    /// matches at `start`), with its groups.
+    fn rule_at(&self, text: &str, start: usize, end: usize) -> Option<(&Alt, Captures)> {
+        self.alts.iter().find_map(|a| {
+            let caps = a.captures_at(text, start)?;
+            (caps.get_match()?.end() == end).then_some((a, caps))
+        })
+    }
+
     /// The kind of a named value: a distinctive shape inside it (`token=ghp_…` is a
     /// `github-token`) names it better than its name does.
     fn kind_within(
@@ -752,11 +798,11 @@ impl Redactor {
         (start, end): (usize, usize),
         named: &'static str,
     ) -> &'static str {
-        let mut locs = self.combined.capture_locations();
+        let text = &text[..end];
         let mut pos = start;
-        while let Some(m) = self.combined.captures_read_at(&mut locs, &text[..end], pos) {
+        while let Some(m) = self.combined.search(&Input::new(text).range(pos..)) {
             let (s, e) = (m.start(), m.end());
-            if let Some(alt) = self.alts.iter().find(|a| locs.get(a.group).is_some())
+            if let Some((alt, _)) = self.rule_at(text, s, e)
                 && alt.check == Check::Shape
                 && alt.value_groups
                 && alt.inner == 0
