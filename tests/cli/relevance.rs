@@ -230,3 +230,44 @@ fn help_and_explain_say_what_they_mean() {
 fn flat(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// The chance cosine relevance compares meaning against (issue 34): measured once over the
+/// vector store and kept beside it, for the store as it is; measured again when it changes.
+#[test]
+fn the_chance_cosine_is_kept_beside_the_store_until_the_store_changes() {
+    let (env, repo) = transcripts_repo();
+    let ids = |q: &str| -> Vec<String> {
+        let run = env.cairn_in(&repo, &["--json", "recall", q]);
+        run.data()["results"]
+            .as_array()
+            .map(|r| r.iter().map(|x| x["id"].to_string()).collect())
+            .unwrap_or_default()
+    };
+    let kept = || -> (String, f64) {
+        let dir = repo.join(".cairn/vectors");
+        let file = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with(".chance"))
+            .expect("the chance cosine kept beside the store");
+        let text = std::fs::read_to_string(file).unwrap();
+        let (key, value) = text.trim_end().split_once('\n').expect("key and value");
+        (key.to_string(), value.parse().expect("a cosine"))
+    };
+    let first = ids("hook settings file");
+    let (key, chance) = kept();
+    assert!((-1.0..=1.0).contains(&chance), "{chance}");
+    assert_eq!(
+        ids("hook settings file"),
+        first,
+        "the kept figure ranks alike"
+    );
+    assert_eq!(kept().0, key, "read, not measured again");
+    remember(
+        &env,
+        &repo,
+        "the staging database moved to the new host in November",
+    );
+    ids("staging database host");
+    assert_ne!(kept().0, key, "the store grew: measured again");
+}
