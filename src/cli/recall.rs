@@ -179,8 +179,8 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
             kinds.push(Kind::Library);
         }
     }
-    if kinds.contains(&Kind::Library) && !crate::index::sources::Glance::library_settled(&repo) {
-        library_warnings = crate::library::ensure_chunks(&repo, &crate::library::load(&repo)?);
+    if kinds.contains(&Kind::Library) {
+        library_warnings = library_chunks(&repo)?;
     }
     let filter = Filter {
         kinds,
@@ -332,6 +332,19 @@ fn rewrite_client(
     }
 }
 
+/// Before a ranked search of the library: chunk files deleted with `.cairn/` are made again
+/// from their documents, unless the index's glance says none is missing (ADR 140). Returns
+/// the warnings of documents that could not be read again.
+fn library_chunks(repo: &crate::repo::Repo) -> Result<Vec<String>> {
+    if crate::index::sources::Glance::library_settled(repo) {
+        return Ok(Vec::new());
+    }
+    Ok(crate::library::ensure_chunks(
+        repo,
+        &crate::library::load(repo)?,
+    ))
+}
+
 /// Plain ranked search never rewrites: it is the fast, literal path.
 pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     let repo = ctx.repo()?;
@@ -394,13 +407,7 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
             .empty_when(found.is_empty(), nothing));
     }
     let (kinds, mut warnings) = if args.library {
-        // Chunk files deleted with `.cairn/` are made again from their documents first,
-        // unless the index's glance says none is missing (ADR 140).
-        let warnings = if crate::index::sources::Glance::library_settled(&repo) {
-            Vec::new()
-        } else {
-            crate::library::ensure_chunks(&repo, &crate::library::load(&repo)?)
-        };
+        let warnings = library_chunks(&repo)?;
         crate::output::phase("library: chunk files there");
         (vec![Kind::Library], warnings)
     } else {
