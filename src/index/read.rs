@@ -517,10 +517,10 @@ impl Index {
             let at = ((cosines.len() - 1) as f64 * quantile.clamp(0.0, 1.0)).round() as usize;
             f64::from(cosines[at])
         });
+        // Named as cairn's staged files are, so that one a kill leaves is swept
+        // (`files::sweep_dead_temps`); derived, so renamed into place without a sync.
         if let Some(key) = key
-            && let Ok(mut tmp) = tempfile::Builder::new()
-                .prefix(".cairn-chance")
-                .tempfile_in(&self.vectors_dir)
+            && let Ok(mut tmp) = crate::files::staging(&self.vectors_dir)
         {
             use std::io::Write;
             let value = chance.map_or("none".to_string(), |v| v.to_string());
