@@ -207,6 +207,15 @@ pub fn clean_name(name: &str) -> std::borrow::Cow<'_, str> {
 /// How [`write_atomic`]'s temporary files begin; `cairn doctor` removes the ones a kill left.
 pub const TEMP_PREFIX: &str = ".cairn-tmp-";
 
+/// A file's modification time in nanoseconds since the epoch (0 when the file system gives
+/// none): what freshness checks and stamps compare.
+pub fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
 /// Replaces (or creates) `path` with `bytes`, atomically. A new file gets the mode git gives
 /// one (0666 less the umask); a replaced file keeps its mode. Refused through a link inside a
 /// confined repository.

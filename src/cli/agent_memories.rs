@@ -74,14 +74,9 @@ struct Stat {
 
 fn stat(path: &Path) -> Option<Stat> {
     let meta = std::fs::metadata(path).ok()?;
-    let mtime_ns = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i128);
     Some(Stat {
         size: meta.len(),
-        mtime_ns,
+        mtime_ns: crate::files::mtime_ns(&meta),
     })
 }
 

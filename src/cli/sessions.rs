@@ -34,6 +34,7 @@ use crate::redact::Redactor;
 
 /// Every ingest continues a killed one (`.cairn/pending.json`).
 const INGEST: super::Work = super::Work::any_rerun("sessions ingest");
+use crate::files::mtime_ns;
 use crate::repo::Repo;
 use crate::sessions::{self, Agent};
 
@@ -157,13 +158,6 @@ fn transcripts_under(path: &Path, fence: &Fence, out: &mut Vec<Found>) -> Result
     found.sort();
     out.extend(found.into_iter().map(|path| Found { path, named: false }));
     Ok(())
-}
-
-fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i128)
 }
 
 /// A file's size and mtime, or `None` when it does not exist.

@@ -488,14 +488,9 @@ impl Index {
     pub fn chance_cosine(&self, quantile: f64) -> Option<f64> {
         let store = self.store()?;
         let path = vectors::path_for(&self.vectors_dir, &self.model);
-        let key = std::fs::metadata(&path).ok().map(|m| {
-            let mtime = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
-            format!("{} {mtime} {quantile}", m.len())
-        });
+        let key = std::fs::metadata(&path)
+            .ok()
+            .map(|m| format!("{} {} {quantile}", m.len(), crate::files::mtime_ns(&m)));
         let mut name = path.file_name().unwrap_or_default().to_os_string();
         name.push(".chance");
         let kept = path.with_file_name(name);

@@ -15,6 +15,7 @@ use chrono::{DateTime, Utc};
 
 use super::{Checkpoint, Doc, Kind, hash};
 use crate::error::{Error, Result};
+use crate::files::mtime_ns;
 use crate::repo::Repo;
 use crate::store::{self, Event, Line, Op};
 use crate::{adr, memory, slog};
@@ -295,13 +296,6 @@ fn list_library(repo: &Repo, folders: &mut Vec<Folder>) -> (Vec<Found>, usize) {
 fn manifest_stamp(repo: &Repo) -> Option<(u64, i128)> {
     let meta = std::fs::symlink_metadata(repo.path(crate::library::MANIFEST)).ok()?;
     Some((meta.len(), mtime_ns(&meta)))
-}
-
-fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i128)
 }
 
 /// What an update has to do.

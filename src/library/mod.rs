@@ -297,14 +297,9 @@ pub struct Stat {
 
 impl Stat {
     pub fn of(meta: &std::fs::Metadata) -> Stat {
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as i128);
         Stat {
             size: meta.len(),
-            mtime_ns,
+            mtime_ns: crate::files::mtime_ns(meta),
         }
     }
 }

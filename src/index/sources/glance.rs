@@ -113,6 +113,9 @@ pub struct Glance {
     /// Every document the library manifest names had its chunk file then.
     #[serde(default)]
     pub library_complete: bool,
+    /// The library manifest's size and time then.
+    #[serde(default)]
+    pub manifest: Option<(u64, i128)>,
 }
 
 /// The glance's file in the index folder (derived, like everything there).
@@ -172,6 +175,7 @@ impl Glance {
             newest,
             watched: watched.to_hex(),
             library_complete: listing.library_missing == 0,
+            manifest: listing.manifest,
         })
     }
 
@@ -200,11 +204,20 @@ impl Glance {
     }
 
     /// Whether the index of `repo` was committed with every library document's chunk file
-    /// there, and nothing the glance watches has moved since: a library search then need not
-    /// read the manifest to make missing chunk files ([`crate::library::ensure_chunks`]).
+    /// there, and neither the chunk folder's time nor the manifest has moved since: a library
+    /// search then need not read the manifest to make missing chunk files
+    /// ([`crate::library::ensure_chunks`]). Two `stat`s: the rest of what the glance watches
+    /// is the index's to check when it opens.
     pub fn library_settled(repo: &Repo) -> bool {
-        Glance::read(&repo.path(crate::index::DIR))
-            .is_some_and(|g| g.library_complete && g.holds(repo).unwrap_or(false))
+        let Some(g) = Glance::read(&repo.path(crate::index::DIR)) else {
+            return false;
+        };
+        g.library_complete
+            && g.folders
+                .iter()
+                .find(|f| f.rel == crate::library::CACHE)
+                .is_some_and(|f| folder_time(repo, &f.rel) == f.mtime_ns)
+            && manifest_stamp(repo) == g.manifest
     }
 
     /// The glance kept in the index folder `dir`, if there is a readable one.
