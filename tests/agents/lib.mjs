@@ -62,10 +62,15 @@ export function sse(res, events) {
   res.end();
 }
 
-/** A fresh temporary folder under the OS temp dir, removed by `cleanup()`. */
+/**
+ * A fresh temporary folder under the OS temp dir, removed by `cleanup()`: retried a few times,
+ * since a hook's background cairn (the session-end ingest) may still be writing in it.
+ */
 export function tempDir(prefix = 'cairn-agent-') {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+  const cleanup = () =>
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+  return { dir, cleanup };
 }
 
 /**

@@ -263,6 +263,21 @@ fn the_chance_cosine_is_kept_beside_the_store_until_the_store_changes() {
         "the kept figure ranks alike"
     );
     assert_eq!(kept().0, key, "read, not measured again");
+    // A figure written under the same key is the one read: measuring again would replace it.
+    let file = std::fs::read_dir(repo.join(".cairn/vectors"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".chance"))
+        .unwrap();
+    let marked = format!("{key}\n0.123456789\n");
+    std::fs::write(&file, &marked).unwrap();
+    ids("hook settings file");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        marked,
+        "the kept figure is read, not measured and written again"
+    );
+    std::fs::write(&file, format!("{key}\n{chance}\n")).unwrap();
     remember(
         &env,
         &repo,
