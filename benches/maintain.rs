@@ -293,6 +293,45 @@ fn filter_recall(texts: &[Text]) {
             }
         );
     }
+    // The sign distance (of 256 bits) of the pairs at or above the threshold, and how many
+    // of the used bands' candidates a cut at that distance would leave to score.
+    let center = cairn::maintain::lsh::center(&refs);
+    let words = cairn::maintain::lsh::signature_words(refs[0].len());
+    let sigs: Vec<Vec<u64>> = refs
+        .iter()
+        .map(|v| {
+            let mut s = vec![0u64; words];
+            cairn::maintain::lsh::signature(v, &center, &mut s);
+            s
+        })
+        .collect();
+    let dist = |i: usize, j: usize| cairn::maintain::lsh::sign_distance(&sigs[i], &sigs[j]);
+    let mut near: Vec<u32> = truth
+        .iter()
+        .map(|&(i, j)| dist(i as usize, j as usize))
+        .collect();
+    near.sort_unstable();
+    let at = |q: f64| near[((near.len() - 1) as f64 * q) as usize];
+    println!(
+        "sign distance of the pairs at cosine >= 0.85: median {}, p99 {}, p99.9 {}, max {}",
+        at(0.5),
+        at(0.99),
+        at(0.999),
+        near.last().copied().unwrap_or(0)
+    );
+    let pairs = cairn::maintain::lsh::candidates(&refs, &center, used.0, used.1);
+    for cut in [48, 56, 64, 72, 80, 96] {
+        let kept = pairs
+            .iter()
+            .filter(|&&(i, j)| dist(i as usize, j as usize) <= cut)
+            .count();
+        let lost = near.iter().filter(|&&d| d > cut).count();
+        println!(
+            "  cut at {cut:>3}: scores {:>6.2} % of the candidates, loses {lost} of {} pairs",
+            100.0 * kept as f64 / pairs.len().max(1) as f64,
+            near.len()
+        );
+    }
 }
 
 /// A repository holding `texts` as observations, committed and indexed.

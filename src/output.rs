@@ -95,10 +95,21 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn new(kind: &'static str, data: impl Serialize, human: impl Into<String>) -> Self {
+    pub fn new(
+        kind: &'static str,
+        data: impl Serialize + 'static,
+        human: impl Into<String>,
+    ) -> Self {
+        // Most commands hand over a `json!` value already: taken as it is, not rebuilt (for
+        // maintain's 70,000 changes the copy and the drop of the first were 0.2 s).
+        let mut data = Some(data);
+        let data = match (&mut data as &mut dyn std::any::Any).downcast_mut::<Option<Value>>() {
+            Some(value) => value.take().unwrap_or_default(),
+            None => serde_json::to_value(data).expect("command data is plain serde data"),
+        };
         Report {
             kind,
-            data: serde_json::to_value(data).expect("command data is plain serde data"),
+            data,
             human: human.into(),
             next: Vec::new(),
             warnings: Vec::new(),

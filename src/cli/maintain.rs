@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::Ctx;
 use crate::error::{Error, Kind, Result};
-use crate::index::{Index, vectors};
+use crate::index::{Index, Opened, vectors};
 use crate::maintain::{self, Change, Input, Settings};
 use crate::output::{Next, Report, Status};
 use crate::store::{self, Op, State};
@@ -61,8 +61,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
     };
     // The index brings the vector store up to date: every observation's text has its row.
     let index = Index::open(&repo)?;
+    crate::output::phase("maintain: index open");
     let mut warnings = index.warnings();
     let loaded = store::load(&repo)?;
+    crate::output::phase("maintain: observations loaded");
     for t in &loaded.torn {
         warnings.push(format!(
             "{}:{}: a torn last line ({} bytes) was skipped; `cairn doctor` repairs it",
@@ -72,8 +74,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         ));
     }
     let recalls = recalls_until(&repo, ctx.now)?;
+    crate::output::phase("maintain: recalls read");
     let vectors = vectors_of(&index, &loaded.folded)?;
+    crate::output::phase("maintain: vectors read");
     let (cited, orphans) = cited(&repo, &loaded.folded)?;
+    crate::output::phase("maintain: proposals read");
     if !orphans.is_empty() {
         let shown: Vec<String> = orphans
             .iter()
@@ -114,6 +119,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         cited: &cited,
     };
     let plan = maintain::plan(&input, &settings, &mut similarity)?;
+    crate::output::phase("maintain: planned");
     let breakdown = maintain::breakdown(&loaded.folded, &plan.changes);
     let mut kinds = BTreeMap::new();
     // The library is reference documents, not memory: its chunks are not counted here.
@@ -144,6 +150,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             "kinds": kinds,
             "categories": breakdown,
         });
+        crate::index::leave_to_exit((loaded, vectors, plan, cache, recalls, cited));
+        Opened::Own(Box::new(index)).finish();
         return Ok(Report::new("maintain", data, human).warnings(warnings));
     }
 
@@ -179,7 +187,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         path = Some(rel);
     }
     // With nothing planned this still commits what a killed run left (its pending entry).
+    crate::output::phase("maintain: written");
     let commit = ctx.commit_with_pending(&repo, &work, &written, &message)?;
+    crate::output::phase("maintain: committed");
     warnings.extend(crate::telemetry::emit(
         &repo,
         ctx.now,
@@ -196,6 +206,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             "deleted": plan.deleted,
         }),
     ));
+    crate::output::phase("maintain: telemetry");
     let mut human = listing("did", &plan);
     if !plan.changes.is_empty() || commit.is_some() {
         human.push_str(&format!("\n{}", ctx.short(&commit)));
@@ -209,6 +220,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
         "path": path,
         "commit": commit,
     });
+    crate::output::phase("maintain: reported");
     let mut report = Report::new("maintain", data, human).warnings(warnings);
     if !plan.changes.is_empty() {
         report = report.next(Next::new(
@@ -216,6 +228,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report> {
             "undo any of these (superseded, stale or deleted)",
         ));
     }
+    crate::index::leave_to_exit((loaded, vectors, plan, cache, recalls, cited));
+    Opened::Own(Box::new(index)).finish();
     Ok(report)
 }
 

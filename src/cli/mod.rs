@@ -457,7 +457,13 @@ where
     // One command, then the process ends (what it leaves open, the exit closes at once).
     crate::index::ends_after_command();
     match ctx.and_then(|ctx| execute(&ctx, cli.command)) {
-        Ok(report) => output::emit(&report, json),
+        Ok(report) => {
+            output::phase("command done");
+            let code = output::emit(&report, json);
+            output::phase("report written");
+            crate::index::leave_to_exit(report);
+            code
+        }
         Err(err) => output::emit_error(&err, json),
     }
 }

@@ -121,7 +121,12 @@ fn show(ctx: &Ctx, repo: &Repo, query: &str) -> Result<Report> {
     let human = view.render(position, ctx.stdout_terminal && !ctx.json);
     let id = f.proposal.id.clone();
     let pending = f.state == proposals::State::Pending;
-    let mut report = Report::new("review_show", &view, human).warnings(loaded.warnings.clone());
+    let mut report = Report::new(
+        "review_show",
+        serde_json::to_value(&view).expect("view serializes"),
+        human,
+    )
+    .warnings(loaded.warnings.clone());
     if pending {
         report = report
             .next(Next::new(

@@ -56,6 +56,16 @@ pub fn ends_after_command() {
     ENDS_AFTER_COMMAND.store(true, Ordering::Relaxed);
 }
 
+/// Leaves `value` to the process's exit when the process ends after its one command, and
+/// drops it otherwise: a command's large tables (100,000 observations with their vectors and
+/// plan) are freed by the exit at once, where freeing them one allocation at a time was a
+/// tenth of a `cairn maintain` at 100,000 observations.
+pub fn leave_to_exit<T>(value: T) {
+    if ENDS_AFTER_COMMAND.load(Ordering::Relaxed) {
+        std::mem::forget(value);
+    }
+}
+
 impl Opened<'_> {
     /// Ends a command's use of the index. In a process that ends after the command, an index
     /// opened for it is not closed but left to the exit: unmapping the vector store and the

@@ -54,7 +54,7 @@ pub use checkpoints::Checkpoint;
 use checkpoints::Payload;
 use schema::Fields;
 
-pub use held::{Held, Opened, ends_after_command};
+pub use held::{Held, Opened, ends_after_command, leave_to_exit};
 
 /// Bumped whenever the schema or what goes into a document changes: a mismatch rebuilds.
 pub const SCHEMA_VERSION: u32 = 9;
