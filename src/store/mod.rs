@@ -187,11 +187,24 @@ pub fn parse_line(
 
 /// The normalized form hashed into an id: lower case, single spaces, no trailing punctuation.
 pub fn normalize(text: &str) -> String {
-    let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
-    words
-        .join(" ")
-        .trim_end_matches(['.', '!', '?', ';', ','])
-        .to_string()
+    // One string, not a string a word: an import hashes every line it reads.
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        if word.is_ascii() {
+            let start = out.len();
+            out.push_str(word);
+            out[start..].make_ascii_lowercase();
+        } else {
+            // str's own lower case (a final sigma is ς), word by word as ever.
+            out.push_str(&word.to_lowercase());
+        }
+    }
+    let kept = out.trim_end_matches(['.', '!', '?', ';', ',']).len();
+    out.truncate(kept);
+    out
 }
 
 /// The id of an observation: a hash of its normalized text and its source.
@@ -201,8 +214,13 @@ pub fn observation_id(text: &str, source: &str) -> String {
     h.update([0]);
     h.update(source.as_bytes());
     let digest = h.finalize();
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("ob-{hex}")
+    let mut id = String::with_capacity(19);
+    id.push_str("ob-");
+    for b in digest.iter().take(8) {
+        use std::fmt::Write as _;
+        let _ = write!(id, "{b:02x}");
+    }
+    id
 }
 
 /// The day file written at `now`, relative to the root.
@@ -752,6 +770,34 @@ const CHUNK_BYTES: usize = 4 * 1024 * 1024;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn normalize_is_the_words_lowered_and_joined() {
+        let joined = |text: &str| {
+            let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
+            words
+                .join(" ")
+                .trim_end_matches(['.', '!', '?', ';', ','])
+                .to_string()
+        };
+        for text in [
+            "",
+            "  ",
+            "Deploy  the\tAPI\n now.",
+            "ΣΑΣ ΟΔΟΣ; İstanbul Straße!?",
+            "ends with spaces ,, ",
+            "...",
+            "MiXeD ascii and ÜMLAUT, déjà vu",
+        ] {
+            assert_eq!(normalize(text), joined(text), "{text:?}");
+        }
+        assert_eq!(
+            observation_id("Deploy the API", "manual"),
+            observation_id("deploy   the api.", "manual")
+        );
+        assert!(observation_id("x", "y").starts_with("ob-"));
+        assert_eq!(observation_id("x", "y").len(), 19);
+    }
 
     #[test]
     fn a_merge_into_the_largest_count_saturates_instead_of_overflowing() {
