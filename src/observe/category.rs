@@ -329,7 +329,7 @@ mod tests {
                     all[(x % all.len() as u64) as usize]
                 })
                 .collect();
-            texts.push(words.join(if x % 3 == 0 { "-" } else { " " }));
+            texts.push(words.join(if x.is_multiple_of(3) { "-" } else { " " }));
         }
         for text in &texts {
             assert_eq!(classify(text), classify_by_comparing(text), "{text:?}");
