@@ -320,6 +320,7 @@ fn filter_recall(texts: &[Text]) {
         near.last().copied().unwrap_or(0)
     );
     let pairs = cairn::maintain::lsh::candidates(&refs, &center, used.0, used.1);
+    let used_cut = (refs[0].len() * cairn::maintain::lsh::SIGN_CUT_EIGHTHS / 8) as u32;
     for cut in [48, 56, 64, 72, 80, 96] {
         let kept = pairs
             .iter()
@@ -327,9 +328,10 @@ fn filter_recall(texts: &[Text]) {
             .count();
         let lost = near.iter().filter(|&&d| d > cut).count();
         println!(
-            "  cut at {cut:>3}: scores {:>6.2} % of the candidates, loses {lost} of {} pairs",
+            "  cut at {cut:>3}: scores {:>6.2} % of the candidates, loses {lost} of {} pairs{}",
             100.0 * kept as f64 / pairs.len().max(1) as f64,
-            near.len()
+            near.len(),
+            if cut == used_cut { "   (used)" } else { "" }
         );
     }
 }

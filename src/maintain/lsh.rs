@@ -68,7 +68,9 @@ pub struct Buckets {
 }
 
 impl Buckets {
-    /// The bands of `vectors` (int8, all of one length), their bits taken from `center`.
+    /// The bands of `vectors` (int8, all of one length), their bits taken from `center`
+    /// (the sweep makes the signatures itself, for its cut too: [`Buckets::of_signatures`]).
+    #[cfg(test)]
     pub fn new(vectors: &[&[i8]], center: &[i8], bands: usize, bits: usize) -> Buckets {
         let dims = vectors.first().map_or(0, |v| v.len());
         Buckets::of_signatures(&signatures(vectors, center, dims), dims, bands, bits)

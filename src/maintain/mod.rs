@@ -275,7 +275,7 @@ pub fn plan(
         .enumerate()
         .map(|(k, (&i, &w))| (strength(&folded[i], w), k as u32))
         .collect();
-    // Strongest first; ids differ, so no two keys are equal.
+    // Ids differ, so no two keys are equal.
     keyed.sort_unstable_by(|a, b| b.0.cmp(&a.0));
     let order: Vec<u32> = keyed.into_iter().map(|(_, k)| k).collect();
     let mut taken: Vec<Option<(u32, f64)>> = vec![None; swept.len()];
