@@ -591,12 +591,12 @@ impl Alt {
 
 /// Finds and redacts secrets: the built-in rules plus any extra patterns.
 ///
-/// Every rule is one alternative of a single regex compiled without capture groups: a
-/// search's memory holds two slots a state, not two for each of the rules' hundred groups
-/// (the regex engine's slot table was 176 MB of an import's peak). The rule a match came
-/// from, and its value's group, are then read by that rule's own regex, anchored where the
-/// match starts: the first rule, in order, that matches there is the one the alternation
-/// chose.
+/// Every rule is one pattern of a single regex compiled without capture groups: a search's
+/// memory holds two slots a pattern and state, not two for each of the rules' hundred groups
+/// (the regex engine's slot table was 176 MB of an import's peak). The pattern a match came
+/// from names its rule (patterns are preferred in order, as the alternatives of one
+/// alternation are); its value's group is then read by that rule's own regex, anchored where
+/// the match starts.
 #[derive(Clone)]
 pub struct Redactor {
     combined: meta::Regex,
@@ -677,7 +677,7 @@ impl Redactor {
                     .nfa_size_limit(Some(64 << 20))
                     .hybrid_cache_capacity(16 << 20),
             )
-            .build(&sources.join("|"))
+            .build_many(&sources)
             .map_err(|e| Error::BadPattern {
                 pattern: extra.join(" | "),
                 reason: format!("the patterns cannot be combined: {e}"),
@@ -748,7 +748,7 @@ impl Redactor {
             let (start, end) = (m.start(), m.end());
             // Extra patterns never match the empty string, built-in rules cannot; still, never loop.
             pos = if end > start { end } else { end + 1 };
-            let Some((alt, caps)) = self.rule_at(text, start, end) else {
+            let Some((alt, caps)) = self.rule_at(text, m.pattern().as_usize(), start, end) else {
                 continue;
             };
             let span = if alt.value_groups {
@@ -781,13 +781,29 @@ impl Redactor {
         out
     }
 
-    /// The rule the combined regex's match `start..end` came from (the first, in order, that
-    /// matches at `start`), with its groups.
-    fn rule_at(&self, text: &str, start: usize, end: usize) -> Option<(&Alt, Captures)> {
-        self.alts.iter().find_map(|a| {
+    /// The rule the combined regex's match `start..end` came from, with its groups: its
+    /// pattern `chose` (the first rule, in order, that matches at `start`, as an alternation
+    /// chooses), read again by the rule's own regex for its groups. Should that regex end the
+    /// match elsewhere, the first rule that ends it at `end`.
+    fn rule_at(
+        &self,
+        text: &str,
+        chose: usize,
+        start: usize,
+        end: usize,
+    ) -> Option<(&Alt, Captures)> {
+        let ends_there = |a: &'_ Alt| {
             let caps = a.captures_at(text, start)?;
-            (caps.get_match()?.end() == end).then_some((a, caps))
-        })
+            (caps.get_match()?.end() == end).then_some(caps)
+        };
+        if let Some(alt) = self.alts.get(chose)
+            && let Some(caps) = ends_there(alt)
+        {
+            return Some((alt, caps));
+        }
+        self.alts
+            .iter()
+            .find_map(|a| ends_there(a).map(|caps| (a, caps)))
     }
 
     /// The kind of a named value: a distinctive shape inside it (`token=ghp_…` is a
@@ -802,7 +818,7 @@ impl Redactor {
         let mut pos = start;
         while let Some(m) = self.combined.search(&Input::new(text).range(pos..)) {
             let (s, e) = (m.start(), m.end());
-            if let Some((alt, _)) = self.rule_at(text, s, e)
+            if let Some((alt, _)) = self.rule_at(text, m.pattern().as_usize(), s, e)
                 && alt.check == Check::Shape
                 && alt.value_groups
                 && alt.inner == 0

@@ -170,7 +170,7 @@ fn whole(paths: &[String]) -> Vec<git::Change> {
 }
 
 impl Ctx {
-    fn committing(&self, repo: &Repo) -> bool {
+    pub(crate) fn committing(&self, repo: &Repo) -> bool {
         !self.no_commit && repo.config.git.commit
     }
 

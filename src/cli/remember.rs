@@ -245,10 +245,12 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     while reader.next(false)?.is_some() {
         total += 1;
     }
+    output::phase("import: checked");
     let source = format!("import:{}", super::file_name(&file));
     let _lock = repo.lock()?;
     reader.rewind()?;
     let mut seen = store::ids(&repo)?;
+    seen.reserve(usize::try_from(total).unwrap_or(usize::MAX));
     let bar = output::progress(total, ctx.interactive, "importing");
     let mut warnings = Vec::new();
     // Dedup by meaning (not with --raw): against what is stored and what this import keeps.
@@ -309,9 +311,8 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
         }
     }
     bar.finish_and_clear();
-    let stored = parts.stored;
     let work = parts.work.clone();
-    let (path, commits) = parts.finish()?;
+    let (path, commits, stored) = parts.finish()?;
     let commit = match commits.last() {
         Some(c) => c.clone(),
         None => ctx.commit_changes_with_pending(&repo, &work, &[], "")?,
@@ -433,25 +434,57 @@ impl<'a> ImportReader<'a> {
 /// Where an import's lines go: today's observations file, then its next parts as each fills
 /// ([`store::PART_BYTES`]), each part committed with what this import appended to it, read
 /// back from the file ([`crate::git::Change::Tail`]): the lines are not held once written.
+///
+/// A full part's blob is written on a helper thread ([`crate::git::prepare_tail`]) while the
+/// import goes on judging lines; those wait in a spool (an unnamed temporary file, so memory
+/// stays bounded) until the full part is committed, and only then go to the next part. The
+/// order of the writes a rerun depends on is unchanged: a part is committed before the next
+/// is noted and written (ADR 143).
 struct Parts<'a> {
     ctx: &'a Ctx,
     repo: &'a crate::repo::Repo,
     file_name: String,
     /// The part being written: its path, number and size.
     part: Option<(String, u32, u64)>,
-    /// This import's lines in the part being written: the byte they begin at, their bytes,
-    /// their count and how many of them are merge events.
-    from: u64,
-    bytes: u64,
-    lines: u64,
-    merged: u64,
+    /// This import's lines in the part being written.
+    filled: Filled,
     /// The observations stored in all (merge events are lines too, not observations).
     stored: u64,
     first_path: Option<String>,
     commits: Vec<Option<crate::git::Committed>>,
     next_part: u32,
     work: super::Work,
+    /// The full part whose blob a helper thread is writing.
+    preparing: Option<Preparing>,
+    /// The lines judged meanwhile, for the next part.
+    spool: Option<Spool>,
 }
+
+/// This import's lines in one part: the byte they begin at, their bytes, their count and how
+/// many of them are merge events.
+#[derive(Default)]
+struct Filled {
+    from: u64,
+    bytes: u64,
+    lines: u64,
+    merged: u64,
+}
+
+/// A full part waiting for its blob.
+struct Preparing {
+    rel: String,
+    filled: Filled,
+    blob: std::thread::JoinHandle<Result<crate::git::PreparedTail>>,
+}
+
+/// Lines waiting for the next part, and their bytes.
+struct Spool {
+    file: std::io::BufWriter<std::fs::File>,
+    bytes: u64,
+}
+
+/// The most bytes of lines read back from the spool and written at once.
+const SPOOL_CHUNK_BYTES: usize = 4 * 1024 * 1024;
 
 impl<'a> Parts<'a> {
     fn new(ctx: &'a Ctx, repo: &'a crate::repo::Repo, file_name: String) -> Self {
@@ -461,22 +494,36 @@ impl<'a> Parts<'a> {
             repo,
             file_name,
             part: None,
-            from: 0,
-            bytes: 0,
-            lines: 0,
-            merged: 0,
+            filled: Filled::default(),
             stored: 0,
             first_path: None,
             commits: Vec::new(),
             next_part: 1,
+            preparing: None,
+            spool: None,
         }
     }
 
-    /// Appends `lines` to the part being written, filling it to [`store::part_bytes`] (at
-    /// least a line each) and going on in the next part.
+    /// Writes `lines`: to the spool while a full part's blob is being written (unless the
+    /// spool would outgrow a part), else to the part being written.
     fn write(&mut self, lines: Vec<String>) -> Result<()> {
+        if let Some(preparing) = &self.preparing {
+            let spooled = self.spool.as_ref().map_or(0, |s| s.bytes);
+            let more: u64 = lines.iter().map(|l| l.len() as u64 + 1).sum();
+            if !preparing.blob.is_finished() && spooled + more <= store::part_bytes() {
+                return self.spool(&lines);
+            }
+            self.settle()?;
+        }
+        self.append(&lines, true)
+    }
+
+    /// Appends `lines` to the part being written, filling it to [`store::part_bytes`] (at
+    /// least a line each) and going on in the next part. A part that fills is committed, its
+    /// blob written on a helper thread when `prepare` (the lines left go to the spool).
+    fn append<L: AsRef<str>>(&mut self, lines: &[L], prepare: bool) -> Result<()> {
         let cap = store::part_bytes();
-        let mut rest = &lines[..];
+        let mut rest = lines;
         while !rest.is_empty() {
             let fresh = self.part.is_none();
             let (rel, n, size) = match self.part.take() {
@@ -499,7 +546,7 @@ impl<'a> Parts<'a> {
             };
             let (mut take, mut bytes) = (0, 0u64);
             for line in rest {
-                let b = line.len() as u64 + 1;
+                let b = line.as_ref().len() as u64 + 1;
                 if take > 0 && size + bytes + b > cap {
                     break;
                 }
@@ -509,10 +556,13 @@ impl<'a> Parts<'a> {
             let (chunk, after) = rest.split_at(take);
             rest = after;
             // Merge events are lines too, not observations (an event is serialized op first).
-            let events = chunk.iter().filter(|l| l.starts_with("{\"op\":")).count() as u64;
+            let events = chunk
+                .iter()
+                .filter(|l| l.as_ref().starts_with("{\"op\":"))
+                .count() as u64;
             // The part's commit message with this chunk in it, noted before the chunk is
             // written: a rerun that finds the lines stored commits them under it.
-            let count = self.lines + take as u64 - self.merged - events;
+            let count = self.filled.lines + take as u64 - self.filled.merged - events;
             let message = super::message(&self.subject(count, &rel), &[]);
             self.ctx.note_message(self.repo, &message)?;
             store::append_to(self.repo, &rel, chunk, fresh)?;
@@ -524,42 +574,131 @@ impl<'a> Parts<'a> {
                 let len = std::fs::metadata(&path)
                     .map_err(|e| Error::io(path.display(), &e))?
                     .len();
-                self.from = len.saturating_sub(bytes);
-                self.bytes = 0;
+                self.filled.from = len.saturating_sub(bytes);
+                self.filled.bytes = 0;
             }
             self.stored += take as u64 - events;
-            self.merged += events;
-            self.lines += take as u64;
-            self.bytes += bytes;
+            self.filled.merged += events;
+            self.filled.lines += take as u64;
+            self.filled.bytes += bytes;
             self.first_path.get_or_insert_with(|| rel.clone());
-            if size + bytes >= cap {
-                self.next_part = n + 1;
-                self.commit(&rel)?;
-            } else {
+            if size + bytes < cap {
                 self.part = Some((rel, n, size + bytes));
+                continue;
             }
+            self.next_part = n + 1;
+            let filled = std::mem::take(&mut self.filled);
+            if prepare && self.ctx.committing(self.repo) {
+                let (root, path) = (self.repo.root().to_path_buf(), rel.clone());
+                let (from, len) = (filled.from, filled.bytes);
+                let blob = std::thread::Builder::new()
+                    .name("import-blob".into())
+                    .spawn(move || {
+                        crate::failpoint::pausepoint("import-blob");
+                        crate::git::prepare_tail(&root, &path, from, len)
+                    })
+                    .map_err(|e| Error::io("a thread to write a part's blob", &e))?;
+                self.preparing = Some(Preparing { rel, filled, blob });
+                return self.spool(rest);
+            }
+            self.commit(&rel, filled, None)?;
         }
         Ok(())
     }
 
-    /// Commits what this import appended to the part `rel`.
-    fn commit(&mut self, rel: &str) -> Result<()> {
-        let count = self.lines - self.merged;
+    /// Keeps `lines` in the spool until the full part is committed.
+    fn spool<L: AsRef<str>>(&mut self, lines: &[L]) -> Result<()> {
+        use std::io::Write as _;
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let spool = match &mut self.spool {
+            Some(spool) => spool,
+            None => {
+                let file = tempfile::tempfile()
+                    .map_err(|e| Error::io(std::env::temp_dir().display(), &e))?;
+                self.spool.insert(Spool {
+                    file: std::io::BufWriter::with_capacity(256 * 1024, file),
+                    bytes: 0,
+                })
+            }
+        };
+        let io = |e: std::io::Error| Error::io("the import's spool", &e);
+        for line in lines {
+            let line = line.as_ref();
+            spool.file.write_all(line.as_bytes()).map_err(io)?;
+            spool.file.write_all(b"\n").map_err(io)?;
+            spool.bytes += line.len() as u64 + 1;
+        }
+        super::failpoint("import-spooled");
+        Ok(())
+    }
+
+    /// Commits the full part once its blob is written, then writes the spool's lines to the
+    /// next part.
+    fn settle(&mut self) -> Result<()> {
+        use std::io::{BufRead as _, Seek as _};
+        let Some(Preparing { rel, filled, blob }) = self.preparing.take() else {
+            return Ok(());
+        };
+        // A blob that could not be prepared is written by the commit itself, which names
+        // what is wrong if it still cannot.
+        let prepared = blob.join().ok().and_then(|r| r.ok());
+        self.commit(&rel, filled, prepared)?;
+        let Some(spool) = self.spool.take() else {
+            return Ok(());
+        };
+        let io = |e: std::io::Error| Error::io("the import's spool", &e);
+        let mut file = spool.file.into_inner().map_err(|e| io(e.into_error()))?;
+        file.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+        // Read back a block of whole lines at a time, each line a slice of the block.
+        let mut block = Vec::with_capacity(SPOOL_CHUNK_BYTES);
+        let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
+        loop {
+            block.clear();
+            while block.len() < SPOOL_CHUNK_BYTES {
+                if reader.read_until(b'\n', &mut block).map_err(io)? == 0 {
+                    break;
+                }
+            }
+            if block.is_empty() {
+                return Ok(());
+            }
+            // The spool holds only lines this import wrote: whole, UTF-8, one per newline.
+            let text = std::str::from_utf8(&block)
+                .map_err(|_| io(std::io::ErrorKind::InvalidData.into()))?;
+            let lines: Vec<&str> = text
+                .strip_suffix('\n')
+                .unwrap_or(text)
+                .split('\n')
+                .collect();
+            self.append(&lines, false)?;
+        }
+    }
+
+    /// Commits what this import appended to the part `rel`, with its blob if `prepared`.
+    fn commit(
+        &mut self,
+        rel: &str,
+        filled: Filled,
+        prepared: Option<crate::git::PreparedTail>,
+    ) -> Result<()> {
+        let count = filled.lines - filled.merged;
         let subject = self.subject(count, rel);
+        output::phase("import: part written");
         let commit = self.ctx.commit_changes_with_pending(
             self.repo,
             &self.work,
             &[crate::git::Change::Tail {
                 path: rel.to_string(),
-                from: self.from,
-                len: self.bytes,
+                from: filled.from,
+                len: filled.bytes,
+                prepared,
             }],
             &super::message(&subject, &[]),
         )?;
         self.commits.push(commit);
-        self.lines = 0;
-        self.merged = 0;
-        self.bytes = 0;
+        output::phase("import: part committed");
         Ok(())
     }
 
@@ -581,11 +720,15 @@ impl<'a> Parts<'a> {
         }
     }
 
-    /// Commits the last part; the first path written and every commit made.
-    fn finish(mut self) -> Result<(Option<String>, Vec<Option<crate::git::Committed>>)> {
+    /// Commits the last parts; the first path written, every commit made and the number of
+    /// observations stored.
+    #[allow(clippy::type_complexity)]
+    fn finish(mut self) -> Result<(Option<String>, Vec<Option<crate::git::Committed>>, u64)> {
+        self.settle()?;
         if let Some((rel, ..)) = self.part.take() {
-            self.commit(&rel)?;
+            let filled = std::mem::take(&mut self.filled);
+            self.commit(&rel, filled, None)?;
         }
-        Ok((self.first_path, self.commits))
+        Ok((self.first_path, self.commits, self.stored))
     }
 }

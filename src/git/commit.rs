@@ -40,8 +40,81 @@ pub enum Change {
     Content { path: String, bytes: Vec<u8> },
     /// Whole lines the command appended, read back from the file rather than held: HEAD's
     /// content (its whole lines) followed by the `len` bytes the file holds from byte `from`
-    /// on, streamed to the object store (an import's part of 64 MiB; ADR 130).
-    Tail { path: String, from: u64, len: u64 },
+    /// on, streamed to the object store (an import's part of 64 MiB; ADR 130). With
+    /// `prepared`, the blob [`prepare_tail`] wrote ahead of the commit, used while HEAD still
+    /// holds what it was built on.
+    Tail {
+        path: String,
+        from: u64,
+        len: u64,
+        prepared: Option<PreparedTail>,
+    },
+}
+
+/// A [`Change::Tail`]'s blob written before its commit, on any thread ([`prepare_tail`]): an
+/// import compresses a full part while it goes on judging the lines of the next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedTail {
+    blob: gix::ObjectId,
+    matches_file: bool,
+    /// HEAD's blob at the path when the blob was written (`None`: HEAD lacked the path).
+    base: Option<gix::ObjectId>,
+    /// The file's length and time of change then: the index takes the file's stat data only
+    /// if neither changed since.
+    stamp: (u64, Option<std::time::SystemTime>),
+}
+
+/// The length and time of change of the file at `abs`.
+fn stamp(abs: &Path) -> Result<(u64, Option<std::time::SystemTime>)> {
+    let meta = std::fs::metadata(abs).map_err(|e| Error::io(abs.display(), &e))?;
+    Ok((meta.len(), meta.modified().ok()))
+}
+
+/// HEAD's blob at `git_path` and its content, or `None` when HEAD lacks it (or there is no
+/// commit yet).
+fn head_blob(repo: &gix::Repository, git_path: &str) -> Result<Option<(gix::ObjectId, Vec<u8>)>> {
+    let Ok(head) = repo.head_commit() else {
+        return Ok(None);
+    };
+    let tree = head
+        .tree()
+        .map_err(|e| git_err("cannot read HEAD's tree", e))?;
+    let Some(entry) = tree
+        .lookup_entry_by_path(git_path)
+        .map_err(|e| git_err("cannot read HEAD's tree", e))?
+    else {
+        return Ok(None);
+    };
+    if !entry.mode().is_blob() {
+        return Ok(None);
+    }
+    let id = entry.object_id();
+    let blob = repo
+        .find_blob(id)
+        .map_err(|e| git_err(&format!("cannot read HEAD's {git_path}"), e))?;
+    Ok(Some((id, blob.data.clone())))
+}
+
+/// Writes, and syncs, the blob a [`Change::Tail`] of `rel` (relative to the knowledge
+/// repository `root`) would commit: HEAD's content followed by the `len` bytes of the file from
+/// byte `from` on. Opens the repository itself, so it runs on any thread.
+pub fn prepare_tail(root: &Path, rel: &str, from: u64, len: u64) -> Result<PreparedTail> {
+    let (repo, _, prefix) = open_work_tree(root)?;
+    let git_path = join_prefix(&prefix, rel);
+    let abs = root.join(rel);
+    let (base, content) = match head_blob(&repo, &git_path)? {
+        Some((id, content)) => (Some(id), content),
+        None => (None, Vec::new()),
+    };
+    let before = stamp(&abs)?;
+    let (blob, matches_file) = write_blob_tail(&repo, &abs, content, from, len)?;
+    sync_loose_objects(&repo, &[blob])?;
+    Ok(PreparedTail {
+        blob,
+        matches_file,
+        base,
+        stamp: before,
+    })
 }
 
 impl Change {
@@ -250,9 +323,30 @@ pub fn commit_changes(
                 .as_ref()
                 .is_some_and(|m| m.len() >= streamed_blob_bytes());
         // The blob written, and whether the file holds exactly it.
-        let written = if let Change::Tail { from, len, .. } = change {
-            let base = head_bytes()?.unwrap_or_default();
-            Some(write_blob_tail(&repo, &abs, base, *from, *len)?)
+        let written = if let Change::Tail {
+            from,
+            len,
+            prepared,
+            ..
+        } = change
+        {
+            let head_id = match &head_tree {
+                Some(tree) => tree
+                    .lookup_entry_by_path(git_path.as_str())
+                    .map_err(|e| git_err("cannot read HEAD's tree", e))?
+                    .filter(|e| e.mode().is_blob())
+                    .map(|e| e.object_id()),
+                None => None,
+            };
+            match prepared {
+                Some(p) if p.base == head_id => {
+                    Some((p.blob, p.matches_file && stamp(&abs)? == p.stamp))
+                }
+                _ => {
+                    let base = head_bytes()?.unwrap_or_default();
+                    Some(write_blob_tail(&repo, &abs, base, *from, *len)?)
+                }
+            }
         } else if streamed {
             // A big file (a long session's cards) goes to the object store as it is read,
             // never held whole.

@@ -31,7 +31,10 @@ mod staged;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Kind, Result};
-pub use commit::{Change, Committed, Identity, commit, commit_changes, head_content, identity_of};
+pub use commit::{
+    Change, Committed, Identity, PreparedTail, commit, commit_changes, head_content, identity_of,
+    prepare_tail,
+};
 pub use history::{
     FirstSeen, FolderHistory, Holding, PathCommit, commits_holding, content_at, folder_history,
     names_at, path_commits, recent_paths,

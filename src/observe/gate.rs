@@ -29,6 +29,9 @@ const ARTIFACTS: &[&str] = &[
     "in the file above",
 ];
 
+/// At least as many characters as the longest of [`ARTIFACTS`].
+const ARTIFACT_CHARS: usize = 32;
+
 /// Applies the rules to `text` given the proposed `verdict` and `confidence`.
 pub fn decide(text: &str, verdict: Verdict, confidence: f64, min_chars: usize) -> Decision {
     let trimmed = text.trim();
@@ -39,7 +42,13 @@ pub fn decide(text: &str, verdict: Verdict, confidence: f64, min_chars: usize) -
             reason: "too short",
         };
     }
-    let lower = trimmed.to_lowercase();
+    // Only the text's start can begin with an artifact: lowered, each character gives one or
+    // more, so the first ARTIFACT_CHARS cover the longest.
+    let head = trimmed
+        .char_indices()
+        .nth(ARTIFACT_CHARS)
+        .map_or(trimmed, |(i, _)| &trimmed[..i]);
+    let lower = head.to_lowercase();
     if ARTIFACTS.iter().any(|a| lower.starts_with(a)) {
         return Decision {
             verdict: Verdict::Discard,
@@ -130,6 +139,28 @@ fn is_path(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_artifact_is_found_at_the_start_of_a_long_text_only() {
+        assert!(
+            ARTIFACTS
+                .iter()
+                .all(|a| a.chars().count() <= ARTIFACT_CHARS)
+        );
+        let long = format!("Update the following{}", " lines of the config".repeat(40));
+        assert_eq!(
+            decide(&long, Verdict::Allow, 0.9, 5).verdict,
+            Verdict::Discard
+        );
+        let late = format!("{} update the following", "words ".repeat(40));
+        assert_eq!(
+            decide(&late, Verdict::Allow, 0.9, 5).verdict,
+            Verdict::Allow
+        );
+        // Characters that lower to more than one still leave the artifact whole.
+        let wide = format!("İnsert {}", "x".repeat(80));
+        assert_eq!(decide(&wide, Verdict::Allow, 0.9, 5).reason, "as proposed");
+    }
 
     #[test]
     fn rules_override_the_proposal() {

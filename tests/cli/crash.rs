@@ -227,6 +227,55 @@ fn an_import_killed_between_its_parts_is_finished_by_its_rerun_without_duplicate
     assert_eq!((lines.len(), ids.len()), (3000, 3000));
 }
 
+/// An import killed while its first part's blob is being written and the next lines wait in
+/// its spool (ADR 143): the spooled lines were never written, the rerun commits the noted part,
+/// stores the rest, and every record is in the repository once, committed.
+#[test]
+fn an_import_killed_while_it_spools_is_finished_by_its_rerun_without_duplicates() {
+    let (env, repo) = crate::support::Env::repo();
+    let path = env.path().join("spooled.jsonl");
+    let text: String = (0..2000)
+        .map(|i| {
+            format!(
+                "{{\"observation\":\"the cache node {i} was drained before patch {}\",\"source\":\"c{i}\"}}\n",
+                i * 5
+            )
+        })
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    let args = [
+        "--json",
+        "--now",
+        NOW,
+        "import",
+        "observations",
+        "--raw",
+        path.to_str().unwrap(),
+    ];
+    let mut cmd = env.command(BIN, &repo);
+    cmd.args(args)
+        .env("CAIRN_IMPORT_PART_BYTES", "30000")
+        .env("CAIRN_PAUSEPOINT", "import-blob")
+        .env("CAIRN_PAUSEFILE", env.path().join("pause"))
+        .env("CAIRN_FAILPOINT", "import-spooled");
+    assert!(!cmd.output().unwrap().status.success());
+    let first = crate::support::jsonl_lines(&repo.join("vault/observations")).len();
+    assert!(first > 0 && first < 2000, "{first} written before the kill");
+    let mut cmd = env.command(BIN, &repo);
+    cmd.args(args).env("CAIRN_IMPORT_PART_BYTES", "30000");
+    let rerun = crate::support::Run::from(cmd.output().unwrap())
+        .code(0)
+        .data();
+    assert_eq!(rerun["counts"]["duplicates"], first, "{rerun}");
+    assert_eq!(rerun["counts"]["stored"], 2000 - first, "{rerun}");
+    assert_eq!(crate::support::git_status(&env, &repo), "");
+    let lines = crate::support::jsonl_lines(&repo.join("vault/observations"));
+    let ids: std::collections::HashSet<&str> =
+        lines.iter().map(|l| l["id"].as_str().unwrap()).collect();
+    assert_eq!((lines.len(), ids.len()), (2000, 2000));
+    env.git(&repo, &["fsck", "--strict"]);
+}
+
 /// `adr import` killed between two records: the rerun skipped the records already written, so
 /// they stayed untracked for good. Every path is now noted before the first write.
 #[test]

@@ -651,6 +651,112 @@ fn a_big_import_goes_on_in_the_days_next_parts_with_a_commit_each() {
     assert_eq!(git_status(&env, &repo), "");
 }
 
+// ADR 143: a full part's blob is written on a helper thread while the import judges the next
+// lines into a spool; here the helper is held (a pause point) while the import goes on and a
+// person commits another file, so the spool holds lines and HEAD moves before the part's commit.
+// Every line is stored once, in the order of the file, every part committed on top of the
+// person's commit, and the repository is clean.
+#[test]
+fn an_import_spools_the_next_lines_while_a_parts_blob_is_written() {
+    let (env, repo) = Env::repo();
+    let file = env.path().join("held.jsonl");
+    let text: String = (0..2000)
+        .map(|i| {
+            format!(
+                "{}\n",
+                json!({
+                    "observation": format!("the backup of volume {i} finished in {} minutes", i % 50),
+                    "source": format!("h{i}"),
+                })
+            )
+        })
+        .collect();
+    std::fs::write(&file, &text).unwrap();
+    let pause = env.path().join("pause-import-blob");
+    let child = env
+        .command(BIN, &repo)
+        .args(["--json", "--now", NOW, "import", "observations", "--raw"])
+        .arg(&file)
+        .env("CAIRN_IMPORT_PART_BYTES", "30000")
+        .env("CAIRN_PAUSEPOINT", "import-blob")
+        .env("CAIRN_PAUSEFILE", &pause)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waited = std::time::Instant::now();
+    while !pause.exists() {
+        assert!(
+            waited.elapsed().as_secs() < 60,
+            "the blob was never written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // The first part's blob is held: the import spools what follows (up to a part's worth).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::write(repo.join("notes.md"), "a person's note\n").unwrap();
+    env.git(&repo, &["add", "notes.md"]);
+    env.git(&repo, &["commit", "-q", "-m", "a person's commit"]);
+    std::fs::remove_file(&pause).unwrap();
+    let run = Run::from(child.wait_with_output().unwrap()).code(0).data();
+    assert_eq!(run["counts"]["stored"], 2000, "{run}");
+    let commits = run["commits"].as_array().unwrap().len();
+    assert!(commits >= 4, "{run}");
+    let log = env.git(&repo, &["log", "--format=%s"]);
+    let subjects: Vec<&str> = log.lines().collect();
+    assert_eq!(
+        subjects
+            .iter()
+            .filter(|s| s.contains("from held.jsonl"))
+            .count(),
+        commits,
+        "{log}"
+    );
+    assert!(
+        subjects
+            .iter()
+            .position(|s| *s == "a person's commit")
+            .unwrap()
+            == commits,
+        "every part is committed after the person's commit, the first part too: {log}"
+    );
+    assert_eq!(git_status(&env, &repo), "");
+    // Every line once, in the file's order, across the parts in order.
+    let dir = repo.join("vault/observations");
+    let mut parts: Vec<(u32, PathBuf)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let n = name
+                .split('.')
+                .nth(1)
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(1);
+            (n, p)
+        })
+        .collect();
+    parts.sort();
+    let sources: Vec<String> = parts
+        .iter()
+        .flat_map(|(_, p)| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    serde_json::from_str::<Value>(l).unwrap()["source"]
+                        .as_str()
+                        .unwrap()
+                        .to_string()
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let expected: Vec<String> = (0..2000).map(|i| format!("h{i}")).collect();
+    assert_eq!(sources, expected);
+    env.git(&repo, &["fsck", "--strict"]);
+}
+
 // ADR 130: an import's part is committed from the file (HEAD's content, then the bytes the
 // import appended, streamed: git::Change::Tail), not from lines held in memory. What a person
 // left uncommitted in today's file before the import stays out of every commit and stays in the
