@@ -239,32 +239,32 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
                 format!("cairn.toml [redact]: {e}"),
             )
         })?;
-    // Every line read and checked before anything is written.
-    let mut reader = ImportReader::open(&file, raw, &redactor)?;
-    let mut total = 0u64;
-    while reader.next(false)?.is_some() {
-        total += 1;
-    }
-    output::phase("import: checked");
+    // Every line read and checked before anything is written: on a thread of its own, while
+    // this one judges the lines into the spool (ADR 143).
+    let checking = Checking::start(ImportReader::open(&file, raw, None)?)?;
+    let stamp = checking.stamp;
+    // Dedup by meaning needs the count first: wait for it while it is small.
+    let (mut checking, mut total) = match checking.done_within(DEDUP_LIMIT as u64) {
+        true => (None, Some(checking.finish()?)),
+        false => (Some(checking), None),
+    };
+    output::phase("import: started");
     let source = format!("import:{}", super::file_name(&file));
     let _lock = repo.lock()?;
-    reader.rewind()?;
+    let mut reader = ImportReader::open(&file, raw, Some(&redactor))?;
+    reader.same_as(stamp)?;
     let mut seen = store::ids(&repo)?;
-    seen.reserve(usize::try_from(total).unwrap_or(usize::MAX));
-    let bar = output::progress(total, ctx.interactive, "importing");
+    if let Some(total) = total {
+        seen.reserve(usize::try_from(total).unwrap_or(usize::MAX));
+    }
+    let bar = output::progress(total.unwrap_or(0), ctx.interactive, "importing");
     let mut warnings = Vec::new();
     // Dedup by meaning (not with --raw): against what is stored and what this import keeps.
     let mut index = None;
-    if !raw {
-        if total <= DEDUP_LIMIT as u64 {
-            let opened = crate::index::Index::open(&repo)?;
-            warnings.extend(opened.refresh.warnings.clone());
-            index = Some(opened);
-        } else {
-            warnings.push(format!(
-                "dedup by meaning skipped: {total} records (more than {DEDUP_LIMIT}); ids still dedup exactly"
-            ));
-        }
+    if !raw && total.is_some_and(|t| t <= DEDUP_LIMIT as u64) {
+        let opened = crate::index::Index::open(&repo)?;
+        warnings.extend(opened.refresh.warnings.clone());
+        index = Some(opened);
     }
     let settings = crate::observe::admit::Settings {
         raw,
@@ -274,11 +274,12 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
         now: ctx.now,
     };
     let mut parts = Parts::new(ctx, &repo, super::file_name(&file));
+    parts.held = total.is_none();
     let (mut allowed, mut held, mut discarded, mut duplicates, mut merged) = (0, 0, 0, 0, 0);
     let mut batch = Vec::new();
     let mut batch_bytes = 0;
     loop {
-        let next = reader.next(true)?;
+        let next = reader.next()?;
         let end = next.is_none();
         if let Some((candidate, bytes)) = next {
             batch.push(candidate);
@@ -305,12 +306,21 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
         discarded += admitted.discarded;
         duplicates += admitted.duplicates;
         merged += admitted.merged;
-        parts.write(admitted.lines)?;
+        parts.write(&admitted.lines)?;
+        if let Some(check) = checking.take_if(|c| c.handle.is_finished()) {
+            checked(check, &mut total, &mut seen, &bar, &mut warnings, raw)?;
+            parts.release()?;
+        }
         if end {
             break;
         }
     }
+    if let Some(check) = checking.take() {
+        checked(check, &mut total, &mut seen, &bar, &mut warnings, raw)?;
+        parts.release()?;
+    }
     bar.finish_and_clear();
+    let total = total.unwrap_or_default();
     let work = parts.work.clone();
     let (path, commits, stored) = parts.finish()?;
     let commit = match commits.last() {
@@ -344,23 +354,108 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
         .next(Next::new("cairn recall", "see what is recalled now")))
 }
 
+/// The first pass of an import, on a thread of its own: every line read and checked, one at a
+/// time, before anything is written; the number of records so far, and in all.
+struct Checking {
+    counted: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    handle: std::thread::JoinHandle<Result<u64>>,
+    /// The file's size and time of change when the check opened it.
+    stamp: Stamp,
+}
+
+impl Checking {
+    fn start(mut reader: ImportReader<'static>) -> Result<Checking> {
+        use std::sync::atomic::Ordering;
+        let counted = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let stamp = reader.stamp;
+        let count = counted.clone();
+        let handle = std::thread::Builder::new()
+            .name("import-check".into())
+            .spawn(move || {
+                let mut n = 0;
+                while reader.next()?.is_some() {
+                    n += 1;
+                    count.store(n, Ordering::Relaxed);
+                }
+                // Refused if the file changed while it was read.
+                reader.unchanged()?;
+                Ok(n)
+            })
+            .map_err(|e| Error::io("a thread to check the import's lines", &e))?;
+        Ok(Checking {
+            counted,
+            handle,
+            stamp,
+        })
+    }
+
+    /// Waits until the check is done (true) or has counted more than `count` records (false).
+    fn done_within(&self, count: u64) -> bool {
+        use std::sync::atomic::Ordering;
+        while !self.handle.is_finished() {
+            if self.counted.load(Ordering::Relaxed) > count {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        true
+    }
+
+    /// The number of records, or the first bad line.
+    fn finish(self) -> Result<u64> {
+        match self.handle.join() {
+            Ok(result) => result,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
+/// What the check found, once it is done: the count where it was not known yet (and the
+/// warning that dedup by meaning was skipped), or the first bad line.
+fn checked(
+    check: Checking,
+    total: &mut Option<u64>,
+    seen: &mut store::Ids,
+    bar: &indicatif::ProgressBar,
+    warnings: &mut Vec<String>,
+    raw: bool,
+) -> Result<()> {
+    let count = check.finish()?;
+    output::phase("import: checked");
+    if total.is_none() {
+        seen.reserve(usize::try_from(count).unwrap_or(usize::MAX));
+        bar.set_length(count);
+        if !raw {
+            warnings.push(format!(
+                "dedup by meaning skipped: {count} records (more than {DEDUP_LIMIT}); ids still dedup exactly"
+            ));
+        }
+    }
+    *total = Some(count);
+    Ok(())
+}
+
+/// A file's size and time of change.
+type Stamp = (u64, Option<std::time::SystemTime>);
+
 /// The lines of an import file, read one at a time (at most
 /// [`write::MAX_IMPORT_LINE_BYTES`] of a line held), each checked and redacted.
 struct ImportReader<'a> {
     lines: crate::sessions::Lines<std::io::BufReader<std::fs::File>>,
     name: String,
     raw: bool,
-    redactor: &'a crate::redact::Redactor,
-    /// The file's size and time of change when first read: a second pass over a file changed
-    /// since is refused before anything is written.
-    stamp: (u64, Option<std::time::SystemTime>),
+    /// What redacts the records (`None`: the check, which reads the text as given).
+    redactor: Option<&'a crate::redact::Redactor>,
+    /// The file's size and time of change when opened: a file changed while it is imported is
+    /// refused before anything is written.
+    stamp: Stamp,
 }
 
 impl<'a> ImportReader<'a> {
     fn open(
         file: &std::path::Path,
         raw: bool,
-        redactor: &'a crate::redact::Redactor,
+        redactor: Option<&'a crate::redact::Redactor>,
     ) -> Result<Self> {
         let opened = std::fs::File::open(file).map_err(|e| Error::io(file.display(), &e))?;
         let meta = opened
@@ -384,24 +479,33 @@ impl<'a> ImportReader<'a> {
         })
     }
 
-    /// Back to the first line for the second pass; refused if the file changed since the first.
-    fn rewind(&mut self) -> Result<()> {
-        let meta = std::fs::metadata(&self.name).map_err(|e| Error::io(&self.name, &e))?;
-        if (meta.len(), meta.modified().ok()) != self.stamp {
-            return Err(Error::bad_input(format!(
-                "{} changed while it was being imported; nothing was written",
-                self.name
-            ))
-            .with_fix("import it again once nothing writes to it"));
+    /// Refused if the file is not as it was when the other pass opened it (`stamp`).
+    fn same_as(&self, stamp: Stamp) -> Result<()> {
+        if self.stamp != stamp {
+            return Err(self.changed());
         }
-        self.lines.rewind().map_err(|e| Error::io(&self.name, &e))
+        Ok(())
+    }
+
+    /// Refused if the file changed since it was opened.
+    fn unchanged(&self) -> Result<()> {
+        let meta = std::fs::metadata(&self.name).map_err(|e| Error::io(&self.name, &e))?;
+        self.same_as((meta.len(), meta.modified().ok()))
+    }
+
+    fn changed(&self) -> Error {
+        Error::bad_input(format!(
+            "{} changed while it was being imported; nothing was written",
+            self.name
+        ))
+        .with_fix("import it again once nothing writes to it")
     }
 
     /// The next record and its line's length, `None` at the end; a bad line is the error,
     /// `FILE:LINE: what is wrong`. Redacted with `redact` (the first pass only checks: a
     /// redaction cannot fail, and the check is of the text as given).
-    fn next(&mut self, redact: bool) -> Result<Option<(Candidate, usize)>> {
-        let redactor = redact.then_some(self.redactor);
+    fn next(&mut self) -> Result<Option<(Candidate, usize)>> {
+        let redactor = self.redactor;
         loop {
             let Some(line) = self
                 .lines
@@ -458,6 +562,8 @@ struct Parts<'a> {
     preparing: Option<Preparing>,
     /// The lines judged meanwhile, for the next part.
     spool: Option<Spool>,
+    /// While the check of the file's lines goes on, every line waits in the spool.
+    held: bool,
 }
 
 /// This import's lines in one part: the byte they begin at, their bytes, their count and how
@@ -501,27 +607,41 @@ impl<'a> Parts<'a> {
             next_part: 1,
             preparing: None,
             spool: None,
+            held: false,
+        }
+    }
+
+    /// The file's lines are all checked: the spool's lines go to the parts.
+    fn release(&mut self) -> Result<()> {
+        self.held = false;
+        match self.preparing {
+            Some(_) => Ok(()),
+            None => self.drain(),
         }
     }
 
     /// Writes `lines`: to the spool while a full part's blob is being written (unless the
     /// spool would outgrow a part), else to the part being written.
-    fn write(&mut self, lines: Vec<String>) -> Result<()> {
-        if let Some(preparing) = &self.preparing {
+    fn write<L: AsRef<str>>(&mut self, lines: &[L]) -> Result<()> {
+        if self.held {
+            return self.spool(lines);
+        }
+        // Settling writes the spool, which may fill the next part: these lines follow them.
+        while let Some(preparing) = &self.preparing {
             let spooled = self.spool.as_ref().map_or(0, |s| s.bytes);
-            let more: u64 = lines.iter().map(|l| l.len() as u64 + 1).sum();
+            let more: u64 = lines.iter().map(|l| l.as_ref().len() as u64 + 1).sum();
             if !preparing.blob.is_finished() && spooled + more <= store::part_bytes() {
-                return self.spool(&lines);
+                return self.spool(lines);
             }
             self.settle()?;
         }
-        self.append(&lines, true)
+        self.append(lines)
     }
 
     /// Appends `lines` to the part being written, filling it to [`store::part_bytes`] (at
-    /// least a line each) and going on in the next part. A part that fills is committed, its
-    /// blob written on a helper thread when `prepare` (the lines left go to the spool).
-    fn append<L: AsRef<str>>(&mut self, lines: &[L], prepare: bool) -> Result<()> {
+    /// least a line each) and going on in the next part. A part that fills is committed once
+    /// its blob is written on a helper thread; the lines left go to the spool meanwhile.
+    fn append<L: AsRef<str>>(&mut self, lines: &[L]) -> Result<()> {
         let cap = store::part_bytes();
         let mut rest = lines;
         while !rest.is_empty() {
@@ -588,7 +708,7 @@ impl<'a> Parts<'a> {
             }
             self.next_part = n + 1;
             let filled = std::mem::take(&mut self.filled);
-            if prepare && self.ctx.committing(self.repo) {
+            if self.ctx.committing(self.repo) {
                 let (root, path) = (self.repo.root().to_path_buf(), rel.clone());
                 let (from, len) = (filled.from, filled.bytes);
                 let blob = std::thread::Builder::new()
@@ -634,10 +754,8 @@ impl<'a> Parts<'a> {
         Ok(())
     }
 
-    /// Commits the full part once its blob is written, then writes the spool's lines to the
-    /// next part.
+    /// Commits the full part once its blob is written, then writes the spool's lines.
     fn settle(&mut self) -> Result<()> {
-        use std::io::{BufRead as _, Seek as _};
         let Some(Preparing { rel, filled, blob }) = self.preparing.take() else {
             return Ok(());
         };
@@ -645,6 +763,13 @@ impl<'a> Parts<'a> {
         // what is wrong if it still cannot.
         let prepared = blob.join().ok().and_then(|r| r.ok());
         self.commit(&rel, filled, prepared)?;
+        self.drain()
+    }
+
+    /// Writes the spool's lines, in order: a part that fills meanwhile sends what follows to a
+    /// new spool, written before the rest of this one.
+    fn drain(&mut self) -> Result<()> {
+        use std::io::{BufRead as _, Seek as _};
         let Some(spool) = self.spool.take() else {
             return Ok(());
         };
@@ -672,7 +797,7 @@ impl<'a> Parts<'a> {
                 .unwrap_or(text)
                 .split('\n')
                 .collect();
-            self.append(&lines, false)?;
+            self.write(&lines)?;
         }
     }
 
@@ -724,7 +849,16 @@ impl<'a> Parts<'a> {
     /// observations stored.
     #[allow(clippy::type_complexity)]
     fn finish(mut self) -> Result<(Option<String>, Vec<Option<crate::git::Committed>>, u64)> {
-        self.settle()?;
+        // Settling a part writes the spool, which may fill another part and spool again.
+        loop {
+            if self.preparing.is_some() {
+                self.settle()?;
+            } else if self.spool.is_some() {
+                self.drain()?;
+            } else {
+                break;
+            }
+        }
         if let Some((rel, ..)) = self.part.take() {
             let filled = std::mem::take(&mut self.filled);
             self.commit(&rel, filled, None)?;

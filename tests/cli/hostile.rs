@@ -726,6 +726,7 @@ fn an_import_spools_the_next_lines_while_a_parts_blob_is_written() {
     let mut parts: Vec<(u32, PathBuf)> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .map(|p| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             let n = name
@@ -737,6 +738,8 @@ fn an_import_spools_the_next_lines_while_a_parts_blob_is_written() {
         })
         .collect();
     parts.sort();
+    let names: Vec<_> = parts.iter().map(|(_, p)| p.file_name().unwrap()).collect();
+    assert_eq!(parts.len(), commits, "a commit a part: {names:?} {log}");
     let sources: Vec<String> = parts
         .iter()
         .flat_map(|(_, p)| {
@@ -755,6 +758,31 @@ fn an_import_spools_the_next_lines_while_a_parts_blob_is_written() {
     let expected: Vec<String> = (0..2000).map(|i| format!("h{i}")).collect();
     assert_eq!(sources, expected);
     env.git(&repo, &["fsck", "--strict"]);
+}
+
+// ADR 143: past 5,000 records the check of every line runs beside the judging, whose lines wait
+// in the spool until the check is done; a bad line near the end still leaves nothing written.
+#[test]
+fn a_bad_line_late_in_a_big_import_leaves_nothing_written() {
+    let (env, repo) = Env::repo();
+    let file = env.path().join("late.jsonl");
+    let mut text: String = (0..8000)
+        .map(|i| {
+            format!(
+                "{}\n",
+                json!({"observation": format!("the queue {i} was drained at shift change"), "source": "q"})
+            )
+        })
+        .collect();
+    text.push_str("{\"observation\": \"the last one\", \"timestamp\": 7}\n");
+    std::fs::write(&file, &text).unwrap();
+    let head = env.git(&repo, &["rev-parse", "HEAD"]);
+    env.cairn_in(&repo, &["import", "observations", file.to_str().unwrap()])
+        .code(2)
+        .stderr_has("late.jsonl:8001");
+    assert_eq!(env.git(&repo, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git_status(&env, &repo), "");
+    assert!(jsonl_lines(&repo.join("vault/observations")).is_empty());
 }
 
 // ADR 130: an import's part is committed from the file (HEAD's content, then the bytes the
