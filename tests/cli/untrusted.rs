@@ -227,6 +227,50 @@ fn a_derived_link_brought_by_sync_is_refused_and_nothing_outside_changes() {
     assert_eq!(snapshot(env.path(), &skip), before);
 }
 
+/// ADR 144: a clean look at `.cairn/` is noted in the git folder so that the next command stats
+/// its folders instead of listing every file. A link put under `.cairn/` afterwards (a pull of a
+/// commit that adds one, here made by hand), in the folder itself or one deeper, or a folder
+/// swapped for another, is still refused by the next command; with the link gone, commands go
+/// on.
+#[test]
+fn a_link_put_under_the_derived_folder_after_a_clean_command_is_still_refused() {
+    let (env, repo) = Env::repo();
+    env.cairn_in(&repo, &["slog", "deploy", "api", "first"])
+        .code(0);
+    env.cairn_in(&repo, &["recall", "deploy"]).code(0);
+    let victim = env.path().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(victim.join("precious.txt"), "precious\n").unwrap();
+    let planted = [
+        repo.join(".cairn/evil"),
+        repo.join(".cairn/index/evil.json"),
+    ];
+    for link in &planted {
+        // A clean command first: the note is written, and used.
+        env.cairn_in(&repo, &["recall", "deploy"]).code(0);
+        std::os::unix::fs::symlink(victim.join("precious.txt"), link).unwrap();
+        let run = env.cairn_in(&repo, &["recall", "deploy"]).code(2);
+        assert!(run.stderr.contains("is a symbolic link"), "{}", run.stderr);
+        std::fs::remove_file(link).unwrap();
+    }
+    // A folder swapped for another of the same name (its inode differs).
+    env.cairn_in(&repo, &["recall", "deploy"]).code(0);
+    let index = repo.join(".cairn/index");
+    let moved = env.path().join("index-moved");
+    std::fs::rename(&index, &moved).unwrap();
+    std::fs::create_dir(&index).unwrap();
+    std::os::unix::fs::symlink(&victim, index.join("evil")).unwrap();
+    let run = env.cairn_in(&repo, &["recall", "deploy"]).code(2);
+    assert!(run.stderr.contains("is a symbolic link"), "{}", run.stderr);
+    std::fs::remove_file(index.join("evil")).unwrap();
+    env.cairn_in(&repo, &["slog", "deploy", "api", "again"])
+        .code(0);
+    assert_eq!(
+        std::fs::read_to_string(victim.join("precious.txt")).unwrap(),
+        "precious\n"
+    );
+}
+
 /// A committed index whose `.managed.json` lists files outside its folder: tantivy's garbage
 /// collection deletes every managed file no segment uses, so a commit of the index deleted
 /// `../../../victim/precious.txt` (and an absolute path) until the index's folder refused any
