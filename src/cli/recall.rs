@@ -406,15 +406,11 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
             .warnings(warnings)
             .empty_when(found.is_empty(), nothing));
     }
-    let (kinds, mut warnings) = if args.library {
-        let warnings = library_chunks(&repo)?;
-        crate::output::phase("library: chunk files there");
-        (vec![Kind::Library], warnings)
+    let kinds = if args.library {
+        vec![Kind::Library]
     } else {
-        (kinds, Vec::new())
+        kinds
     };
-    let index = ctx.index(&repo)?;
-    crate::output::phase("index open");
     let filter = Filter {
         kinds,
         category: None,
@@ -432,6 +428,24 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
         Some(_) => args.limit.max(1).saturating_mul(20).max(200),
         None => args.limit,
     };
+    // The vector list's search of the store starts now, as recall's does (ADR 62).
+    let early = (mode == recall::Mode::Hybrid && ctx.held.is_none()).then(|| {
+        let (repo, words) = (repo.clone(), words.clone());
+        let k = crate::index::vector_candidates(recall::vector_list_depth(fetch), &filter);
+        std::thread::spawn(move || crate::index::Index::search_early(&repo, &words, k))
+    });
+    let mut warnings = if args.library {
+        let warnings = library_chunks(&repo)?;
+        crate::output::phase("library: chunk files there");
+        warnings
+    } else {
+        Vec::new()
+    };
+    let index = ctx.index(&repo)?;
+    crate::output::phase("index open");
+    if let Some(early) = early {
+        index.take_early(early);
+    }
     let mut results = recall::search(&index, &repo.config, &words, &filter, fetch, mode)?;
     if let Some(project) = project {
         let mut projects = SessionProjects::default();

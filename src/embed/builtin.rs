@@ -103,6 +103,27 @@ impl Builtin {
 
 /// The rows of `ids` averaged, then L2-normalized, as model2vec does; zeros for no ids.
 fn normalized_mean(ids: &[u32]) -> [f32; DIMS] {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        #[allow(unsafe_code)]
+        // SAFETY: the CPU has AVX2, checked just above: all `normalized_mean_avx2` needs.
+        return unsafe { normalized_mean_avx2(ids) };
+    }
+    normalized_mean_any(ids)
+}
+
+/// [`normalized_mean`] where the CPU has AVX2 (not in the x86-64 baseline the build targets):
+/// eight int8 weights widened to floats at once. The same operations in the same order as
+/// without it (no fused multiply-add), so the same bits: a soft match computes a vector for
+/// every distinct word of its pool, and this was about a third of a library search's soft step.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn normalized_mean_avx2(ids: &[u32]) -> [f32; DIMS] {
+    normalized_mean_any(ids)
+}
+
+#[inline(always)]
+fn normalized_mean_any(ids: &[u32]) -> [f32; DIMS] {
     let mut sum = [0f32; DIMS];
     for &id in ids {
         let (row, scale) = row(id as usize);
@@ -115,8 +136,15 @@ fn normalized_mean(ids: &[u32]) -> [f32; DIMS] {
     }
     let count = ids.len() as f32;
     sum.iter_mut().for_each(|s| *s /= count);
-    // model2vec adds 1e-32 to the norm, so a zero mean stays zero rather than NaN.
-    let norm = sum.iter().map(|s| s * s).sum::<f32>().sqrt() + 1e-32;
+    // Summed in eight lanes (one long chain of additions waits on each): the same on every
+    // CPU. model2vec adds 1e-32 to the norm, so a zero mean stays zero rather than NaN.
+    let mut lanes = [0f32; 8];
+    for chunk in sum.chunks_exact(8) {
+        for (l, s) in lanes.iter_mut().zip(chunk) {
+            *l += s * s;
+        }
+    }
+    let norm = lanes.iter().sum::<f32>().sqrt() + 1e-32;
     sum.iter_mut().for_each(|s| *s /= norm);
     sum
 }
@@ -152,6 +180,26 @@ impl Embedder for Builtin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_avx2_mean_is_the_plain_mean_bit_for_bit() {
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        for ids in [
+            vec![],
+            vec![5],
+            vec![7, 1999, 20000],
+            (100..140).collect::<Vec<u32>>(),
+        ] {
+            #[allow(unsafe_code)]
+            // SAFETY: AVX2 is there, checked above.
+            let fast = unsafe { normalized_mean_avx2(&ids) };
+            let plain = normalized_mean_any(&ids);
+            assert_eq!(fast.map(f32::to_bits), plain.map(f32::to_bits), "{ids:?}");
+        }
+    }
     use crate::embed::cosine;
     use crate::embed::wordpiece::VOCAB;
     use serde::Deserialize;
