@@ -69,6 +69,46 @@ impl Builtin {
         true
     }
 
+    /// The ids of the tokens whose rows [`Builtin::word_vector`] averages for `word` (`[UNK]`
+    /// left out), appended to `ids`.
+    pub fn word_token_ids(&self, word: &str, ids: &mut Vec<u32>) {
+        let from = ids.len();
+        self.wordpiece.word_ids(word, ids);
+        let unk = self.wordpiece.unk();
+        let mut at = from;
+        for i in from..ids.len() {
+            if ids[i] != unk {
+                ids[at] = ids[i];
+                at += 1;
+            }
+        }
+        ids.truncate(at);
+    }
+
+    /// Token `id`'s row · `q`, in its scale: what the token adds to a mean's dot product
+    /// with `q` (before the mean is divided by its count and norm).
+    pub fn row_dot(id: u32, q: &[f32; DIMS]) -> f32 {
+        let (row, scale) = row(id as usize);
+        let mut lanes = [0f32; 8];
+        for (r, x) in row.chunks_exact(8).zip(q.chunks_exact(8)) {
+            for i in 0..8 {
+                lanes[i] += f32::from(i8::from_ne_bytes([r[i]])) * x[i];
+            }
+        }
+        lanes.iter().sum::<f32>() * scale
+    }
+
+    /// The rows of tokens `a` and `b` dotted, in their scales: what the pair adds to the
+    /// squared norm of a sum of rows.
+    pub fn rows_dot(a: u32, b: u32) -> f32 {
+        let ((ra, sa), (rb, sb)) = (row(a as usize), row(b as usize));
+        let mut sum = 0i32;
+        for (&x, &y) in ra.iter().zip(rb) {
+            sum += i32::from(i8::from_ne_bytes([x])) * i32::from(i8::from_ne_bytes([y]));
+        }
+        sum as f32 * sa * sb
+    }
+
     /// The token ids that [`Embedder::embed`] averages for `text`.
     pub fn token_ids(&self, text: &str) -> Vec<u32> {
         let mut ids = Vec::new();

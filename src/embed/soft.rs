@@ -86,6 +86,10 @@ impl SoftQuery {
             seen: FxHashMap::default(),
             cosines: Vec::new(),
             best: vec![0.0; self.words.len()],
+            tokens: FxHashMap::default(),
+            token_dots: Vec::new(),
+            pairs: FxHashMap::default(),
+            ids: Vec::new(),
         }
     }
 }
@@ -98,6 +102,13 @@ pub struct Scorer<'q> {
     seen: FxHashMap<String, usize>,
     cosines: Vec<f32>,
     best: Vec<f32>,
+    /// Each token met: where its rows' dot products with the query words start in
+    /// `token_dots`.
+    tokens: FxHashMap<u32, usize>,
+    token_dots: Vec<f32>,
+    /// The dot product of two tokens' rows (the smaller id first).
+    pairs: FxHashMap<(u32, u32), f32>,
+    ids: Vec<u32>,
 }
 
 impl Scorer<'_> {
@@ -113,9 +124,12 @@ impl Scorer<'_> {
             seen,
             cosines,
             best,
+            tokens,
+            token_dots,
+            pairs,
+            ids,
         } = self;
         best.iter_mut().for_each(|b| *b = 0.0);
-        let mut vector = [0f32; DIMS];
         // Once every query word has met itself (a cosine of 1 is the most there is), the
         // rest of the text cannot add to the score: its words are not looked up.
         let mut full = false;
@@ -126,11 +140,34 @@ impl Scorer<'_> {
             let at = match seen.get(word) {
                 Some(&at) => at,
                 None => {
+                    // The cosine of a query word with the word's mean row, from its tokens:
+                    // Σ (row · q) over ‖Σ rows‖, each token's and each pair's dot products
+                    // computed once (words share their tokens), not a mean vector a word.
                     let at = cosines.len();
-                    if model.word_vector(word, &mut vector) {
-                        cosines.extend(query.vectors.iter().map(|q| dot(q, &vector)));
-                    } else {
-                        cosines.extend(std::iter::repeat_n(0.0, n));
+                    ids.clear();
+                    model.word_token_ids(word, ids);
+                    cosines.extend(std::iter::repeat_n(0.0, n));
+                    let mut norm = 0f32;
+                    for (i, &a) in ids.iter().enumerate() {
+                        let from = *tokens.entry(a).or_insert_with(|| {
+                            let from = token_dots.len();
+                            token_dots.extend(query.vectors.iter().map(|q| Builtin::row_dot(a, q)));
+                            from
+                        });
+                        for (c, d) in cosines[at..].iter_mut().zip(&token_dots[from..from + n]) {
+                            *c += d;
+                        }
+                        // ‖Σ rows‖² = Σ over pairs of positions: each pair twice, each
+                        // position with itself once.
+                        for (k, &b) in ids[i..].iter().enumerate() {
+                            let key = (a.min(b), a.max(b));
+                            let d = *pairs.entry(key).or_insert_with(|| Builtin::rows_dot(a, b));
+                            norm += if k == 0 { d } else { 2.0 * d };
+                        }
+                    }
+                    let norm = norm.max(0.0).sqrt();
+                    for c in &mut cosines[at..] {
+                        *c = if norm > 0.0 { *c / norm } else { 0.0 };
                     }
                     seen.insert(word.to_string(), at);
                     at
@@ -148,51 +185,37 @@ impl Scorer<'_> {
     }
 }
 
-/// The dot product of two vectors of [`DIMS`] floats, in eight lanes the compiler vectorizes
-/// (with AVX2 where the CPU has it: the same operations in the same order, so the same bits).
-fn dot(a: &[f32; DIMS], b: &[f32; DIMS]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        #[allow(unsafe_code)]
-        // SAFETY: the CPU has AVX2, checked just above: all `dot_avx2` needs.
-        return unsafe { dot_avx2(a, b) };
-    }
-    dot_any(a, b)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn dot_avx2(a: &[f32; DIMS], b: &[f32; DIMS]) -> f32 {
-    dot_any(a, b)
-}
-
-#[inline(always)]
-fn dot_any(a: &[f32; DIMS], b: &[f32; DIMS]) -> f32 {
-    let mut lanes = [0f32; 8];
-    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
-        for i in 0..8 {
-            lanes[i] += x[i] * y[i];
-        }
-    }
-    lanes.iter().sum()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    #[cfg(target_arch = "x86_64")]
-    fn the_avx2_dot_is_the_plain_dot_bit_for_bit() {
-        if !std::is_x86_feature_detected!("avx2") {
-            return;
+    fn the_tokens_sums_give_the_cosines_of_the_words_mean_vectors() {
+        let model = Builtin::shared();
+        let query = "unmount nfs kalominen";
+        let q = SoftQuery::new(model, query, &mut |_| 1.0);
+        assert_eq!(q.words().len(), 3);
+        let texts = [
+            "the filesystem mounts were unmounted before the kalomin migration",
+            "zzqx brontosaurus nfs-server tritaplan sukatari ünïcödé",
+            "",
+            "kalominen kalominen nfs unmount",
+        ];
+        let mut scorer = q.scorer(model);
+        for text in texts {
+            let mut best = vec![0f32; q.words().len()];
+            let mut v = [0f32; DIMS];
+            model.for_each_word(text, MAX_WORDS, &mut |w| {
+                if is_word(w) && model.word_vector(w, &mut v) {
+                    for (b, qv) in best.iter_mut().zip(&q.vectors) {
+                        *b = b.max(qv.iter().zip(&v).map(|(x, y)| x * y).sum());
+                    }
+                }
+            });
+            let want: f64 = best.iter().map(|&b| f64::from(b.max(0.0))).sum();
+            let got = scorer.score(text);
+            assert!((got - want).abs() < 1e-4, "{text:?}: {got} against {want}");
         }
-        let a: [f32; DIMS] = std::array::from_fn(|i| (i as f32 * 0.37).sin());
-        let b: [f32; DIMS] = std::array::from_fn(|i| (i as f32 * 1.13).cos() / 3.0);
-        #[allow(unsafe_code)]
-        // SAFETY: AVX2 is there, checked above.
-        let fast = unsafe { dot_avx2(&a, &b) };
-        assert_eq!(fast.to_bits(), dot_any(&a, &b).to_bits());
     }
 
     fn scores(query: &str, texts: &[&str]) -> Vec<f64> {
