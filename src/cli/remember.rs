@@ -261,10 +261,15 @@ pub fn import(ctx: &Ctx, cmd: ImportCommand) -> Result<Report> {
     let mut warnings = Vec::new();
     // Dedup by meaning (not with --raw): against what is stored and what this import keeps.
     let mut index = None;
-    if !raw && total.is_some_and(|t| t <= DEDUP_LIMIT as u64) {
-        let opened = crate::index::Index::open(&repo)?;
-        warnings.extend(opened.refresh.warnings.clone());
-        index = Some(opened);
+    match total {
+        Some(t) if !raw && t <= DEDUP_LIMIT as u64 => {
+            let opened = crate::index::Index::open(&repo)?;
+            warnings.extend(opened.refresh.warnings.clone());
+            index = Some(opened);
+        }
+        // A check that ended before it was waited for past the limit.
+        Some(t) if !raw => warnings.push(dedup_skipped(t)),
+        _ => {}
     }
     let settings = crate::observe::admit::Settings {
         raw,
@@ -426,13 +431,18 @@ fn checked(
         seen.reserve(usize::try_from(count).unwrap_or(usize::MAX));
         bar.set_length(count);
         if !raw {
-            warnings.push(format!(
-                "dedup by meaning skipped: {count} records (more than {DEDUP_LIMIT}); ids still dedup exactly"
-            ));
+            warnings.push(dedup_skipped(count));
         }
     }
     *total = Some(count);
     Ok(())
+}
+
+/// The warning of an import of `count` records, too many to dedup by meaning.
+fn dedup_skipped(count: u64) -> String {
+    format!(
+        "dedup by meaning skipped: {count} records (more than {DEDUP_LIMIT}); ids still dedup exactly"
+    )
 }
 
 /// A file's size and time of change.

@@ -9,7 +9,7 @@ use gix::objs::tree::EntryKind;
 
 use super::index_entries::{Staged, update_index};
 use super::recovery::{COMMITTING, clear_locks_of_a_killed_commit, remove_if_there};
-use super::{blob_at, git_err, is_executable, join_prefix, open_work_tree};
+use super::{blob_at, blob_id_at, git_err, is_executable, join_prefix, open_work_tree};
 use crate::error::{Error, Kind, Result};
 
 /// Who commits: git's configured identity, else the fallback from cairn.toml.
@@ -70,31 +70,6 @@ fn stamp(abs: &Path) -> Result<(u64, Option<std::time::SystemTime>)> {
     Ok((meta.len(), meta.modified().ok()))
 }
 
-/// HEAD's blob at `git_path` and its content, or `None` when HEAD lacks it (or there is no
-/// commit yet).
-fn head_blob(repo: &gix::Repository, git_path: &str) -> Result<Option<(gix::ObjectId, Vec<u8>)>> {
-    let Ok(head) = repo.head_commit() else {
-        return Ok(None);
-    };
-    let tree = head
-        .tree()
-        .map_err(|e| git_err("cannot read HEAD's tree", e))?;
-    let Some(entry) = tree
-        .lookup_entry_by_path(git_path)
-        .map_err(|e| git_err("cannot read HEAD's tree", e))?
-    else {
-        return Ok(None);
-    };
-    if !entry.mode().is_blob() {
-        return Ok(None);
-    }
-    let id = entry.object_id();
-    let blob = repo
-        .find_blob(id)
-        .map_err(|e| git_err(&format!("cannot read HEAD's {git_path}"), e))?;
-    Ok(Some((id, blob.data.clone())))
-}
-
 /// Writes, and syncs, the blob a [`Change::Tail`] of `rel` (relative to the knowledge
 /// repository `root`) would commit: HEAD's content followed by the `len` bytes of the file from
 /// byte `from` on. Opens the repository itself, so it runs on any thread.
@@ -102,9 +77,26 @@ pub fn prepare_tail(root: &Path, rel: &str, from: u64, len: u64) -> Result<Prepa
     let (repo, _, prefix) = open_work_tree(root)?;
     let git_path = join_prefix(&prefix, rel);
     let abs = root.join(rel);
-    let (base, content) = match head_blob(&repo, &git_path)? {
-        Some((id, content)) => (Some(id), content),
-        None => (None, Vec::new()),
+    let head = repo.head_commit().ok();
+    let tree = match &head {
+        Some(commit) => Some(
+            commit
+                .tree()
+                .map_err(|e| git_err("cannot read HEAD's tree", e))?,
+        ),
+        None => None,
+    };
+    let base = match &tree {
+        Some(tree) => blob_id_at(tree, &git_path)?,
+        None => None,
+    };
+    let content = match base {
+        Some(id) => repo
+            .find_blob(id)
+            .map_err(|e| git_err(&format!("cannot read HEAD's {git_path}"), e))?
+            .data
+            .clone(),
+        None => Vec::new(),
     };
     let before = stamp(&abs)?;
     let (blob, matches_file) = write_blob_tail(&repo, &abs, content, from, len)?;
@@ -331,11 +323,7 @@ pub fn commit_changes(
         } = change
         {
             let head_id = match &head_tree {
-                Some(tree) => tree
-                    .lookup_entry_by_path(git_path.as_str())
-                    .map_err(|e| git_err("cannot read HEAD's tree", e))?
-                    .filter(|e| e.mode().is_blob())
-                    .map(|e| e.object_id()),
+                Some(tree) => blob_id_at(tree, &git_path)?,
                 None => None,
             };
             match prepared {

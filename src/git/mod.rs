@@ -95,19 +95,22 @@ pub(super) fn blob_at(
     tree: &gix::Tree<'_>,
     git_path: &str,
 ) -> Result<Option<Vec<u8>>> {
-    let Some(entry) = tree
-        .lookup_entry_by_path(git_path)
-        .map_err(|e| git_err("cannot read HEAD's tree", e))?
-    else {
+    let Some(id) = blob_id_at(tree, git_path)? else {
         return Ok(None);
     };
-    if !entry.mode().is_blob() {
-        return Ok(None);
-    }
     let blob = repo
-        .find_blob(entry.object_id())
+        .find_blob(id)
         .map_err(|e| git_err(&format!("cannot read HEAD's {git_path}"), e))?;
     Ok(Some(blob.data.clone()))
+}
+
+/// The id of the blob `tree` holds at `git_path`, if it holds one there.
+pub(super) fn blob_id_at(tree: &gix::Tree<'_>, git_path: &str) -> Result<Option<gix::ObjectId>> {
+    Ok(tree
+        .lookup_entry_by_path(git_path)
+        .map_err(|e| git_err("cannot read HEAD's tree", e))?
+        .filter(|e| e.mode().is_blob())
+        .map(|e| e.object_id()))
 }
 
 /// The repository holding `root`, its work tree, and `root`'s prefix inside it.
