@@ -70,6 +70,12 @@ fn stamp(abs: &Path) -> Result<(u64, Option<std::time::SystemTime>)> {
     Ok((meta.len(), meta.modified().ok()))
 }
 
+/// The tree of `head` (`None` in a repository without commits).
+fn tree_of<'r>(head: Option<&gix::Commit<'r>>) -> Result<Option<gix::Tree<'r>>> {
+    head.map(|c| c.tree().map_err(|e| git_err("cannot read HEAD's tree", e)))
+        .transpose()
+}
+
 /// Writes, and syncs, the blob a [`Change::Tail`] of `rel` (relative to the knowledge
 /// repository `root`) would commit: HEAD's content followed by the `len` bytes of the file from
 /// byte `from` on. Opens the repository itself, so it runs on any thread.
@@ -78,14 +84,7 @@ pub fn prepare_tail(root: &Path, rel: &str, from: u64, len: u64) -> Result<Prepa
     let git_path = join_prefix(&prefix, rel);
     let abs = root.join(rel);
     let head = repo.head_commit().ok();
-    let tree = match &head {
-        Some(commit) => Some(
-            commit
-                .tree()
-                .map_err(|e| git_err("cannot read HEAD's tree", e))?,
-        ),
-        None => None,
-    };
+    let tree = tree_of(head.as_ref())?;
     let base = match &tree {
         Some(tree) => blob_id_at(tree, &git_path)?,
         None => None,
@@ -269,14 +268,7 @@ pub fn commit_changes(
     clear_locks_of_a_killed_commit(&repo)?;
     let head = repo.head_commit().ok();
     let (parent, base_tree) = head_base(&repo, head.as_ref())?;
-    let head_tree = match &head {
-        Some(commit) => Some(
-            commit
-                .tree()
-                .map_err(|e| git_err("cannot read HEAD's tree", e))?,
-        ),
-        None => None,
-    };
+    let head_tree = tree_of(head.as_ref())?;
 
     let mut editor = repo
         .edit_tree(base_tree)

@@ -181,20 +181,19 @@ fn a_remember_or_import_killed_before_its_commit_is_committed_by_its_rerun() {
     }
 }
 
-/// An import killed after some of its parts were committed (ADR 53): the rerun skips the ids
-/// already stored, stores the rest, and every record is in the repository once, committed.
-#[test]
-fn an_import_killed_between_its_parts_is_finished_by_its_rerun_without_duplicates() {
-    let (env, repo) = crate::support::Env::repo();
-    let path = env.path().join("many.jsonl");
-    let text: String = (0..3000)
-        .map(|i| {
-            format!(
-                "{{\"observation\":\"the staging database {i} was restored from snapshot {}\",\"source\":\"s{i}\"}}\n",
-                i * 3
-            )
-        })
-        .collect();
+/// Imports `text` (`count` records, each its own id) with `--raw` and parts of `part` bytes,
+/// killed by `kill` (environment settings naming a failpoint); checks that the kill stored some
+/// of the records and not all, and that the rerun skips those, stores the rest and leaves every
+/// record in the repository once, committed.
+fn a_killed_import_is_finished_by_its_rerun(
+    env: &crate::support::Env,
+    repo: &std::path::Path,
+    text: &str,
+    count: usize,
+    part: &str,
+    kill: &[(&str, std::ffi::OsString)],
+) {
+    let path = env.path().join("import.jsonl");
     std::fs::write(&path, text).unwrap();
     // --raw: every record kept as given (no dedup by meaning), so the counts are exact.
     let args = [
@@ -206,25 +205,43 @@ fn an_import_killed_between_its_parts_is_finished_by_its_rerun_without_duplicate
         "--raw",
         path.to_str().unwrap(),
     ];
-    let mut cmd = env.command(BIN, &repo);
-    cmd.args(args)
-        .env("CAIRN_IMPORT_PART_BYTES", "50000")
-        .env("CAIRN_FAILPOINT", "import-next-part");
+    let mut cmd = env.command(BIN, repo);
+    cmd.args(args).env("CAIRN_IMPORT_PART_BYTES", part);
+    for (key, value) in kill {
+        cmd.env(key, value);
+    }
     assert!(!cmd.output().unwrap().status.success());
     let first = crate::support::jsonl_lines(&repo.join("vault/observations")).len();
-    assert!(first > 0 && first < 3000, "{first} stored before the kill");
-    let mut cmd = env.command(BIN, &repo);
-    cmd.args(args).env("CAIRN_IMPORT_PART_BYTES", "50000");
+    assert!(first > 0 && first < count, "{first} stored before the kill");
+    let mut cmd = env.command(BIN, repo);
+    cmd.args(args).env("CAIRN_IMPORT_PART_BYTES", part);
     let rerun = crate::support::Run::from(cmd.output().unwrap())
         .code(0)
         .data();
     assert_eq!(rerun["counts"]["duplicates"], first, "{rerun}");
-    assert_eq!(rerun["counts"]["stored"], 3000 - first, "{rerun}");
-    assert_eq!(crate::support::git_status(&env, &repo), "");
+    assert_eq!(rerun["counts"]["stored"], count - first, "{rerun}");
+    assert_eq!(crate::support::git_status(env, repo), "");
     let lines = crate::support::jsonl_lines(&repo.join("vault/observations"));
     let ids: std::collections::HashSet<&str> =
         lines.iter().map(|l| l["id"].as_str().unwrap()).collect();
-    assert_eq!((lines.len(), ids.len()), (3000, 3000));
+    assert_eq!((lines.len(), ids.len()), (count, count));
+}
+
+/// An import killed after some of its parts were committed (ADR 53): the rerun skips the ids
+/// already stored, stores the rest, and every record is in the repository once, committed.
+#[test]
+fn an_import_killed_between_its_parts_is_finished_by_its_rerun_without_duplicates() {
+    let (env, repo) = crate::support::Env::repo();
+    let text: String = (0..3000)
+        .map(|i| {
+            format!(
+                "{{\"observation\":\"the staging database {i} was restored from snapshot {}\",\"source\":\"s{i}\"}}\n",
+                i * 3
+            )
+        })
+        .collect();
+    let kill = [("CAIRN_FAILPOINT", "import-next-part".into())];
+    a_killed_import_is_finished_by_its_rerun(&env, &repo, &text, 3000, "50000", &kill);
 }
 
 /// An import killed while its first part's blob is being written and the next lines wait in
@@ -233,7 +250,6 @@ fn an_import_killed_between_its_parts_is_finished_by_its_rerun_without_duplicate
 #[test]
 fn an_import_killed_while_it_spools_is_finished_by_its_rerun_without_duplicates() {
     let (env, repo) = crate::support::Env::repo();
-    let path = env.path().join("spooled.jsonl");
     let text: String = (0..2000)
         .map(|i| {
             format!(
@@ -242,37 +258,12 @@ fn an_import_killed_while_it_spools_is_finished_by_its_rerun_without_duplicates(
             )
         })
         .collect();
-    std::fs::write(&path, text).unwrap();
-    let args = [
-        "--json",
-        "--now",
-        NOW,
-        "import",
-        "observations",
-        "--raw",
-        path.to_str().unwrap(),
+    let kill = [
+        ("CAIRN_PAUSEPOINT", "import-blob".into()),
+        ("CAIRN_PAUSEFILE", env.path().join("pause").into_os_string()),
+        ("CAIRN_FAILPOINT", "import-spooled".into()),
     ];
-    let mut cmd = env.command(BIN, &repo);
-    cmd.args(args)
-        .env("CAIRN_IMPORT_PART_BYTES", "30000")
-        .env("CAIRN_PAUSEPOINT", "import-blob")
-        .env("CAIRN_PAUSEFILE", env.path().join("pause"))
-        .env("CAIRN_FAILPOINT", "import-spooled");
-    assert!(!cmd.output().unwrap().status.success());
-    let first = crate::support::jsonl_lines(&repo.join("vault/observations")).len();
-    assert!(first > 0 && first < 2000, "{first} written before the kill");
-    let mut cmd = env.command(BIN, &repo);
-    cmd.args(args).env("CAIRN_IMPORT_PART_BYTES", "30000");
-    let rerun = crate::support::Run::from(cmd.output().unwrap())
-        .code(0)
-        .data();
-    assert_eq!(rerun["counts"]["duplicates"], first, "{rerun}");
-    assert_eq!(rerun["counts"]["stored"], 2000 - first, "{rerun}");
-    assert_eq!(crate::support::git_status(&env, &repo), "");
-    let lines = crate::support::jsonl_lines(&repo.join("vault/observations"));
-    let ids: std::collections::HashSet<&str> =
-        lines.iter().map(|l| l["id"].as_str().unwrap()).collect();
-    assert_eq!((lines.len(), ids.len()), (2000, 2000));
+    a_killed_import_is_finished_by_its_rerun(&env, &repo, &text, 2000, "30000", &kill);
     env.git(&repo, &["fsck", "--strict"]);
 }
 
