@@ -18,8 +18,9 @@
 //!    each output is Claude Code's SessionStart JSON with the briefing in it; beside `cairn
 //!    brief` run in the project (the same briefing, without the hook's stdin and JSON), `cairn
 //!    --version` (the cost of starting the binary at all), `git status` in the knowledge
-//!    repository and `rg -c` (or `grep -rc`) for the project's name over the same files, each
-//!    the same number of times; the hook's time over `cairn brief`'s is the ratio the
+//!    repository and `rg -c` (or `grep -rc`) for the project's name over the same files (run
+//!    twice a turn, once before the hook and once before `cairn brief`, so both start with the
+//!    CPU's caches alike); the hook's time over `cairn brief`'s is the ratio the
 //!    target is on (issue 34: at most 1.2 and 30 ms at 100,000 records, on every mix); then
 //!    the peak resident memory of the hook and of `cairn brief`, one run each under GNU time.
 //!
@@ -231,26 +232,30 @@ fn main() {
         let out = with_stdin(hook(), &stdin).1;
         check(&out);
         // The hook and its references in turns, so that a change in the machine's load
-        // falls on all of them alike.
+        // falls on all of them alike. The hook and `cairn brief` each run right after a
+        // scan of the records: the scan leaves the CPU's caches cold, and a command run after
+        // it measured 2 to 3 ms slower at 100,000 records than the same command run next, so
+        // the two compared must start alike.
         let mut times = Vec::new();
         let mut git = Vec::new();
         let mut scan = Vec::new();
         let mut start = Vec::new();
         let mut brief = Vec::new();
         for _ in 0..runs {
+            scan.push(timed(reference(&repo), "reference scan").0);
             let (t, out) = with_stdin(hook(), &stdin);
             check(&out);
             times.push(t);
             let mut v = Command::new(CAIRN);
             v.arg("--version");
             start.push(timed(v, "cairn --version").0);
+            scan.push(timed(reference(&repo), "reference scan").0);
             let mut b = cairn(&repo, &["brief"]);
             b.current_dir(&project);
             brief.push(timed(b, "cairn brief").0);
             let mut g = Command::new("git");
             g.current_dir(&repo).args(["status", "--porcelain"]);
             git.push(timed(g, "git status").0);
-            scan.push(timed(reference(&repo), "reference scan").0);
         }
         let hook_rss = common::rss::peak_mib(&hook(), Some(&stdin));
         let mut b = cairn(&repo, &["brief"]);
