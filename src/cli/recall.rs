@@ -447,6 +447,7 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
         index.take_early(early);
     }
     let mut results = recall::search(&index, &repo.config, &words, &filter, fetch, mode)?;
+    crate::output::phase("recall searched");
     if let Some(project) = project {
         let mut projects = SessionProjects::default();
         results.retain(|r| projects.of(&repo, r).as_deref() == Some(project));

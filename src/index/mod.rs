@@ -33,6 +33,7 @@ mod checkpoints;
 mod directory;
 mod held;
 mod open;
+mod present;
 mod read;
 mod schema;
 pub mod sources;
@@ -332,6 +333,8 @@ pub struct Index {
     index: tantivy::Index,
     reader: IndexReader,
     fields: Fields,
+    /// Which text fields each segment has words in ([`present`]).
+    present: std::sync::Arc<present::Present>,
     pub refresh: Refresh,
     files: usize,
     /// Made on first use: most reads never embed anything.

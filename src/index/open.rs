@@ -8,6 +8,7 @@ use tantivy::ReloadPolicy;
 
 use super::checkpoints::Payload;
 use super::directory::StoreDir;
+use super::present;
 use super::schema::schema;
 use super::{
     DIR, DOCSTORE_BLOCK, Index, Refresh, SCHEMA_VERSION, index_err, sources, tokenizer, vectors,
@@ -149,6 +150,7 @@ impl Index {
             ..Refresh::default()
         };
         Ok(Index {
+            present: present::Present::new(&index),
             index,
             reader,
             fields,
@@ -384,6 +386,7 @@ impl Index {
             .map_err(|e| index_err("cannot open a reader", e))?;
         let vectors_dir = vectors_dir(dir);
         let mut me = Index {
+            present: present::Present::new(&index),
             index,
             reader,
             fields,

@@ -12,6 +12,7 @@ use tantivy::tokenizer::TokenStream;
 use tantivy::{DocAddress, Term};
 
 use super::open::vectors_dir;
+use super::present::InField;
 use super::{
     CHANCE_MIN, CHANCE_PAIRS, CONTEXT_BOOST, DIR, Decay, Doc, Early, Filter, Hit, Index, Kind,
     index_err, passes, tokenizer, top, vector_candidates, vectors,
@@ -274,12 +275,26 @@ impl Index {
         if words.trim().is_empty() {
             clauses.push((Occur::Must, Box::new(AllQuery)));
         } else {
-            let mut parser =
-                QueryParser::for_index(&self.index, vec![f.record, f.context, f.title]);
-            parser.set_field_boost(f.title, 2.0);
-            parser.set_field_boost(f.context, CONTEXT_BOOST);
-            let (q, _errors) = parser.parse_query_lenient(&sanitize(words));
-            clauses.push((Occur::Must, q));
+            // Each field's words are read only in the segments that have any (ADR 145): the
+            // query is the words in each field, as the parser makes them for all three at
+            // once, with the same scores (a sum over the same terms).
+            let words = sanitize(words);
+            let fields: Vec<(Occur, Box<dyn Query>)> =
+                [(f.record, 1.0), (f.context, CONTEXT_BOOST), (f.title, 2.0)]
+                    .into_iter()
+                    .map(|(field, boost)| {
+                        let mut parser = QueryParser::for_index(&self.index, vec![field]);
+                        parser.set_field_boost(field, boost);
+                        let (query, _errors) = parser.parse_query_lenient(&words);
+                        let query: Box<dyn Query> = Box::new(InField {
+                            field,
+                            query,
+                            present: Arc::clone(&self.present),
+                        });
+                        (Occur::Should, query)
+                    })
+                    .collect();
+            clauses.push((Occur::Must, Box::new(BooleanQuery::new(fields))));
         }
         let term = |field: Field, value: &str| -> Box<dyn Query> {
             Box::new(TermQuery::new(
@@ -427,14 +442,13 @@ impl Index {
         let n = searcher.num_docs() as f64;
         // Over what records say themselves: every record has its words there once.
         let field = self.fields.record;
+        let present = Arc::clone(&self.present);
         move |word| {
             let mut stream = analyzer.token_stream(word);
             let Some(token) = stream.next() else {
                 return 0.0;
             };
-            let df = searcher
-                .doc_freq(&Term::from_field_text(field, &token.text))
-                .unwrap_or(0) as f64;
+            let df = present.doc_freq(&searcher, &Term::from_field_text(field, &token.text)) as f64;
             (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         }
     }
@@ -469,9 +483,9 @@ impl Index {
         let fields = [self.fields.record, self.fields.context, self.fields.title];
         terms.iter().any(|t| {
             fields.iter().any(|&f| {
-                searcher
-                    .doc_freq(&Term::from_field_text(f, t))
-                    .is_ok_and(|n| n > 0)
+                self.present
+                    .doc_freq(&searcher, &Term::from_field_text(f, t))
+                    > 0
             })
         })
     }

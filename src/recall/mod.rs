@@ -508,13 +508,19 @@ pub fn search(
         }
         Mode::Hybrid => {
             let (lists, soft_total) = hybrid(index, query, filter, depth(limit), config)?;
+            crate::output::phase("lists joined");
             (
                 fuse_hybrid(lists, &weights(config), config, None, usize::MAX)?,
                 soft_total,
             )
         }
     };
-    Ok(Relevance::new(index, query, soft_total, config).keep(index, ranked, limit))
+    crate::output::phase("fused");
+    let relevance = Relevance::new(index, query, soft_total, config);
+    crate::output::phase("relevance ready");
+    let kept = relevance.keep(index, ranked, limit);
+    crate::output::phase("relevance kept");
+    Ok(kept)
 }
 
 /// A result of `kind` for other modules' unit tests.
