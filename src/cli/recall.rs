@@ -193,7 +193,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<Report> {
     // when it is read (ADR 62). A server's held index searches as it always did.
     let early = (mode != recall::Mode::Words && ctx.held.is_none()).then(|| {
         let (repo, query) = (repo.clone(), query.clone());
-        let k = crate::index::vector_candidates(recall::vector_list_depth(limit), &filter);
+        let k = crate::index::vector_candidates(recall::vector_list_depth(limit));
         std::thread::spawn(move || crate::index::Index::search_early(&repo, &query, k))
     });
     crate::output::phase("spawned early");
@@ -431,7 +431,7 @@ pub fn search(ctx: &Ctx, args: SearchArgs) -> Result<Report> {
     // The vector list's search of the store starts now, as recall's does (ADR 62).
     let early = (mode == recall::Mode::Hybrid && ctx.held.is_none()).then(|| {
         let (repo, words) = (repo.clone(), words.clone());
-        let k = crate::index::vector_candidates(recall::vector_list_depth(fetch), &filter);
+        let k = crate::index::vector_candidates(recall::vector_list_depth(fetch));
         std::thread::spawn(move || crate::index::Index::search_early(&repo, &words, k))
     });
     let mut warnings = if args.library {

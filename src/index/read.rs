@@ -15,7 +15,7 @@ use super::open::vectors_dir;
 use super::present::InField;
 use super::{
     CHANCE_MIN, CHANCE_PAIRS, CONTEXT_BOOST, DIR, Decay, Doc, Early, Filter, Hit, Index, Kind,
-    index_err, passes, tokenizer, top, vector_candidates, vectors,
+    index_err, passes, tokenizer, top, vector_candidates, vectors, wider_candidates,
 };
 use crate::error::Result;
 use crate::repo::Repo;
@@ -56,14 +56,43 @@ impl Index {
             return Ok(Vec::new());
         }
         // Before the store is mapped here: the early search brings its own mapping.
-        if let Some(nearest) = self.early_nearest(query, vector_candidates(limit, filter)) {
-            return self.resolve_nearest(nearest, filter, limit, min_similarity);
+        let k = vector_candidates(limit);
+        if let Some((nearest, q)) = self.early_nearest(query, k) {
+            return self.resolve_or_widen(nearest, k, &q, filter, limit, min_similarity);
         }
         if self.store().is_none() {
             return Ok(Vec::new());
         }
         let q = self.query_vector(query)?;
         self.search_by_vector(&q, filter, limit, min_similarity)
+    }
+
+    /// The documents of `nearest` (the store's `k` nearest rows to `q`) that pass `filter`;
+    /// when fewer than `limit` pass while every row read was above `min_similarity` and the
+    /// store had more, those of a search for [`wider_candidates`] rows (ADR 146).
+    fn resolve_or_widen(
+        &self,
+        nearest: Vec<(u64, f32)>,
+        k: usize,
+        q: &[f32],
+        filter: &Filter,
+        limit: usize,
+        min_similarity: f64,
+    ) -> Result<Vec<Hit>> {
+        let more = nearest.len() >= k
+            && nearest
+                .last()
+                .is_some_and(|(_, cos)| f64::from(*cos) >= min_similarity);
+        let hits = self.resolve_nearest(nearest, filter, limit, min_similarity)?;
+        let wider = wider_candidates(limit);
+        if hits.len() >= limit || !more || wider <= k {
+            return Ok(hits);
+        }
+        let Some(store) = self.store() else {
+            return Ok(hits);
+        };
+        crate::output::phase("vectors: wider");
+        self.resolve_nearest(store.search(q, wider), filter, limit, min_similarity)
     }
 
     /// The query's vector, as [`Index::search_vectors`] makes it (the configured model).
@@ -97,8 +126,8 @@ impl Index {
         let Some(store) = self.store() else {
             return Ok(Vec::new());
         };
-        let nearest = store.search(q, vector_candidates(limit, filter));
-        self.resolve_nearest(nearest, filter, limit, min_similarity)
+        let k = vector_candidates(limit);
+        self.resolve_or_widen(store.search(q, k), k, q, filter, limit, min_similarity)
     }
 
     /// The search of the built-in model's vectors for `query`'s `k` nearest rows, which
@@ -128,6 +157,7 @@ impl Index {
         crate::output::phase("early: searched");
         Some(Early {
             query: query.to_string(),
+            vector: q,
             k,
             len,
             store,
@@ -142,7 +172,7 @@ impl Index {
 
     /// The early search's rows for `query` and `k`, if it searched for exactly those and the
     /// store file has not changed since (this read's update appended nothing to it).
-    fn early_nearest(&self, query: &str, k: usize) -> Option<Vec<(u64, f32)>> {
+    fn early_nearest(&self, query: &str, k: usize) -> Option<(Vec<(u64, f32)>, Vec<f32>)> {
         let handle = self
             .early
             .lock()
@@ -160,7 +190,7 @@ impl Index {
         // Its store is the one this index would map: keep it for the other reads of vectors.
         let _ = self.store.set(Some(early.store));
         crate::output::phase("early search taken");
-        Some(early.nearest)
+        Some((early.nearest, early.vector))
     }
 
     /// The documents of the nearest rows (hash, cosine; best first) that pass `filter`, down
