@@ -837,3 +837,50 @@ fn a_chunk_file_removed_behind_a_settled_index_is_made_again_and_a_removed_entry
         "{found}"
     );
 }
+
+#[test]
+fn a_recall_in_a_store_mostly_of_library_chunks_still_finds_records_by_meaning() {
+    // 150 chunks nearer the query by meaning than any record: the vector list's first read
+    // of the store (twice the rows it needs) holds library chunks only, which recall leaves
+    // out; it must read wider rather than come back empty (ADR 146).
+    let (env, repo) = Env::repo();
+    let numbers = [
+        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    let mut doc = String::from("# Storage notes\n\n");
+    for i in 0..150 {
+        doc.push_str(&format!(
+            "## Part {i}\n\nnfs storage mount {} {}\n\n",
+            numbers[i % 10],
+            numbers[i / 10 % 10]
+        ));
+    }
+    let file = env.path().join("notes.md");
+    std::fs::write(&file, doc).unwrap();
+    env.cairn_in(&repo, &["library", "add", file.to_str().unwrap()])
+        .code(0);
+    for detail in [
+        "the nfs share hung while mounting the storage volume",
+        "remounted the storage volume after the nfs server came back",
+    ] {
+        env.cairn_in(&repo, &["slog", "fix", "storage", detail])
+            .code(0);
+    }
+    let found = env
+        .cairn_in(
+            &repo,
+            &["recall", "nfs storage mount", "--mode", "vectors", "--json"],
+        )
+        .code(0)
+        .data();
+    let kinds: Vec<&str> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["slog", "slog"], "{found}");
+    // The library search of the same store finds its chunks from the first read.
+    let lib = search(&env, &repo, "nfs storage mount");
+    assert!(lib["results"].as_array().unwrap().len() >= 5, "{lib}");
+}
