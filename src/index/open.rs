@@ -121,6 +121,7 @@ impl Index {
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
+            .doc_store_cache_num_blocks(DOC_STORE_CACHE)
             .try_into()
             .map_err(|e| index_err("cannot open a reader", e))?;
         let found = sources::list(repo)?;
@@ -382,6 +383,7 @@ impl Index {
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
+            .doc_store_cache_num_blocks(DOC_STORE_CACHE)
             .try_into()
             .map_err(|e| index_err("cannot open a reader", e))?;
         let vectors_dir = vectors_dir(dir);
@@ -577,3 +579,8 @@ mod tests {
         }
     }
 }
+
+/// How many decompressed blocks of the document store a reader keeps (tantivy keeps 100): a
+/// read loads a few dozen scattered documents, rarely two from one block, and each block kept
+/// is fresh memory the process must fault in.
+const DOC_STORE_CACHE: usize = 0;
