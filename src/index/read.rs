@@ -13,6 +13,9 @@ use tantivy::{DocAddress, Term};
 
 use super::open::vectors_dir;
 use super::present::InField;
+
+/// Rows of the vector store by hash, with their cosines, best first.
+type Nearest = Vec<(u64, f32)>;
 use super::{
     CHANCE_MIN, CHANCE_PAIRS, CONTEXT_BOOST, DIR, Decay, Doc, Early, Filter, Hit, Index, Kind,
     index_err, passes, tokenizer, top, vector_candidates, vectors, wider_candidates,
@@ -172,7 +175,7 @@ impl Index {
 
     /// The early search's rows for `query` and `k`, if it searched for exactly those and the
     /// store file has not changed since (this read's update appended nothing to it).
-    fn early_nearest(&self, query: &str, k: usize) -> Option<(Vec<(u64, f32)>, Vec<f32>)> {
+    fn early_nearest(&self, query: &str, k: usize) -> Option<(Nearest, Vec<f32>)> {
         let handle = self
             .early
             .lock()
