@@ -553,6 +553,11 @@ fn open_usable(
     }
 }
 
+/// How many decompressed blocks of the document store a reader keeps (tantivy keeps 100): a
+/// read loads a few dozen scattered documents, rarely two from one block, and each block kept
+/// is fresh memory the process must fault in.
+const DOC_STORE_CACHE: usize = 0;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -579,8 +584,3 @@ mod tests {
         }
     }
 }
-
-/// How many decompressed blocks of the document store a reader keeps (tantivy keeps 100): a
-/// read loads a few dozen scattered documents, rarely two from one block, and each block kept
-/// is fresh memory the process must fault in.
-const DOC_STORE_CACHE: usize = 0;
